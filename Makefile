@@ -1,0 +1,44 @@
+# Positional encoding in Transformers: the two commands a fresh machine needs
+# are `make book` and `make test`; both set up .venv on first use.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+HTML   := _build/html/index.html
+
+.PHONY: book book-strict test lab bench exercises clean help
+
+help:
+	@echo "make book   build the HTML book into _build/html"
+	@echo "make test   run the whole suite (unit, notebooks, book build)"
+	@echo "make lab    open JupyterLab on 127.0.0.1"
+	@echo "make bench  time posenc and the explorers against their baselines"
+	@echo "make clean  remove the build and caches (keeps .venv)"
+
+$(STAMP): requirements.txt constraints.txt pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	touch $(STAMP)
+
+book: $(STAMP)
+	$(BIN)/jupyter-book build . --builder html
+	@echo
+	@echo "The book is at file://$(CURDIR)/$(HTML)"
+
+# The strict build used by the tests: warnings are errors, keep going to list them all.
+book-strict: $(STAMP)
+	$(BIN)/jupyter-book build . --builder html -W -n --keep-going
+
+test: $(STAMP)
+	$(BIN)/python -m pytest tests chapters exercises solutions --nbval-lax -p no:randomly
+
+lab: $(STAMP)
+	$(BIN)/jupyter lab --ip=127.0.0.1 --no-browser
+
+bench: $(STAMP)
+	$(BIN)/python -m bench
+
+clean:
+	rm -rf _build .pytest_cache .hypothesis
+	find . -name __pycache__ -not -path "./$(VENV)/*" -prune -exec rm -rf {} +

@@ -1,0 +1,331 @@
+"""Tests for src/posenc.py: the formula, its accuracy, the modules, bad input.
+
+The reference implementations below are deliberately naive (a double loop in
+float64, or mpmath at 40 digits) and share no code with posenc.
+"""
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings, strategies as st
+
+import posenc
+
+mpmath.mp.dps = 40
+
+
+def naive_table(positions, d_model, base=10000.0, layout="interleaved"):
+    """The formula as written in the paper, one entry at a time (float64)."""
+    out = np.zeros((len(positions), d_model))
+    for row, p in enumerate(positions):
+        for channel in range(d_model):
+            i = channel // 2
+            angle = p / base ** (2 * i / d_model)
+            out[row, channel] = math.sin(angle) if channel % 2 == 0 else math.cos(angle)
+    if layout == "concatenated":
+        out = np.concatenate([out[:, 0::2], out[:, 1::2]], axis=1)
+    return out
+
+
+def exact_row(p, d_model, base=10000.0):
+    """One interleaved row at 40 significant digits."""
+    row = []
+    for channel in range(d_model):
+        w = mpmath.power(mpmath.mpf(base), -mpmath.mpf(2 * (channel // 2)) / d_model)
+        f = mpmath.sin if channel % 2 == 0 else mpmath.cos
+        row.append(float(f(mpmath.mpf(p) * w)))
+    return np.array(row)
+
+
+d_models = st.integers(min_value=1, max_value=40)
+layouts = st.sampled_from(posenc.LAYOUTS)
+bases = st.sampled_from([10000.0, 500000.0, 100.0, 2.0, 1.5])
+small_positions = st.lists(
+    st.integers(min_value=-5000, max_value=5000), min_size=1, max_size=80
+)
+
+
+# --- the formula -----------------------------------------------------------
+
+@settings(max_examples=150, deadline=None)
+@given(positions=small_positions, d_model=d_models, base=bases, layout=layouts)
+def test_matches_naive_formula(positions, d_model, base, layout):
+    got = posenc.sinusoidal(positions, d_model, base, layout=layout)
+    want = naive_table(positions, d_model, base, layout)
+    assert got.shape == (len(positions), d_model)
+    np.testing.assert_allclose(got, want, atol=1e-9, rtol=0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    positions=st.lists(
+        st.floats(min_value=-1e4, max_value=1e4, allow_nan=False), min_size=1, max_size=30
+    ),
+    d_model=d_models,
+    layout=layouts,
+)
+def test_fractional_positions(positions, d_model, layout):
+    got = posenc.sinusoidal(np.array(positions), d_model, layout=layout)
+    np.testing.assert_allclose(got, naive_table(positions, d_model, layout=layout), atol=1e-9, rtol=0)
+
+
+@pytest.mark.parametrize("n", [0, 1, 63, 64, 65, 1000, 4097])
+@pytest.mark.parametrize("d_model", [1, 2, 7, 64])
+def test_count_means_arange(n, d_model):
+    by_count = posenc.sinusoidal(n, d_model)
+    assert by_count.shape == (n, d_model)
+    np.testing.assert_array_equal(by_count, posenc.sinusoidal(np.arange(n), d_model))
+    if n:
+        np.testing.assert_allclose(by_count, naive_table(range(n), d_model), atol=1e-9, rtol=0)
+
+
+def test_contiguous_run_not_starting_at_zero():
+    positions = np.arange(-300, 700)
+    np.testing.assert_allclose(
+        posenc.sinusoidal(positions, 12), naive_table(positions, 12), atol=1e-9, rtol=0
+    )
+
+
+def test_worked_example_from_the_documents():
+    """d_model = 6, positions 0-4 as printed (3 decimals) in document 001.
+
+    The document prints cos(4) as -0.653; its value is -0.65364, which rounds
+    to -0.654. We check against the true value to 5e-4 to allow for the
+    document's truncation.
+    """
+    printed = np.array(
+        [
+            [0, 1, 0, 1, 0, 1],
+            [0.841, 0.540, 0.046, 0.999, 0.002, 1.000],
+            [0.909, -0.416, 0.093, 0.996, 0.004, 1.000],
+            [0.141, -0.990, 0.139, 0.990, 0.006, 1.000],
+            [-0.757, -0.653, 0.185, 0.983, 0.009, 1.000],
+        ]
+    )
+    table = posenc.sinusoidal(5, 6)
+    np.testing.assert_allclose(table, printed, atol=1.5e-3)
+    assert table[4, 1] == pytest.approx(math.cos(4))
+
+
+def test_odd_d_model_last_pair_has_only_its_sine():
+    table = posenc.sinusoidal(50, 7)
+    w3 = 10000.0 ** (-6 / 7)
+    np.testing.assert_allclose(table[:, 6], np.sin(np.arange(50) * w3), atol=1e-12)
+    conc = posenc.sinusoidal(50, 7, layout="concatenated")
+    np.testing.assert_allclose(conc[:, :4], table[:, 0::2], atol=0)
+    np.testing.assert_allclose(conc[:, 4:], table[:, 1::2], atol=0)
+
+
+@pytest.mark.parametrize("d_model", [1, 2, 5, 6, 512])
+def test_layout_permutation(d_model):
+    perm = posenc.layout_permutation(d_model)
+    assert sorted(perm) == list(range(d_model))
+    inter = posenc.sinusoidal(40, d_model)
+    np.testing.assert_array_equal(inter[:, perm], posenc.sinusoidal(40, d_model, layout="concatenated"))
+
+
+def test_frequencies_and_wavelengths():
+    w = posenc.frequencies(512)
+    assert w.shape == (256,)
+    assert w[0] == 1.0
+    assert w[128] == pytest.approx(0.01, rel=1e-14)
+    assert w[255] == pytest.approx(10000 ** (-510 / 512), rel=1e-14)
+    assert w[255] == pytest.approx(1.0366e-4, rel=1e-4)
+    np.testing.assert_allclose(posenc.wavelengths(512), 2 * np.pi / w, rtol=1e-14)
+    assert posenc.wavelengths(512)[-1] == pytest.approx(60611, rel=1e-4)
+    ratios = w[1:] / w[:-1]
+    np.testing.assert_allclose(ratios, 10000 ** (-2 / 512), rtol=1e-12)
+    assert posenc.frequencies(7).shape == (4,)
+
+
+# --- accuracy --------------------------------------------------------------
+
+@settings(max_examples=40, deadline=None)
+@given(
+    p=st.integers(min_value=-(2**24) + 1, max_value=2**24 - 1),
+    d_model=st.sampled_from([8, 33, 64]),
+    base=st.sampled_from([10000.0, 500000.0]),
+)
+def test_accuracy_at_large_positions(p, d_model, base):
+    exact = exact_row(p, d_model, base)
+    # one position alone, and inside a contiguous run (the fast path)
+    run = np.arange(p - 70, p + 70)
+    for dtype, tol in ((np.float32, 2e-7), (np.float64, 1e-9)):
+        alone = posenc.sinusoidal([p], d_model, base, dtype=dtype)[0]
+        in_run = posenc.sinusoidal(run, d_model, base, dtype=dtype)[70]
+        assert alone.dtype == dtype
+        assert np.abs(alone.astype(np.float64) - exact).max() <= tol
+        assert np.abs(in_run.astype(np.float64) - exact).max() <= tol
+
+
+def test_float32_table_accuracy_over_a_long_run():
+    """Every row of an 8,192-position float32 table, against float64 -> mpmath spot checks."""
+    d_model = 256
+    t32 = posenc.sinusoidal(8192, d_model, dtype=np.float32).astype(np.float64)
+    t64 = posenc.sinusoidal(8192, d_model, dtype=np.float64)
+    assert np.abs(t32 - t64).max() <= 2e-7
+    for p in (1, 4095, 8191):
+        assert np.abs(t64[p] - exact_row(p, d_model)).max() <= 1e-12
+
+
+def test_the_common_float32_recipe_is_not_accurate():
+    """The baseline we replace: angles formed in float32 drift at large p."""
+    d_model = 64
+    p = torch.tensor([[1_000_000.0]])
+    div = torch.exp(torch.arange(0, d_model, 2).float() * (-math.log(10000.0) / d_model))
+    recipe = torch.zeros(1, d_model)
+    recipe[:, 0::2] = torch.sin(p * div)
+    recipe[:, 1::2] = torch.cos(p * div)
+    err_recipe = np.abs(recipe.numpy()[0] - exact_row(1_000_000, d_model)).max()
+    err_ours = np.abs(posenc.sinusoidal([1_000_000], d_model, dtype=np.float32)[0] - exact_row(1_000_000, d_model)).max()
+    assert err_recipe > 1e-2
+    assert err_ours < 2e-7
+
+
+# --- rotation --------------------------------------------------------------
+
+@settings(max_examples=80, deadline=None)
+@given(
+    k=st.integers(min_value=-3000, max_value=3000),
+    d_model=st.integers(min_value=1, max_value=32).map(lambda h: 2 * h),
+    layout=layouts,
+    base=bases,
+)
+def test_rotation_property(k, d_model, layout, base):
+    positions = np.arange(-200, 200, 7)
+    t = posenc.rotation(k, d_model, base, layout=layout)
+    now = posenc.sinusoidal(positions, d_model, base, layout=layout)
+    later = posenc.sinusoidal(positions + k, d_model, base, layout=layout)
+    np.testing.assert_allclose(now @ t.T, later, atol=1e-9)
+
+
+def test_rotation_is_orthogonal_and_composes():
+    a, b = posenc.rotation(5, 16), posenc.rotation(-12, 16)
+    np.testing.assert_allclose(a @ a.T, np.eye(16), atol=1e-12)
+    np.testing.assert_allclose(a @ b, posenc.rotation(-7, 16), atol=1e-12)
+    np.testing.assert_allclose(posenc.rotation(0, 16), np.eye(16), atol=0)
+    np.testing.assert_allclose(posenc.rotation(2.5, 8) @ posenc.sinusoidal([1.0], 8)[0],
+                               posenc.sinusoidal([3.5], 8)[0], atol=1e-12)
+
+
+def test_rotation_odd_d_model_explains():
+    with pytest.raises(ValueError, match="even d_model.*cosine partner"):
+        posenc.rotation(3, 7)
+
+
+# --- torch modules ---------------------------------------------------------
+
+def test_module_adds_the_table_beyond_any_length():
+    module = posenc.SinusoidalPositionalEncoding(10)
+    for seq in (3, 50, 9000, 20):
+        x = torch.randn(2, seq, 10)
+        out = module(x)
+        expected = x + torch.from_numpy(posenc.sinusoidal(seq, 10, dtype=np.float32))
+        torch.testing.assert_close(out, expected, atol=0, rtol=0)
+
+
+def test_module_buffer_not_parameter_and_not_saved():
+    module = posenc.SinusoidalPositionalEncoding(8)
+    module(torch.zeros(1, 5, 8))
+    assert list(module.parameters()) == []
+    assert "pe" in dict(module.named_buffers())
+    assert module.state_dict() == {}
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64])
+def test_module_keeps_dtype(dtype):
+    module = posenc.SinusoidalPositionalEncoding(6, layout="concatenated")
+    x = torch.zeros(1, 4000, 6, dtype=dtype)
+    out = module(x)
+    assert out.dtype == dtype and out.device == x.device
+    exact = torch.from_numpy(posenc.sinusoidal(4000, 6, layout="concatenated"))
+    # no worse than rounding the exact table to this dtype (one ulp near 1)
+    assert (out[0].double() - exact).abs().max() <= torch.finfo(dtype).eps
+
+
+def test_module_float64_accuracy():
+    module = posenc.SinusoidalPositionalEncoding(16)
+    out = module(torch.zeros(1, 3000, 16, dtype=torch.float64))[0, 2999].numpy()
+    assert np.abs(out - exact_row(2999, 16)).max() < 1e-12
+
+
+def test_module_odd_d_model_and_dropout():
+    module = posenc.SinusoidalPositionalEncoding(7, dropout=0.5)
+    module.eval()
+    out = module(torch.zeros(1, 5, 7))
+    torch.testing.assert_close(out[0], torch.from_numpy(posenc.sinusoidal(5, 7, dtype=np.float32)))
+    module.train()
+    torch.manual_seed(0)
+    assert (module(torch.ones(1, 50, 7)) == 0).any()
+
+
+def test_learned_embedding():
+    torch.manual_seed(0)
+    module = posenc.LearnedPositionalEmbedding(16, 4)
+    assert sum(p.numel() for p in module.parameters()) == 16 * 4
+    x = torch.zeros(3, 16, 4)
+    torch.testing.assert_close(module(x), module.embedding.weight[None].expand(3, -1, -1))
+    with pytest.raises(ValueError, match=r"17.*max_len=16"):
+        module(torch.zeros(1, 17, 4))
+
+
+# --- attention -------------------------------------------------------------
+
+def test_self_attention_is_permutation_equivariant():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(6, 8))
+    w = [rng.normal(size=(8, 4)) for _ in range(3)]
+    perm = rng.permutation(6)
+    out = posenc.self_attention(x, *w)
+    np.testing.assert_allclose(posenc.self_attention(x[perm], *w), out[perm], atol=1e-12)
+    assert out.shape == (6, 4)
+    # a bias that depends on position breaks the symmetry
+    bias = -np.abs(np.arange(6)[:, None] - np.arange(6)[None, :]).astype(float)
+    biased = posenc.self_attention(x[perm], *w, bias=bias)
+    assert not np.allclose(biased, posenc.self_attention(x, *w, bias=bias)[perm])
+
+
+# --- bad input -------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    "call, exc, pattern",
+    [
+        (lambda: posenc.sinusoidal(5, 0), ValueError, "d_model.*>= 1"),
+        (lambda: posenc.sinusoidal(5, -3), ValueError, "d_model"),
+        (lambda: posenc.sinusoidal(5, 4.0), TypeError, "d_model.*integer"),
+        (lambda: posenc.sinusoidal(5, "8"), TypeError, "d_model"),
+        (lambda: posenc.sinusoidal(5, True), TypeError, "d_model"),
+        (lambda: posenc.sinusoidal(5, 8, base=1.0), ValueError, "base.*> 1"),
+        (lambda: posenc.sinusoidal(5, 8, base=0.5), ValueError, "base.*> 1"),
+        (lambda: posenc.sinusoidal(5, 8, base=float("inf")), ValueError, "base.*finite"),
+        (lambda: posenc.sinusoidal(5, 8, base=float("nan")), ValueError, "base"),
+        (lambda: posenc.sinusoidal(5, 8, base="10000"), TypeError, "base"),
+        (lambda: posenc.sinusoidal(-1, 8), ValueError, "positions.*>= 0"),
+        (lambda: posenc.sinusoidal([0.0, float("nan")], 8), ValueError, "positions.*finite"),
+        (lambda: posenc.sinusoidal([0.0, float("inf")], 8), ValueError, "positions.*finite"),
+        (lambda: posenc.sinusoidal(np.zeros((2, 3)), 8), ValueError, "positions.*1-D.*\\(2, 3\\)"),
+        (lambda: posenc.sinusoidal(["a", "b"], 8), TypeError, "positions"),
+        (lambda: posenc.sinusoidal(5.0, 8), ValueError, "positions.*1-D"),
+        (lambda: posenc.sinusoidal(5, 8, layout="sincos"), ValueError, "layout.*interleaved"),
+        (lambda: posenc.sinusoidal(5, 8, dtype=np.int32), TypeError, "dtype"),
+        (lambda: posenc.frequencies(0), ValueError, "d_model"),
+        (lambda: posenc.wavelengths(8, base=-2), ValueError, "base"),
+        (lambda: posenc.rotation(float("nan"), 8), ValueError, "k must be"),
+        (lambda: posenc.SinusoidalPositionalEncoding(0), ValueError, "d_model"),
+        (lambda: posenc.SinusoidalPositionalEncoding(8, dropout=1.5), ValueError, "dropout"),
+        (lambda: posenc.SinusoidalPositionalEncoding(8)(torch.zeros(5, 8)), ValueError, "3 dimensions.*\\(5, 8\\)"),
+        (lambda: posenc.SinusoidalPositionalEncoding(8)(torch.zeros(1, 5, 9)), ValueError, "d_model=8.*9"),
+        (lambda: posenc.SinusoidalPositionalEncoding(8)(np.zeros((1, 5, 8))), TypeError, "torch.Tensor"),
+        (lambda: posenc.SinusoidalPositionalEncoding(8)(torch.zeros(1, 5, 8, dtype=torch.long)), TypeError, "floating"),
+        (lambda: posenc.LearnedPositionalEmbedding(0, 8), ValueError, "max_len"),
+        (lambda: posenc.LearnedPositionalEmbedding(4, 8)(torch.zeros(1, 4, 7)), ValueError, "d_model=8"),
+        (lambda: posenc.self_attention(np.zeros(4), np.zeros((4, 2)), np.zeros((4, 2)), np.zeros((4, 2))), ValueError, "x must"),
+        (lambda: posenc.self_attention(np.zeros((3, 4)), np.zeros((5, 2)), np.zeros((4, 2)), np.zeros((4, 2))), ValueError, "w_q"),
+    ],
+)
+def test_bad_input_is_named(call, exc, pattern):
+    with pytest.raises(exc, match=pattern):
+        call()
