@@ -1,0 +1,80 @@
+"""Keep notebooks stored clean: no outputs, no execution counts, minimal metadata.
+
+    python -m nbhygiene check chapters exercises solutions   # exit 1 and list problems
+    python -m nbhygiene clean chapters exercises solutions   # fix them in place
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import nbformat
+
+NOTEBOOK_METADATA = {"kernelspec", "language_info"}
+CELL_METADATA = {"tags"}
+
+
+def problems(nb) -> list[str]:
+    """What keeps ``nb`` from being clean, one message per problem."""
+    found = []
+    extra = set(nb.metadata) - NOTEBOOK_METADATA
+    if extra:
+        found.append(f"notebook metadata has extra keys {sorted(extra)}")
+    for n, cell in enumerate(nb.cells):
+        extra = set(cell.get("metadata", {})) - CELL_METADATA
+        if extra:
+            found.append(f"cell {n}: metadata has extra keys {sorted(extra)}")
+        if cell.cell_type == "code":
+            if cell.get("outputs"):
+                found.append(f"cell {n}: has {len(cell.outputs)} stored output(s)")
+            if cell.get("execution_count") is not None:
+                found.append(f"cell {n}: has execution_count {cell.execution_count}")
+    return found
+
+
+def clean(nb):
+    """Strip outputs, counts and extra metadata from ``nb`` in place; return it."""
+    for key in set(nb.metadata) - NOTEBOOK_METADATA:
+        del nb.metadata[key]
+    for cell in nb.cells:
+        for key in set(cell.get("metadata", {})) - CELL_METADATA:
+            del cell.metadata[key]
+        if cell.cell_type == "code":
+            cell.outputs = []
+            cell.execution_count = None
+    return nb
+
+
+def notebooks(paths) -> list[Path]:
+    found = []
+    for path in map(Path, paths):
+        if path.is_dir():
+            found += sorted(p for p in path.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+        else:
+            found.append(path)
+    return found
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] not in ("check", "clean"):
+        print(__doc__)
+        return 2
+    command, paths = argv[0], argv[1:] or ["chapters", "exercises", "solutions"]
+    status = 0
+    for path in notebooks(paths):
+        nb = nbformat.read(path, as_version=4)
+        issues = problems(nb)
+        if command == "clean" and issues:
+            nbformat.write(clean(nb), path)
+            print(f"cleaned {path}")
+        elif issues:
+            status = 1
+            for issue in issues:
+                print(f"{path}: {issue}")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,51 @@
+"""The whole book builds with warnings as errors, and every page is there."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+HTML = ROOT / "_build" / "html"
+
+
+def toc_files():
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = [toc["root"]]
+    for part in toc.get("parts", []):
+        files += [entry["file"] for entry in part["chapters"]]
+    return files
+
+
+@pytest.fixture(scope="module")
+def build():
+    jb = Path(sys.executable).parent / "jupyter-book"
+    result = subprocess.run(
+        [str(jb), "build", str(ROOT), "--builder", "html", "-W", "-n", "--keep-going"],
+        capture_output=True, text=True, cwd=ROOT,
+    )
+    return result
+
+
+def test_book_builds_without_warnings(build):
+    assert build.returncode == 0, build.stdout[-4000:] + build.stderr[-4000:]
+
+
+@pytest.mark.parametrize("page", toc_files())
+def test_every_toc_page_is_built(build, page):
+    path = HTML / f"{page}.html"
+    assert path.exists(), f"{path} missing"
+    html = path.read_text()
+    assert "Traceback (most recent call last)" not in html
+
+
+@pytest.mark.parametrize("page", [p for p in toc_files() if p.startswith("chapters/")])
+def test_chapter_figures_are_rendered(build, page):
+    html = (HTML / f"{page}.html").read_text()
+    images = re.findall(r'<img[^>]+src="([^"]+\.png)"', html)
+    assert images, f"{page} has no rendered figure"
+    for src in images:
+        assert (HTML / page).parent.joinpath(src).resolve().exists(), src

@@ -1,0 +1,57 @@
+"""Notebooks are stored clean; the checker itself catches dirt."""
+
+from pathlib import Path
+
+import nbformat
+import pytest
+
+import nbhygiene
+
+ROOT = Path(__file__).resolve().parent.parent
+STORED = nbhygiene.notebooks([ROOT / "chapters", ROOT / "exercises", ROOT / "solutions"])
+
+
+def test_there_are_notebooks():
+    assert any(p.parent.name == "chapters" for p in STORED)
+
+
+@pytest.mark.parametrize("path", STORED, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_stored_notebook_is_clean(path):
+    issues = nbhygiene.problems(nbformat.read(path, as_version=4))
+    assert not issues, f"{path} is not clean ({issues}); run: python -m nbhygiene clean {path}"
+
+
+def dirty_notebook():
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["widgets"] = {"state": {}}
+    cell = nbformat.v4.new_code_cell("print(1)")
+    cell.outputs = [nbformat.v4.new_output("stream", text="1\n")]
+    cell.execution_count = 3
+    cell.metadata["collapsed"] = True
+    cell.metadata["tags"] = ["keep-me"]
+    nb.cells.append(cell)
+    return nb
+
+
+def test_problems_lists_each_kind_of_dirt():
+    issues = nbhygiene.problems(dirty_notebook())
+    text = " ".join(issues)
+    assert "widgets" in text and "stored output" in text and "execution_count 3" in text and "collapsed" in text
+    assert len(issues) == 4
+
+
+def test_clean_fixes_everything_and_keeps_tags_and_source():
+    nb = nbhygiene.clean(dirty_notebook())
+    assert nbhygiene.problems(nb) == []
+    assert nb.cells[0].source == "print(1)"
+    assert nb.cells[0].metadata["tags"] == ["keep-me"]
+
+
+def test_command_line(tmp_path, capsys):
+    path = tmp_path / "dirty.ipynb"
+    nbformat.write(dirty_notebook(), path)
+    assert nbhygiene.main(["check", str(tmp_path)]) == 1
+    assert "stored output" in capsys.readouterr().out
+    assert nbhygiene.main(["clean", str(path)]) == 0
+    assert nbhygiene.main(["check", str(path)]) == 0
+    assert nbhygiene.main([]) == 2
