@@ -113,9 +113,63 @@ def bench_core() -> None:
         print(f"  p = {p:>9,}: posenc {ours:.1e}   recipe {theirs:.1e}")
 
 
+def bench_explorers(steps: int = 40) -> None:
+    """Update time (compute + redraw + PNG render) per slider step.
+
+    Ours redraws the explorer's existing artists. The baseline is what
+    ``ipywidgets.interact`` with a plotting function does: build a new
+    figure per step, draw the same content, render it to PNG.
+    """
+    import io
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    import explorers
+
+    rng = np.random.default_rng(0)
+    for cls in (explorers.FormulaExplorer, explorers.BaseExplorer, explorers.OffsetExplorer):
+        explorer = cls()
+        settings = []
+        for _ in range(steps):
+            values = {}
+            for name, c in explorer.controls.items():
+                if c.__class__.__name__ == "FloatLogSlider":
+                    values[name] = float(c.base ** rng.uniform(c.min, c.max))
+                else:
+                    values[name] = int(rng.integers(c.min, c.max + 1) // c.step * c.step)
+            settings.append(values)
+        queue = iter(settings * 2)
+
+        def ours():
+            explorer.update(**_valid(explorer, next(queue)))
+
+        def naive():
+            fig = Figure(figsize=cls.figsize, dpi=90, layout="constrained")
+            FigureCanvasAgg(fig)
+            fresh = object.__new__(cls)
+            fresh.build(fig)
+            fresh.redraw(**_valid(explorer, next(queue)))
+            buffer = io.BytesIO()
+            fig.savefig(buffer, format="png")
+
+        times = alternate({"redraw in place": ours, "new figure (interact)": naive}, repeats=steps // 2, warmup=1)
+        report(f"{cls.__name__}: one slider step (compute + redraw + PNG)", times, {},
+               "redraw in place", "new figure (interact)")
+
+
+def _valid(explorer, values: dict) -> dict:
+    """Clamp a pair index to the pairs that exist for the chosen d_model."""
+    values = {**explorer.values(), **values}
+    if "i" in values:
+        values["i"] = min(values["i"], (values["d_model"] + 1) // 2 - 1)
+    return values
+
+
 def main() -> None:
     print(f"torch {torch.__version__}, numpy {np.__version__}, threads {torch.get_num_threads()}")
     bench_core()
+    bench_explorers()
 
 
 if __name__ == "__main__":

@@ -1,0 +1,276 @@
+"""Slider explorers for the chapters: ipywidgets controls + one matplotlib figure.
+
+Every explorer keeps a single figure and its artists. Moving a slider calls
+``update()``, which recomputes through ``posenc``, changes the existing
+artists in place (``set_data``), renders the figure to PNG and hands the bytes
+to an ``ipywidgets.Image``: no new figure is ever built. The pure functions
+``*_data`` compute what is drawn from the slider values alone, so the same
+numbers can be checked in tests (and reproduced by a browser-side renderer).
+
+Use in a notebook::
+
+    from explorers import FormulaExplorer
+    FormulaExplorer()          # displays sliders + figure
+"""
+
+from __future__ import annotations
+
+import io
+import time
+
+import ipywidgets as widgets
+import numpy as np
+import PIL.Image
+from matplotlib.figure import Figure
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+import posenc
+from plotting import OKABE_ITO, apply_style
+
+POSITIONS_SHOWN = 200  # the x range of the formula explorer's wave plot
+
+
+# --------------------------------------------------------------------------
+# What each explorer draws, as plain arrays
+# --------------------------------------------------------------------------
+
+def formula_data(pos: int, i: int, d_model: int, base: float) -> dict:
+    """Curves for pair ``i`` over positions 0..199 and the vector PE(pos)."""
+    xs = np.arange(POSITIONS_SHOWN)
+    table = posenc.sinusoidal(xs, d_model, base)
+    row = posenc.sinusoidal([pos], d_model, base)[0]
+    cos_col = 2 * i + 1
+    return {
+        "x": xs,
+        "sin": table[:, 2 * i],
+        "cos": table[:, cos_col] if cos_col < d_model else None,
+        "row": row,
+        "omega": posenc.frequencies(d_model, base)[i],
+        "wavelength": posenc.wavelengths(d_model, base)[i],
+    }
+
+
+def base_data(base: float, d_model: int, length: int) -> dict:
+    """Wavelength of every pair, and how many pairs are fast / slow for ``length``."""
+    lam = posenc.wavelengths(d_model, base)
+    return {
+        "i": np.arange(lam.size),
+        "wavelength": lam,
+        # a pair "separates neighbours" if one step turns it by >= 1/8 turn
+        "fast": int(np.sum(lam <= 8.0)),
+        # a pair is "nearly constant" if the whole sequence spans < 1/8 turn of it
+        "slow": int(np.sum(lam > 8.0 * length)),
+    }
+
+
+def offset_data(k: float, d_model: int, base: float, p0: int = 3, pairs=(0, 1, 2, 3)) -> dict:
+    """Pairs at p0 and p0+k on the unit circle, and the dot-product curve."""
+    now = posenc.sinusoidal([p0], d_model, base)[0]
+    later = posenc.rotation(k, d_model, base) @ now
+    ks = np.arange(-60, 61)
+    dots = posenc.sinusoidal(p0 + ks, d_model, base) @ now
+    return {
+        "now": np.array([[now[2 * j + 1], now[2 * j]] for j in pairs]),    # (cos, sin) = (x, y)
+        "later": np.array([[later[2 * j + 1], later[2 * j]] for j in pairs]),
+        "ks": ks,
+        "dots": dots,
+        "dot_k": float(now @ later),
+    }
+
+
+# --------------------------------------------------------------------------
+# The widget machinery shared by all explorers
+# --------------------------------------------------------------------------
+
+class Explorer:
+    """Sliders + one figure rendered to PNG, redrawn in place on every change."""
+
+    figsize = (8.0, 3.4)
+    alt = "interactive figure"
+
+    def __init__(self, **controls: widgets.ValueWidget):
+        apply_style()
+        self.controls = controls
+        self.figure = Figure(figsize=self.figsize, dpi=90, layout="constrained")
+        FigureCanvasAgg(self.figure)
+        self.build(self.figure)
+        self.redraw(**self.values())
+        self.figure.canvas.draw()  # let the constrained layout place the axes once...
+        self.figure.set_layout_engine("none")  # ...then keep them fixed: no solver per step
+        self.image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%"))
+        self.image.add_class("explorer-figure")
+        for control in controls.values():
+            control.continuous_update = True
+            control.observe(self._changed, names="value")
+        self.widget = widgets.VBox(
+            [widgets.HBox(list(controls.values()), layout=widgets.Layout(flex_flow="row wrap")), self.image]
+        )
+        self.last_update_seconds = 0.0
+        self.update()
+
+    # subclasses implement these two
+    def build(self, fig: Figure) -> None:
+        raise NotImplementedError
+
+    def redraw(self, **values) -> None:
+        raise NotImplementedError
+
+    def values(self) -> dict:
+        return {name: control.value for name, control in self.controls.items()}
+
+    def _changed(self, change) -> None:
+        self.update()
+
+    def update(self, **values) -> bytes:
+        """Recompute, redraw the existing artists, render PNG; return the bytes.
+
+        Without arguments it draws the sliders' current values; with keyword
+        arguments (all of them) it draws those instead, leaving the sliders alone.
+        """
+        start = time.perf_counter()
+        self.redraw(**(values or self.values()))
+        canvas = self.figure.canvas
+        canvas.draw()  # one Agg pass; then encode its buffer directly
+        buffer = io.BytesIO()
+        PIL.Image.fromarray(np.asarray(canvas.buffer_rgba())).save(buffer, format="png", compress_level=1)
+        png = buffer.getvalue()
+        self.image.value = png
+        self.last_update_seconds = time.perf_counter() - start
+        return png
+
+    def _ipython_display_(self):
+        from IPython.display import display
+
+        display(self.widget)
+
+
+def _int_slider(description, value, lo, hi, step=1):
+    return widgets.IntSlider(value=value, min=lo, max=hi, step=step, description=description,
+                             style={"description_width": "initial"})
+
+
+class FormulaExplorer(Explorer):
+    """Chapter 02: one pair's sine and cosine over positions, and the whole vector PE(pos)."""
+
+    alt = "Left: sine and cosine of the chosen pair over positions 0 to 199; right: the encoding vector of the chosen position"
+
+    def __init__(self, pos=10, i=4, d_model=64, base=10000.0):
+        d_slider = _int_slider("d_model", d_model, 2, 256)
+        i_slider = _int_slider("pair i", i, 0, (d_model + 1) // 2 - 1)
+        # the pair slider's range follows d_model
+        d_slider.observe(lambda ch: setattr(i_slider, "max", (ch["new"] + 1) // 2 - 1), names="value")
+        super().__init__(
+            pos=_int_slider("pos", pos, 0, POSITIONS_SHOWN - 1),
+            i=i_slider,
+            d_model=d_slider,
+            base=widgets.FloatLogSlider(value=base, base=10, min=1, max=6, step=0.1,
+                                        description="base", readout_format=".3g"),
+        )
+
+    def build(self, fig):
+        self.ax_wave, self.ax_row = fig.subplots(1, 2, width_ratios=[1.3, 1])
+        x = np.arange(POSITIONS_SHOWN)
+        (self.sin_line,) = self.ax_wave.plot(x, np.zeros_like(x, dtype=float), color=OKABE_ITO[0], label="sin, channel 2i")
+        (self.cos_line,) = self.ax_wave.plot(x, np.zeros_like(x, dtype=float), color=OKABE_ITO[1], ls="--", label="cos, channel 2i+1")
+        self.marker = self.ax_wave.axvline(0, color="0.3", lw=1)
+        (self.dots,) = self.ax_wave.plot([], [], "o", color="black", ms=5)
+        self.ax_wave.set(xlim=(0, POSITIONS_SHOWN - 1), ylim=(-1.15, 1.15), xlabel="position p", ylabel="value")
+        self.ax_wave.legend(loc="lower right", fontsize=8)
+        (self.row_line,) = self.ax_row.plot([], [], ".-", color=OKABE_ITO[2], ms=3, lw=0.8)
+        (self.row_pair,) = self.ax_row.plot([], [], "o", color=OKABE_ITO[3], ms=6, label="pair i")
+        self.ax_row.set(ylim=(-1.15, 1.15), xlabel="channel", ylabel="PE(pos)")
+        self.ax_row.legend(loc="lower right", fontsize=8)
+
+    def redraw(self, pos, i, d_model, base):
+        i = min(i, (d_model + 1) // 2 - 1)
+        data = formula_data(pos, i, d_model, base)
+        self.sin_line.set_ydata(data["sin"])
+        has_cos = data["cos"] is not None
+        self.cos_line.set_ydata(data["cos"] if has_cos else np.full(POSITIONS_SHOWN, np.nan))
+        self.marker.set_xdata([pos, pos])
+        ys = [data["sin"][pos]] + ([data["cos"][pos]] if has_cos else [])
+        self.dots.set_data([pos] * len(ys), ys)
+        channels = np.arange(d_model)
+        self.row_line.set_data(channels, data["row"])
+        pair = channels[2 * i: 2 * i + 2]
+        self.row_pair.set_data(pair, data["row"][pair])
+        self.ax_row.set_xlim(-0.5, d_model - 0.5)
+        self.ax_wave.set_title(f"pair i={i}: ω={data['omega']:.3g}, λ={data['wavelength']:.3g} positions", fontsize=9)
+        self.ax_row.set_title(f"PE({pos}) for d_model={d_model}, base={base:.3g}", fontsize=9)
+
+
+class BaseExplorer(Explorer):
+    """Chapter 03: how the base moves every pair's wavelength relative to a length L."""
+
+    alt = "Wavelength of every pair on a log scale, with the sequence length and the one-step threshold marked"
+
+    def __init__(self, base=10000.0, d_model=512, length=512):
+        super().__init__(
+            base=widgets.FloatLogSlider(value=base, base=10, min=1, max=7, step=0.1,
+                                        description="base", readout_format=".3g"),
+            length=widgets.IntSlider(value=length, min=16, max=8192, step=16, description="length L"),
+            d_model=_int_slider("d_model", d_model, 8, 1024, 8),
+        )
+
+    def build(self, fig):
+        self.ax = fig.subplots()
+        (self.line,) = self.ax.plot([], [], color=OKABE_ITO[0], lw=2, label="wavelength λ_i")
+        self.length_line = self.ax.axhline(512, color=OKABE_ITO[3], ls="--", label="8 × L (slower: nearly constant)")
+        self.fast_line = self.ax.axhline(8, color=OKABE_ITO[2], ls=":", label="8 positions (faster: separates neighbours)")
+        self.ax.set(yscale="log", ylim=(1, 1e8), xlabel="pair i", ylabel="wavelength (positions)")
+        self.ax.legend(loc="upper left", fontsize=8)
+
+    def redraw(self, base, length, d_model):
+        data = base_data(base, d_model, length)
+        self.line.set_data(data["i"], data["wavelength"])
+        self.length_line.set_ydata([8 * length] * 2)
+        self.ax.set_xlim(0, max(1, data["i"][-1]))
+        self.ax.set_title(
+            f"base={base:.3g}, d_model={d_model}: {data['fast']} fast pairs, "
+            f"{data['slow']} nearly constant over L={length}, of {data['i'].size}", fontsize=9)
+
+
+class OffsetExplorer(Explorer):
+    """Chapter 04: moving by k rotates every (sin, cos) pair by k·ω_i."""
+
+    alt = "Left: four sine-cosine pairs on the unit circle before and after a shift by k; right: the dot product PE(p)·PE(p+k) against k"
+    pairs = (0, 1, 2, 3)
+
+    def __init__(self, k=5, d_model=16, base=10000.0):
+        super().__init__(
+            k=_int_slider("offset k", k, -60, 60),
+            d_model=_int_slider("d_model", d_model, 8, 128, 2),
+            base=widgets.FloatLogSlider(value=base, base=10, min=1, max=6, step=0.1,
+                                        description="base", readout_format=".3g"),
+        )
+
+    def build(self, fig):
+        self.ax_circle, self.ax_dot = fig.subplots(1, 2, width_ratios=[1, 1.4])
+        t = np.linspace(0, 2 * np.pi, 200)
+        self.ax_circle.plot(np.cos(t), np.sin(t), color="0.7", lw=1)
+        self.ax_circle.set(aspect="equal", xlim=(-1.3, 1.3), ylim=(-1.3, 1.3), xlabel="cos (channel 2i+1)", ylabel="sin (channel 2i)")
+        self.now_pts, self.later_pts, self.arrows = [], [], []
+        for n, _ in enumerate(self.pairs):
+            colour = OKABE_ITO[n]
+            (a,) = self.ax_circle.plot([], [], "o", color=colour, mfc="white", ms=7)
+            (b,) = self.ax_circle.plot([], [], "o", color=colour, ms=7, label=f"pair {n}")
+            (c,) = self.ax_circle.plot([], [], "-", color=colour, lw=1)
+            self.now_pts.append(a), self.later_pts.append(b), self.arrows.append(c)
+        self.ax_circle.legend(loc="center", fontsize=7, frameon=False)
+        (self.dot_line,) = self.ax_dot.plot([], [], color=OKABE_ITO[0])
+        (self.dot_marker,) = self.ax_dot.plot([], [], "o", color=OKABE_ITO[3], ms=7)
+        self.ax_dot.set(xlim=(-60, 60), xlabel="offset k", ylabel="PE(p)·PE(p+k)")
+
+    def redraw(self, k, d_model, base):
+        data = offset_data(k, d_model, base, pairs=self.pairs)
+        for n in range(len(self.pairs)):
+            x0, y0 = data["now"][n]
+            x1, y1 = data["later"][n]
+            self.now_pts[n].set_data([x0], [y0])
+            self.later_pts[n].set_data([x1], [y1])
+            self.arrows[n].set_data([x0, x1], [y0, y1])
+        self.dot_line.set_data(data["ks"], data["dots"])
+        self.dot_marker.set_data([k], [data["dot_k"]])
+        self.ax_dot.set_ylim(data["dots"].min() - 0.5, d_model / 2 + 0.5)
+        self.ax_circle.set_title(f"open: p=3, filled: p=3{k:+d}", fontsize=9)
+        self.ax_dot.set_title(f"k={k}: dot = Σ cos(ω_i k) = {data['dot_k']:.2f} (max {d_model // 2})", fontsize=9)

@@ -1,0 +1,306 @@
+"""A tiny Transformer and an order-sensitive toy task, for experiments that
+compare positional schemes on a CPU in seconds.
+
+The task, *offset copy*: every sequence is ``length`` distinct tokens drawn
+at random from ``vocab_size``; the target at position ``t`` is the token at
+position ``t - offset`` (positions ``t < offset`` have no target and are
+ignored). Since the tokens are distinct, the token alone says nothing about
+where it sits: only position information can solve the task. A model that
+cannot see positions can at best guess one of the other ``length - 1``
+tokens, so its accuracy is at most ``1 / (length - 1)`` (:func:`chance_accuracy`).
+
+The model, :class:`TinyTransformer`, takes a positional ``scheme``:
+
+* ``"none"``              no position information at all;
+* ``"sinusoidal"``        ``x + PE`` with :class:`posenc.SinusoidalPositionalEncoding`;
+* ``"learned"``           ``x + E[:seq]`` with :class:`posenc.LearnedPositionalEmbedding`
+                          (needs ``max_len``);
+* ``"scaled_sinusoidal"`` ``x + w * PE`` with a learned scalar ``w``, or one
+                          weight per channel (:class:`ScaledSinusoidalEncoding`).
+
+Schemes that act inside attention (RoPE rotates queries and keys, ALiBi adds
+a bias to the scores) plug into :class:`SelfAttention` through its
+``qk_transform`` and ``score_bias`` arguments, which :class:`TinyTransformer`
+passes down from :meth:`TinyTransformer.attention_extras`.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+import posenc
+
+__all__ = [
+    "SCHEMES",
+    "IGNORE",
+    "offset_copy_batch",
+    "chance_accuracy",
+    "ScaledSinusoidalEncoding",
+    "SelfAttention",
+    "Block",
+    "TinyTransformer",
+    "train",
+    "evaluate",
+]
+
+SCHEMES = ("none", "sinusoidal", "learned", "scaled_sinusoidal")
+IGNORE = -100  # target value for positions without a target (F.cross_entropy's ignore_index)
+
+
+def _positive_int(value, name: str, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value}")
+    return int(value)
+
+
+# --------------------------------------------------------------------------
+# The task
+# --------------------------------------------------------------------------
+
+def offset_copy_batch(n_seq, length, vocab_size, offset=1, *, seed=0):
+    """A deterministic batch of the offset-copy task.
+
+    Returns ``(tokens, targets)``, two int64 tensors of shape ``(n_seq, length)``.
+    Each row of ``tokens`` holds ``length`` distinct tokens from
+    ``0 ... vocab_size - 1``; ``targets[:, t] = tokens[:, t - offset]`` for
+    ``t >= offset`` and :data:`IGNORE` before that. The same arguments always
+    give the same batch (numpy's ``default_rng(seed)``).
+    """
+    n_seq = _positive_int(n_seq, "n_seq")
+    length = _positive_int(length, "length")
+    vocab_size = _positive_int(vocab_size, "vocab_size")
+    offset = _positive_int(offset, "offset")
+    if vocab_size < length:
+        raise ValueError(
+            f"vocab_size must be >= length to draw distinct tokens, got "
+            f"vocab_size={vocab_size} and length={length}"
+        )
+    if offset >= length:
+        raise ValueError(f"offset must be < length, got offset={offset} and length={length}")
+    rng = np.random.default_rng(seed)
+    # Rank random keys: the first `length` columns of a random permutation per row.
+    tokens = np.argsort(rng.random((n_seq, vocab_size)), axis=1)[:, :length]
+    targets = np.full_like(tokens, IGNORE)
+    targets[:, offset:] = tokens[:, :-offset]
+    return torch.from_numpy(tokens).long(), torch.from_numpy(targets).long()
+
+
+def chance_accuracy(length: int) -> float:
+    """The best accuracy a model blind to positions can expect on offset copy.
+
+    It sees the bag of tokens and its own token; the target is one of the
+    other ``length - 1`` tokens, each equally likely.
+    """
+    length = _positive_int(length, "length", 2)
+    return 1.0 / (length - 1)
+
+
+# --------------------------------------------------------------------------
+# The positional scheme that posenc does not have: x + w * PE
+# --------------------------------------------------------------------------
+
+class ScaledSinusoidalEncoding(nn.Module):
+    """``x -> x + w * PE[:seq]``: a fixed sinusoidal table with a learned scale.
+
+    ``w`` is one scalar (``per_channel=False``, 1 parameter) or one weight per
+    channel (``per_channel=True``, ``d_model`` parameters), initialised to
+    ``init``. The table itself comes from
+    :class:`posenc.SinusoidalPositionalEncoding` and is never trained, so the
+    module works at any length.
+    """
+
+    def __init__(self, d_model, base=10000.0, *, per_channel=False, init=1.0):
+        super().__init__()
+        self.sinusoidal = posenc.SinusoidalPositionalEncoding(d_model, base)
+        self.d_model = self.sinusoidal.d_model
+        self.per_channel = bool(per_channel)
+        self.weight = nn.Parameter(torch.full((self.d_model if self.per_channel else 1,), float(init)))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not isinstance(x, torch.Tensor) or x.dim() != 3 or x.shape[-1] != self.d_model:
+            shape = tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
+            raise ValueError(
+                f"ScaledSinusoidalEncoding expects x of shape (batch, seq, {self.d_model}), got {shape}"
+            )
+        pe = self.sinusoidal.table(x.shape[1], x.dtype).to(device=x.device, dtype=x.dtype)
+        return x + self.weight.to(x.dtype) * pe
+
+    def extra_repr(self) -> str:
+        return f"d_model={self.d_model}, per_channel={self.per_channel}"
+
+
+# --------------------------------------------------------------------------
+# The model
+# --------------------------------------------------------------------------
+
+class SelfAttention(nn.Module):
+    """Multi-head self-attention, written out so that schemes can hook in.
+
+    ``forward(x, causal=False, qk_transform=None, score_bias=None)``:
+    ``qk_transform(q, k)`` (if given) returns new queries and keys of shape
+    ``(batch, heads, seq, d_head)`` (RoPE); ``score_bias`` (if given) is added
+    to the scores, shape broadcastable to ``(batch, heads, seq, seq)`` (ALiBi).
+    The attention weights of the last call are kept in ``last_weights``.
+    """
+
+    def __init__(self, d_model: int, n_heads: int):
+        super().__init__()
+        self.n_heads = n_heads
+        self.d_head = d_model // n_heads
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.out = nn.Linear(d_model, d_model)
+        self.last_weights = None
+
+    def forward(self, x, *, causal=False, qk_transform=None, score_bias=None):
+        b, n, d = x.shape
+        q, k, v = self.qkv(x).view(b, n, 3, self.n_heads, self.d_head).permute(2, 0, 3, 1, 4)
+        if qk_transform is not None:
+            q, k = qk_transform(q, k)
+        scores = q @ k.transpose(-1, -2) / math.sqrt(self.d_head)
+        if score_bias is not None:
+            scores = scores + score_bias
+        if causal:
+            future = torch.ones(n, n, dtype=torch.bool, device=x.device).triu(1)
+            scores = scores.masked_fill(future, float("-inf"))
+        weights = scores.softmax(dim=-1)
+        self.last_weights = weights.detach()
+        return self.out((weights @ v).transpose(1, 2).reshape(b, n, d))
+
+
+class Block(nn.Module):
+    """Pre-norm Transformer block: ``x + attn(LN(x))``, then ``x + MLP(LN(x))``."""
+
+    def __init__(self, d_model: int, n_heads: int, d_ff: int):
+        super().__init__()
+        self.norm1 = nn.LayerNorm(d_model)
+        self.attn = SelfAttention(d_model, n_heads)
+        self.norm2 = nn.LayerNorm(d_model)
+        self.mlp = nn.Sequential(nn.Linear(d_model, d_ff), nn.GELU(), nn.Linear(d_ff, d_model))
+
+    def forward(self, x, **attention_kwargs):
+        x = x + self.attn(self.norm1(x), **attention_kwargs)
+        return x + self.mlp(self.norm2(x))
+
+
+class TinyTransformer(nn.Module):
+    """Token embedding, a positional scheme, ``n_layers`` blocks, a linear read-out.
+
+    ``forward(tokens)`` maps int64 tokens of shape ``(batch, seq)`` to logits
+    of shape ``(batch, seq, vocab_size)``. ``scheme`` is one of
+    :data:`SCHEMES`; ``"learned"`` needs ``max_len`` (the number of rows of
+    its table, a hard limit on ``seq``); ``per_channel`` chooses the scalar or
+    per-channel weight of ``"scaled_sinusoidal"``. Without positions and
+    without the causal mask the model is permutation equivariant.
+    """
+
+    def __init__(self, vocab_size, d_model=32, *, scheme="sinusoidal", n_layers=1, n_heads=2,
+                 d_ff=None, max_len=None, causal=False, per_channel=False, base=10000.0):
+        super().__init__()
+        if scheme not in SCHEMES:
+            raise ValueError(f"scheme must be one of {SCHEMES}, got {scheme!r}")
+        self.vocab_size = _positive_int(vocab_size, "vocab_size")
+        self.d_model = _positive_int(d_model, "d_model")
+        n_layers = _positive_int(n_layers, "n_layers")
+        n_heads = _positive_int(n_heads, "n_heads")
+        if self.d_model % n_heads:
+            raise ValueError(f"d_model must be divisible by n_heads, got d_model={d_model}, n_heads={n_heads}")
+        d_ff = 4 * self.d_model if d_ff is None else _positive_int(d_ff, "d_ff")
+        if scheme == "learned":
+            if max_len is None:
+                raise ValueError("scheme='learned' needs max_len, the number of positions in its table")
+            max_len = _positive_int(max_len, "max_len")
+        self.scheme = scheme
+        self.max_len = max_len
+        self.causal = bool(causal)
+
+        self.embed = nn.Embedding(self.vocab_size, self.d_model)
+        if scheme == "none":
+            self.position = nn.Identity()
+        elif scheme == "sinusoidal":
+            self.position = posenc.SinusoidalPositionalEncoding(self.d_model, base)
+        elif scheme == "learned":
+            self.position = posenc.LearnedPositionalEmbedding(max_len, self.d_model)
+        else:  # "scaled_sinusoidal"
+            self.position = ScaledSinusoidalEncoding(self.d_model, base, per_channel=per_channel)
+        self.blocks = nn.ModuleList(Block(self.d_model, n_heads, d_ff) for _ in range(n_layers))
+        self.norm = nn.LayerNorm(self.d_model)
+        self.head = nn.Linear(self.d_model, self.vocab_size)
+
+    def attention_extras(self, seq: int) -> dict:
+        """Keyword arguments for :class:`SelfAttention` (none for additive schemes)."""
+        return {}
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        if not isinstance(tokens, torch.Tensor) or tokens.dim() != 2:
+            shape = tuple(tokens.shape) if isinstance(tokens, torch.Tensor) else type(tokens).__name__
+            raise ValueError(f"tokens must be an int64 tensor of shape (batch, seq), got {shape}")
+        if tokens.dtype != torch.long:
+            raise TypeError(f"tokens must have dtype torch.int64, got {tokens.dtype}")
+        if tokens.numel() and (tokens.min() < 0 or tokens.max() >= self.vocab_size):
+            raise ValueError(
+                f"tokens must lie in 0 ... {self.vocab_size - 1}, got values in "
+                f"{int(tokens.min())} ... {int(tokens.max())}"
+            )
+        x = self.position(self.embed(tokens))
+        extras = self.attention_extras(tokens.shape[1])
+        for block in self.blocks:
+            x = block(x, causal=self.causal, **extras)
+        return self.head(self.norm(x))
+
+    def extra_repr(self) -> str:
+        return f"scheme={self.scheme!r}, causal={self.causal}"
+
+
+# --------------------------------------------------------------------------
+# Training and evaluation
+# --------------------------------------------------------------------------
+
+def train(model, *, length, offset=1, steps=300, batch_size=64, lr=3e-3, seed=0):
+    """Train ``model`` on offset copy at one ``length`` with Adam; return the losses.
+
+    Batch ``s`` is ``offset_copy_batch(..., seed=seed * 100_003 + s)``, so a
+    run is reproducible given ``torch.manual_seed`` before building the model.
+    Plain Adam (no weight decay): parameters that get no gradient, such as the
+    rows of a learned table beyond ``length``, keep their initial values.
+    """
+    steps = _positive_int(steps, "steps")
+    optimiser = torch.optim.Adam(model.parameters(), lr=lr)
+    losses = []
+    model.train()
+    for step in range(steps):
+        tokens, targets = offset_copy_batch(batch_size, length, model.vocab_size, offset,
+                                            seed=seed * 100_003 + step)
+        logits = model(tokens)
+        loss = F.cross_entropy(logits.reshape(-1, model.vocab_size), targets.reshape(-1),
+                               ignore_index=IGNORE)
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+        losses.append(loss.item())
+    model.eval()
+    return losses
+
+
+@torch.no_grad()
+def evaluate(model, *, length, offset=1, n_seq=256, seed=12345):
+    """Accuracy of ``model`` on a fresh offset-copy batch of ``length``.
+
+    Returns ``(accuracy, per_position)``: the share of correct predictions
+    over all positions that have a target, and a float array of length
+    ``length`` with the accuracy at each position (NaN where there is no target).
+    """
+    model.eval()
+    tokens, targets = offset_copy_batch(n_seq, length, model.vocab_size, offset, seed=seed)
+    correct = (model(tokens).argmax(-1) == targets).float()
+    valid = targets != IGNORE
+    per_position = np.full(length, np.nan)
+    per_position[offset:] = correct[:, offset:].mean(0).numpy()
+    return correct[valid].mean().item(), per_position

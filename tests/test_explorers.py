@@ -1,0 +1,87 @@
+"""Every slider of every explorer, at every extreme, redraws without error."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+import explorers
+import posenc
+
+EXPLORERS = [explorers.FormulaExplorer, explorers.BaseExplorer, explorers.OffsetExplorer]
+PNG = b"\x89PNG"
+
+
+def sweep_values(control, n=5):
+    """min, max and a few values in between, on the slider's own grid."""
+    if hasattr(control, "base") and hasattr(control, "min") and control.__class__.__name__ == "FloatLogSlider":
+        exps = np.linspace(control.min, control.max, n)
+        return [control.base ** e for e in exps]
+    return sorted({control.min, control.max, *np.linspace(control.min, control.max, n).astype(int).tolist()})
+
+
+@pytest.mark.parametrize("cls", EXPLORERS, ids=lambda c: c.__name__)
+def test_every_slider_value_renders(cls):
+    explorer = cls()
+    figure, n_artists = explorer.figure, [len(ax.get_children()) for ax in explorer.figure.axes]
+    assert bytes(explorer.image.value).startswith(PNG)
+    for name, control in explorer.controls.items():
+        original = control.value
+        for value in sweep_values(control):
+            before = bytes(explorer.image.value)
+            control.value = value
+            assert bytes(explorer.image.value).startswith(PNG)
+            if control.value != original:
+                assert bytes(explorer.image.value) != before or value == original
+        control.value = original
+    # the same figure and the same artists throughout: redraw, not rebuild
+    assert explorer.figure is figure
+    assert [len(ax.get_children()) for ax in explorer.figure.axes] == n_artists
+
+
+@pytest.mark.parametrize("cls", EXPLORERS, ids=lambda c: c.__name__)
+def test_corners_of_the_slider_box(cls):
+    """All combinations of extremes, which is where coupled ranges break."""
+    explorer = cls()
+    names = list(explorer.controls)
+    extremes = [sweep_values(explorer.controls[n], 2) for n in names]
+    for combo in itertools.product(*extremes):
+        for name, value in zip(names, combo):
+            explorer.controls[name].value = value
+        assert explorer.update().startswith(PNG)
+
+
+def test_pair_slider_follows_d_model():
+    explorer = explorers.FormulaExplorer()
+    i, d = explorer.controls["i"], explorer.controls["d_model"]
+    d.value = 10
+    assert i.max == 4
+    i.value = 4
+    d.value = 3  # odd: pairs 0 and 1, the last with only its sine
+    assert i.max == 1 and i.value == 1
+    d.value = 256
+    assert i.max == 127
+
+
+def test_formula_data_comes_from_posenc():
+    data = explorers.formula_data(pos=17, i=3, d_model=9, base=500.0)
+    np.testing.assert_array_equal(data["row"], posenc.sinusoidal([17], 9, 500.0)[0])
+    np.testing.assert_array_equal(data["sin"], posenc.sinusoidal(200, 9, 500.0)[:, 6])
+    assert data["omega"] == posenc.frequencies(9, 500.0)[3]
+    assert explorers.formula_data(0, 4, 9, 500.0)["cos"] is None  # lone last sine
+
+
+def test_base_data_counts():
+    lam = posenc.wavelengths(512, 10000.0)
+    data = explorers.base_data(10000.0, 512, 1000)
+    assert data["fast"] == np.sum(lam <= 8) and data["slow"] == np.sum(lam > 8000)
+    # a larger base leaves fewer fast pairs and more slow ones (ERRATA 4's direction)
+    big = explorers.base_data(500000.0, 512, 1000)
+    assert big["fast"] <= data["fast"] and big["slow"] > data["slow"]
+
+
+def test_offset_data_is_a_rotation():
+    data = explorers.offset_data(7, 16, 10000.0)
+    later = posenc.sinusoidal([10], 16)[0]
+    np.testing.assert_allclose(data["later"][:, 1], later[[0, 2, 4, 6]], atol=1e-12)
+    np.testing.assert_allclose(data["dot_k"], np.cos(posenc.frequencies(16) * 7).sum(), atol=1e-12)
