@@ -49,6 +49,7 @@ __all__ = [
     "rotation",
     "SinusoidalPositionalEncoding",
     "LearnedPositionalEmbedding",
+    "attention_weights",
     "self_attention",
 ]
 
@@ -390,24 +391,18 @@ class LearnedPositionalEmbedding(nn.Module):
 # Attention (numpy), for the chapters' experiments
 # --------------------------------------------------------------------------
 
-def self_attention(x, w_q, w_k, w_v, *, bias=None) -> np.ndarray:
-    """Single-head self-attention ``softmax(Q K^T / sqrt(d_k) + bias) V``.
+def attention_weights(x, w_q, w_k, *, bias=None) -> np.ndarray:
+    """The (n, n) matrix ``softmax(Q K^T / sqrt(d_k) + bias)``, rows summing to 1.
 
-    ``x`` has shape (n, d_model); ``w_q``, ``w_k`` have shape (d_model, d_k)
-    and ``w_v`` (d_model, d_v). ``bias`` (optional) is an (n, n) array added
-    to the scores before the softmax (ALiBi, masks). Returns (n, d_v).
-    Nothing here looks at where a row sits: that is the point of chapter 01.
+    ``x`` has shape (n, d_model); ``w_q`` and ``w_k`` have shape (d_model, d_k).
+    ``bias`` (optional) is an (n, n) array added to the scores before the
+    softmax (ALiBi, masks). Row ``j`` says how much token ``j`` attends to each
+    token. Nothing here looks at where a row sits: that is chapter 01's point.
     """
     x = np.asarray(x, dtype=np.float64)
     if x.ndim != 2:
         raise ValueError(f"x must have shape (n, d_model), got shape {x.shape}")
-    w_q, w_k, w_v = (np.asarray(w, dtype=np.float64) for w in (w_q, w_k, w_v))
-    for name, w in (("w_q", w_q), ("w_k", w_k), ("w_v", w_v)):
-        if w.ndim != 2 or w.shape[0] != x.shape[1]:
-            raise ValueError(
-                f"{name} must have shape ({x.shape[1]}, d), matching x's last "
-                f"dimension {x.shape[1]}, got shape {w.shape}"
-            )
+    w_q, w_k = _check_weights(x, w_q=w_q, w_k=w_k)
     if w_q.shape[1] != w_k.shape[1]:
         raise ValueError(f"w_q and w_k must have the same width, got {w_q.shape[1]} and {w_k.shape[1]}")
     scores = (x @ w_q) @ (x @ w_k).T / math.sqrt(w_q.shape[1])
@@ -418,5 +413,27 @@ def self_attention(x, w_q, w_k, w_v, *, bias=None) -> np.ndarray:
         scores = scores + bias
     scores -= scores.max(axis=1, keepdims=True)
     weights = np.exp(scores)
-    weights /= weights.sum(axis=1, keepdims=True)
-    return weights @ (x @ w_v)
+    return weights / weights.sum(axis=1, keepdims=True)
+
+
+def self_attention(x, w_q, w_k, w_v, *, bias=None) -> np.ndarray:
+    """Single-head self-attention ``attention_weights(x, w_q, w_k) @ (x @ w_v)``.
+
+    Shapes as in ``attention_weights``; ``w_v`` is (d_model, d_v); returns (n, d_v).
+    """
+    weights = attention_weights(x, w_q, w_k, bias=bias)
+    (w_v,) = _check_weights(np.asarray(x, dtype=np.float64), w_v=w_v)
+    return weights @ (np.asarray(x, dtype=np.float64) @ w_v)
+
+
+def _check_weights(x: np.ndarray, **weights) -> list:
+    checked = []
+    for name, w in weights.items():
+        w = np.asarray(w, dtype=np.float64)
+        if w.ndim != 2 or w.shape[0] != x.shape[1]:
+            raise ValueError(
+                f"{name} must have shape ({x.shape[1]}, d), matching x's last "
+                f"dimension {x.shape[1]}, got shape {w.shape}"
+            )
+        checked.append(w)
+    return checked

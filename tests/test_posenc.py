@@ -282,6 +282,9 @@ def test_self_attention_is_permutation_equivariant():
     out = posenc.self_attention(x, *w)
     np.testing.assert_allclose(posenc.self_attention(x[perm], *w), out[perm], atol=1e-12)
     assert out.shape == (6, 4)
+    weights = posenc.attention_weights(x, w[0], w[1])
+    np.testing.assert_allclose(weights.sum(axis=1), 1.0)
+    np.testing.assert_allclose(out, weights @ (x @ w[2]))
     # a bias that depends on position breaks the symmetry
     bias = -np.abs(np.arange(6)[:, None] - np.arange(6)[None, :]).astype(float)
     biased = posenc.self_attention(x[perm], *w, bias=bias)

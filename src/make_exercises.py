@@ -1,0 +1,197 @@
+"""Write exercises/NN_topic.ipynb from solutions/NN_topic.ipynb.
+
+    python -m make_exercises            # regenerate; never overwrite a learner's answers
+    python -m make_exercises --force    # regenerate even over uncommitted changes
+    python -m make_exercises --check    # exit 1 if exercises/ is not what would be generated
+
+In code cells, each region from a "# BEGIN SOLUTION" line to an "# END SOLUTION"
+line is replaced by a placeholder that still runs:
+
+* a top-level ``name = ...`` region becomes ``name = ...  # YOUR ANSWER HERE``
+  (one line per name the region assigns);
+* a top-level ``def f(...)`` / ``class C(...)`` becomes the same header with the
+  body ``...  # YOUR CODE HERE`` (a function returning None, an empty class);
+* an indented region (a body inside a given header) becomes ``...  # YOUR CODE HERE``;
+* anything else (e.g. ``grading.assert_all_correct("02")``) is removed.
+
+In markdown cells, "<!-- BEGIN SOLUTION -->" ... "<!-- END SOLUTION -->" is
+removed. A cell left empty is dropped; every other cell keeps its id, so the
+output is deterministic. Outputs are stripped.
+
+An existing exercise notebook is overwritten only if it is unchanged since
+the last git commit (or already identical to the generated one): a modified
+or untracked file may hold a learner's answers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import copy
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+
+import nbhygiene
+
+ROOT = Path(__file__).resolve().parent.parent
+BEGIN = re.compile(r"^(\s*)# BEGIN SOLUTION\s*$")
+END = re.compile(r"^\s*# END SOLUTION\s*$")
+MD_REGION = re.compile(r"<!--\s*BEGIN SOLUTION\s*-->.*?<!--\s*END SOLUTION\s*-->", re.S)
+ANSWER, CODE = "...  # YOUR ANSWER HERE", "...  # YOUR CODE HERE"
+
+
+class AuthoringError(ValueError):
+    """A solution notebook whose markers cannot be processed."""
+
+
+def placeholder(region: list[str], indent: str) -> list[str]:
+    """The lines that replace the solution ``region`` (its lines, markers excluded)."""
+    if indent:
+        return [indent + CODE]
+    source = "\n".join(region)
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        raise AuthoringError(f"solution region does not parse: {exc}") from None
+    out, seen = [], set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            start = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            ends = [i for i in range(node.lineno - 1, node.body[0].lineno - 1)
+                    if region[i].split("#")[0].rstrip().endswith(":")]
+            if ends:  # the header: decorators and signature, up to its colon
+                header, body = region[start - 1: ends[0] + 1], node.body[0].col_offset
+            else:  # a one-line definition
+                lines = ast.unparse(node).splitlines()
+                header = lines[: len(node.decorator_list) + 1]
+                body = node.col_offset + 4
+            out += header + [" " * body + CODE]
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                for name in ast.walk(target):
+                    if isinstance(name, ast.Name) and name.id not in seen:
+                        seen.add(name.id)
+                        out.append(f"{name.id} = {ANSWER}")
+    return out
+
+
+def strip_code(source: str) -> str:
+    lines, out, region, indent = source.splitlines(), [], None, ""
+    for line in lines:
+        begin = BEGIN.match(line)
+        if region is None:
+            if begin:
+                region, indent = [], begin.group(1)
+            elif END.match(line):
+                raise AuthoringError("'# END SOLUTION' without a matching '# BEGIN SOLUTION'")
+            else:
+                out.append(line)
+        elif begin:
+            raise AuthoringError("nested '# BEGIN SOLUTION'")
+        elif END.match(line):
+            out += placeholder(region, indent)
+            region = None
+        else:
+            region.append(line[len(indent):] if line.startswith(indent) else line)
+    if region is not None:
+        raise AuthoringError("'# BEGIN SOLUTION' without a matching '# END SOLUTION'")
+    return "\n".join(out).strip("\n")
+
+
+def strip_markdown(source: str) -> str:
+    text = MD_REGION.sub("", source)
+    if re.search(r"<!--\s*(BEGIN|END) SOLUTION\s*-->", text):
+        raise AuthoringError("unbalanced <!-- BEGIN SOLUTION --> / <!-- END SOLUTION --> markers")
+    return re.sub(r"\n{3,}", "\n\n", text).strip("\n")
+
+
+def exercise(solution) -> nbformat.NotebookNode:
+    """The exercise version of a solution notebook (a new notebook object)."""
+    nb = copy.deepcopy(solution)
+    cells = []
+    for n, cell in enumerate(nb.cells):
+        try:
+            if cell.cell_type == "code":
+                cell.source = strip_code(cell.source)
+            elif cell.cell_type == "markdown":
+                cell.source = strip_markdown(cell.source)
+        except AuthoringError as exc:
+            raise AuthoringError(f"cell {n}: {exc}") from None
+        if cell.source.strip():
+            cells.append(cell)
+    nb.cells = cells
+    return nbhygiene.clean(nb)
+
+
+def render(solution_path: Path) -> str:
+    """The text of the exercise notebook generated from ``solution_path``."""
+    nb = nbformat.read(solution_path, as_version=4)
+    try:
+        text = nbformat.writes(exercise(nb))
+    except AuthoringError as exc:
+        raise AuthoringError(f"{solution_path}: {exc}") from None
+    return text if text.endswith("\n") else text + "\n"
+
+
+def _git(root: Path, *args) -> int:
+    try:
+        return subprocess.run(["git", *args], cwd=root, capture_output=True).returncode
+    except OSError:
+        return 128
+
+
+def holds_learner_work(root: Path, path: Path, generated: str) -> bool:
+    """Would writing ``generated`` to ``path`` destroy changes that are not committed?"""
+    if not path.exists() or path.read_text(encoding="utf-8") == generated:
+        return False
+    rel = str(path.relative_to(root))
+    if _git(root, "ls-files", "--error-unmatch", "--", rel) != 0:
+        return True  # untracked (or no git): it differs from what we would write
+    return _git(root, "diff", "--quiet", "HEAD", "--", rel) != 0
+
+
+def main(argv=None, root: Path | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m make_exercises", description=__doc__.splitlines()[0])
+    parser.add_argument("--force", action="store_true", help="overwrite exercises with uncommitted changes")
+    parser.add_argument("--check", action="store_true", help="only report exercises that are out of date")
+    parser.add_argument("--root", type=Path, default=root or ROOT, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    root = args.root.resolve()
+    sources = sorted((root / "solutions").glob("*.ipynb"))
+    targets = {root / "exercises" / s.name: s for s in sources}
+    status = 0
+    for target, source in targets.items():
+        name = target.relative_to(root)
+        try:
+            text = render(source)
+        except AuthoringError as exc:
+            print(f"error: {exc}")
+            status = 1
+            continue
+        current = target.read_text(encoding="utf-8") if target.exists() else None
+        if current == text:
+            print(f"{name}: up to date")
+        elif args.check:
+            print(f"{name}: {'missing' if current is None else 'out of date'} (run: make exercises)")
+            status = 1
+        elif not args.force and holds_learner_work(root, target, text):
+            print(f"{name}: NOT overwritten: it has changes that are not committed (a learner's answers?). "
+                  f"Commit or move it, or run `python -m make_exercises --force` to overwrite it.")
+            status = 1
+        else:
+            target.parent.mkdir(exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+            print(f"{name}: written")
+    for stray in sorted(set((root / "exercises").glob("*.ipynb")) - set(targets)):
+        print(f"{stray.relative_to(root)}: has no source in solutions/")
+        status = 1 if args.check else status
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,259 @@
+"""Tests for src/toy_transformer.py: the task's data, the model's schemes,
+permutation equivariance without positions, training, and bad arguments."""
+
+import numpy as np
+import pytest
+import torch
+
+import posenc
+import toy_transformer as tt
+
+torch.set_num_threads(1)
+
+VOCAB, D = 40, 32
+
+
+# --------------------------------------------------------------------------
+# The data generator
+# --------------------------------------------------------------------------
+
+def test_batch_is_deterministic():
+    a = tt.offset_copy_batch(8, 12, VOCAB, 2, seed=3)
+    b = tt.offset_copy_batch(8, 12, VOCAB, 2, seed=3)
+    c = tt.offset_copy_batch(8, 12, VOCAB, 2, seed=4)
+    assert all(torch.equal(x, y) for x, y in zip(a, b))
+    assert not torch.equal(a[0], c[0])
+
+
+@pytest.mark.parametrize("length, offset", [(2, 1), (12, 2), (16, 5), (40, 39)])
+def test_batch_labels_are_right(length, offset):
+    tokens, targets = tt.offset_copy_batch(50, length, VOCAB, offset, seed=1)
+    assert tokens.shape == targets.shape == (50, length)
+    assert tokens.dtype == targets.dtype == torch.int64
+    # targets, checked one entry at a time
+    for row in range(50):
+        for t in range(length):
+            want = tokens[row, t - offset].item() if t >= offset else tt.IGNORE
+            assert targets[row, t].item() == want
+    # tokens: in range and distinct within each row
+    assert tokens.min() >= 0 and tokens.max() < VOCAB
+    assert all(len(set(row.tolist())) == length for row in tokens)
+
+
+def test_batch_tokens_cover_the_vocabulary_evenly():
+    tokens, _ = tt.offset_copy_batch(4000, 10, VOCAB, 1, seed=0)
+    counts = np.bincount(tokens.flatten().numpy(), minlength=VOCAB)
+    expected = tokens.numel() / VOCAB
+    assert np.all(np.abs(counts - expected) < 5 * np.sqrt(expected))
+
+
+def test_chance_accuracy():
+    assert tt.chance_accuracy(2) == 1.0
+    assert tt.chance_accuracy(17) == pytest.approx(1 / 16)
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, words",
+    [
+        (dict(n_seq=0), ValueError, "n_seq"),
+        (dict(length=2.5), TypeError, "length"),
+        (dict(vocab_size=5), ValueError, "vocab_size must be >= length"),
+        (dict(offset=0), ValueError, "offset"),
+        (dict(offset=6), ValueError, "offset must be < length"),
+        (dict(length=True), TypeError, "length"),
+    ],
+)
+def test_batch_bad_arguments(kwargs, error, words):
+    args = dict(n_seq=4, length=6, vocab_size=VOCAB, offset=1) | kwargs
+    with pytest.raises(error, match=words):
+        tt.offset_copy_batch(**args)
+
+
+# --------------------------------------------------------------------------
+# The model
+# --------------------------------------------------------------------------
+
+def build(scheme, **kwargs):
+    torch.manual_seed(0)
+    return tt.TinyTransformer(VOCAB, D, scheme=scheme, max_len=32, **kwargs)
+
+
+@pytest.mark.parametrize("scheme", tt.SCHEMES)
+@pytest.mark.parametrize("seq", [1, 7, 32])
+def test_every_scheme_builds_and_has_the_right_shape(scheme, seq):
+    model = build(scheme)
+    tokens, _ = tt.offset_copy_batch(3, seq, VOCAB, 1, seed=0) if seq > 1 else (torch.zeros(3, 1, dtype=torch.long), None)
+    assert model(tokens).shape == (3, seq, VOCAB)
+
+
+def test_position_modules_are_the_ones_from_posenc():
+    assert isinstance(build("sinusoidal").position, posenc.SinusoidalPositionalEncoding)
+    assert isinstance(build("learned").position, posenc.LearnedPositionalEmbedding)
+    assert isinstance(build("none").position, torch.nn.Identity)
+    hybrid = build("scaled_sinusoidal").position
+    assert isinstance(hybrid, tt.ScaledSinusoidalEncoding)
+    assert isinstance(hybrid.sinusoidal, posenc.SinusoidalPositionalEncoding)
+
+
+def test_parameter_counts_differ_by_the_position_parameters():
+    base = sum(p.numel() for p in build("none").parameters())
+    assert sum(p.numel() for p in build("sinusoidal").parameters()) == base
+    assert sum(p.numel() for p in build("learned").parameters()) == base + 32 * D
+    assert sum(p.numel() for p in build("scaled_sinusoidal").parameters()) == base + 1
+    assert sum(p.numel() for p in build("scaled_sinusoidal", per_channel=True).parameters()) == base + D
+
+
+def test_scaled_sinusoidal_is_w_times_the_posenc_table():
+    module = tt.ScaledSinusoidalEncoding(D, per_channel=True)
+    with torch.no_grad():
+        module.weight.copy_(torch.linspace(-2, 3, D))
+    x = torch.randn(2, 50, D, dtype=torch.float64)
+    pe = torch.from_numpy(posenc.sinusoidal(50, D))
+    w = module.weight.detach().double()  # float32 parameter, exactly representable in float64
+    assert torch.allclose(module(x), x + w * pe, rtol=0, atol=1e-12)
+    scalar = tt.ScaledSinusoidalEncoding(D)
+    assert scalar.weight.shape == (1,)
+    assert torch.allclose(scalar(x), posenc.SinusoidalPositionalEncoding(D)(x))  # w starts at 1
+
+
+def test_fixed_schemes_run_at_any_length_learned_stops_at_max_len():
+    tokens = torch.arange(40).repeat(2, 1)[:, :40] % VOCAB
+    long = torch.cat([tokens, tokens], dim=1)  # 80 positions
+    for scheme in ("none", "sinusoidal", "scaled_sinusoidal"):
+        assert build(scheme)(long).shape == (2, 80, VOCAB)
+    with pytest.raises(ValueError, match="exceeds max_len=32"):
+        build("learned")(long)
+
+
+def test_no_encoding_is_permutation_equivariant():
+    model = build("none").double()
+    tokens, _ = tt.offset_copy_batch(5, 20, VOCAB, 1, seed=7)
+    out = model(tokens)
+    generator = torch.Generator().manual_seed(0)
+    for _ in range(10):
+        perm = torch.randperm(20, generator=generator)
+        assert torch.allclose(model(tokens[:, perm]), out[:, perm], atol=1e-12)
+
+
+@pytest.mark.parametrize("scheme", ["sinusoidal", "learned", "scaled_sinusoidal"])
+def test_positions_break_equivariance(scheme):
+    model = build(scheme).double()
+    if scheme == "learned":
+        with torch.no_grad():  # the std-0.02 initial table is too small to see clearly
+            model.position.embedding.weight.normal_()
+    tokens, _ = tt.offset_copy_batch(5, 20, VOCAB, 1, seed=7)
+    perm = torch.randperm(20, generator=torch.Generator().manual_seed(0))
+    assert not torch.allclose(model(tokens[:, perm]), model(tokens)[:, perm], atol=1e-3)
+
+
+def test_causal_mask_hides_the_future():
+    model = build("sinusoidal", causal=True)
+    tokens, _ = tt.offset_copy_batch(2, 12, VOCAB, 1, seed=0)
+    changed = tokens.clone()
+    changed[:, 8:] = (changed[:, 8:] + 1) % VOCAB
+    assert torch.allclose(model(tokens)[:, :8], model(changed)[:, :8], atol=1e-6)
+    assert not torch.allclose(model(tokens)[:, 8:], model(changed)[:, 8:], atol=1e-3)
+
+
+def test_attention_weights_are_kept_and_normalised():
+    model = build("sinusoidal", n_layers=2)
+    model(tt.offset_copy_batch(3, 9, VOCAB, 1, seed=0)[0])
+    for block in model.blocks:
+        w = block.attn.last_weights
+        assert w.shape == (3, 2, 9, 9)
+        assert torch.allclose(w.sum(-1), torch.ones(3, 2, 9))
+
+
+def test_attention_hooks_are_applied():
+    torch.manual_seed(0)
+    attn = tt.SelfAttention(D, 2)
+    x = torch.randn(2, 6, D)
+    base = attn(x)
+    bias = torch.zeros(6, 6)
+    bias[:, 0] = -1e9  # nobody may attend to position 0
+    attn(x, score_bias=bias)
+    assert torch.all(attn.last_weights[..., 0] < 1e-6)
+    same = attn(x, qk_transform=lambda q, k: (q, k))
+    assert torch.allclose(base, same)
+
+
+# --------------------------------------------------------------------------
+# Training and evaluation
+# --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("scheme", tt.SCHEMES)
+def test_a_few_steps_reduce_the_loss(scheme):
+    model = build(scheme)
+    losses = tt.train(model, length=12, offset=1, steps=30, seed=0)
+    assert len(losses) == 30
+    assert np.mean(losses[-5:]) < np.mean(losses[:5])
+
+
+def test_training_is_reproducible():
+    runs = []
+    for _ in range(2):
+        model = build("learned")
+        runs.append(tt.train(model, length=12, offset=2, steps=5, seed=3))
+    assert runs[0] == runs[1]
+
+
+def test_learned_rows_beyond_the_training_length_stay_untouched():
+    model = build("learned")
+    before = model.position.embedding.weight.detach().clone()
+    tt.train(model, length=12, offset=2, steps=10)
+    after = model.position.embedding.weight.detach()
+    assert torch.equal(after[12:], before[12:])
+    assert not torch.equal(after[:12], before[:12])
+
+
+def test_evaluate_returns_accuracy_and_per_position():
+    model = build("sinusoidal")
+    acc, per_position = tt.evaluate(model, length=10, offset=3, n_seq=64)
+    assert 0.0 <= acc <= 1.0
+    assert per_position.shape == (10,)
+    assert np.all(np.isnan(per_position[:3]))
+    assert np.isclose(np.mean(per_position[3:]), acc)
+
+
+# --------------------------------------------------------------------------
+# Bad arguments
+# --------------------------------------------------------------------------
+
+def test_unknown_scheme_names_the_allowed_values():
+    with pytest.raises(ValueError) as info:
+        tt.TinyTransformer(VOCAB, D, scheme="rotary-ish")
+    message = str(info.value)
+    assert "rotary-ish" in message
+    assert all(s in message for s in tt.SCHEMES)
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, words",
+    [
+        (dict(scheme="learned"), ValueError, "needs max_len"),
+        (dict(scheme="learned", max_len=0), ValueError, "max_len"),
+        (dict(d_model=30, n_heads=4), ValueError, "divisible by n_heads"),
+        (dict(vocab_size=0), ValueError, "vocab_size"),
+        (dict(n_layers=1.5), TypeError, "n_layers"),
+        (dict(d_model=-2), ValueError, "d_model"),
+    ],
+)
+def test_bad_model_arguments(kwargs, error, words):
+    args = dict(vocab_size=VOCAB, d_model=D) | kwargs
+    with pytest.raises(error, match=words):
+        tt.TinyTransformer(**args)
+
+
+def test_bad_tokens():
+    model = build("sinusoidal")
+    with pytest.raises(ValueError, match="shape"):
+        model(torch.zeros(4, dtype=torch.long))
+    with pytest.raises(TypeError, match="int64"):
+        model(torch.zeros(2, 4))
+    with pytest.raises(ValueError, match=r"0 \.\.\. 39"):
+        model(torch.full((2, 4), VOCAB))
+
+
+def test_scaled_sinusoidal_bad_input():
+    with pytest.raises(ValueError, match=r"\(batch, seq, 8\)"):
+        tt.ScaledSinusoidalEncoding(8)(torch.zeros(2, 3, 5))
