@@ -63,15 +63,28 @@ def base_data(base: float, d_model: int, length: int) -> dict:
     }
 
 
-def offset_data(k: float, d_model: int, base: float, p0: int = 3, pairs=(0, 1, 2, 3)) -> dict:
+def offset_pairs(d_model: int) -> np.ndarray:
+    """Four pairs spread over the faster half of the spectrum (fewer if d is small)."""
+    h = (d_model + 1) // 2
+    return np.unique(np.round(np.linspace(0, max(h // 2, min(3, h - 1)), 4)).astype(int))
+
+
+def offset_data(k: float, d_model: int, base: float, p0: int = 3) -> dict:
     """Pairs at p0 and p0+k on the unit circle, and the dot-product curve."""
+    pairs = offset_pairs(d_model)
     now = posenc.sinusoidal([p0], d_model, base)[0]
     later = posenc.rotation(k, d_model, base) @ now
-    ks = np.arange(-60, 61)
+    ks = np.arange(-200, 201)
     dots = posenc.sinusoidal(p0 + ks, d_model, base) @ now
+    omega = posenc.frequencies(d_model, base)[pairs]
+    start = np.arctan2(now[2 * pairs], now[2 * pairs + 1])
+    turn = np.remainder(k * omega + np.pi, 2 * np.pi) - np.pi  # the turn, reduced to (-pi, pi]
+    arcs = start[:, None] + turn[:, None] * np.linspace(0, 1, 30)[None, :]
     return {
-        "now": np.array([[now[2 * j + 1], now[2 * j]] for j in pairs]),    # (cos, sin) = (x, y)
-        "later": np.array([[later[2 * j + 1], later[2 * j]] for j in pairs]),
+        "pairs": pairs,
+        "now": np.stack([now[2 * pairs + 1], now[2 * pairs]], axis=1),      # (cos, sin) = (x, y)
+        "later": np.stack([later[2 * pairs + 1], later[2 * pairs]], axis=1),
+        "arcs": np.stack([np.cos(arcs), np.sin(arcs)], axis=2),            # (pair, point, xy)
         "ks": ks,
         "dots": dots,
         "dot_k": float(now @ later),
@@ -233,13 +246,14 @@ class BaseExplorer(Explorer):
 class OffsetExplorer(Explorer):
     """Chapter 04: moving by k rotates every (sin, cos) pair by k·ω_i."""
 
-    alt = "Left: four sine-cosine pairs on the unit circle before and after a shift by k; right: the dot product PE(p)·PE(p+k) against k"
-    pairs = (0, 1, 2, 3)
+    alt = ("Left: four sine-cosine pairs on the unit circle before and after a shift by k, "
+           "joined by the arc they turn through; right: the dot product PE(p)·PE(p+k) against k")
+    n_pairs = 4
 
-    def __init__(self, k=5, d_model=16, base=10000.0):
+    def __init__(self, k=5, d_model=64, base=10000.0):
         super().__init__(
-            k=_int_slider("offset k", k, -60, 60),
-            d_model=_int_slider("d_model", d_model, 8, 128, 2),
+            k=_int_slider("offset k", k, -200, 200),
+            d_model=_int_slider("d_model", d_model, 8, 256, 2),
             base=widgets.FloatLogSlider(value=base, base=10, min=1, max=6, step=0.1,
                                         description="base", readout_format=".3g"),
         )
@@ -248,29 +262,37 @@ class OffsetExplorer(Explorer):
         self.ax_circle, self.ax_dot = fig.subplots(1, 2, width_ratios=[1, 1.4])
         t = np.linspace(0, 2 * np.pi, 200)
         self.ax_circle.plot(np.cos(t), np.sin(t), color="0.7", lw=1)
-        self.ax_circle.set(aspect="equal", xlim=(-1.3, 1.3), ylim=(-1.3, 1.3), xlabel="cos (channel 2i+1)", ylabel="sin (channel 2i)")
-        self.now_pts, self.later_pts, self.arrows = [], [], []
-        for n, _ in enumerate(self.pairs):
+        self.ax_circle.set(aspect="equal", xlim=(-1.3, 1.3), ylim=(-1.3, 1.3),
+                           xlabel="cos (channel 2i+1)", ylabel="sin (channel 2i)")
+        self.now_pts, self.later_pts, self.arcs = [], [], []
+        for n in range(self.n_pairs):
             colour = OKABE_ITO[n]
             (a,) = self.ax_circle.plot([], [], "o", color=colour, mfc="white", ms=7)
             (b,) = self.ax_circle.plot([], [], "o", color=colour, ms=7, label=f"pair {n}")
-            (c,) = self.ax_circle.plot([], [], "-", color=colour, lw=1)
-            self.now_pts.append(a), self.later_pts.append(b), self.arrows.append(c)
-        self.ax_circle.legend(loc="center", fontsize=7, frameon=False)
-        (self.dot_line,) = self.ax_dot.plot([], [], color=OKABE_ITO[0])
+            (c,) = self.ax_circle.plot([], [], "-", color=colour, lw=2, alpha=0.7)
+            self.now_pts.append(a), self.later_pts.append(b), self.arcs.append(c)
+        self.legend = self.ax_circle.legend(loc="center", fontsize=7, frameon=False)
+        (self.dot_line,) = self.ax_dot.plot([], [], color=OKABE_ITO[0], lw=1)
         (self.dot_marker,) = self.ax_dot.plot([], [], "o", color=OKABE_ITO[3], ms=7)
-        self.ax_dot.set(xlim=(-60, 60), xlabel="offset k", ylabel="PE(p)·PE(p+k)")
+        self.ax_dot.set(xlim=(-200, 200), xlabel="offset k", ylabel="PE(p)·PE(p+k)")
 
     def redraw(self, k, d_model, base):
-        data = offset_data(k, d_model, base, pairs=self.pairs)
-        for n in range(len(self.pairs)):
-            x0, y0 = data["now"][n]
-            x1, y1 = data["later"][n]
-            self.now_pts[n].set_data([x0], [y0])
-            self.later_pts[n].set_data([x1], [y1])
-            self.arrows[n].set_data([x0, x1], [y0, y1])
+        data = offset_data(k, d_model, base)
+        omega = posenc.frequencies(d_model, base)
+        for n in range(self.n_pairs):
+            artists = (self.now_pts[n], self.later_pts[n], self.arcs[n])
+            if n >= len(data["pairs"]):
+                for artist in artists:
+                    artist.set_data([], [])
+                self.legend.get_texts()[n].set_text("")
+                continue
+            self.now_pts[n].set_data(*data["now"][n, :, None])
+            self.later_pts[n].set_data(*data["later"][n, :, None])
+            self.arcs[n].set_data(data["arcs"][n, :, 0], data["arcs"][n, :, 1])
+            i = data["pairs"][n]
+            self.legend.get_texts()[n].set_text(f"i={i}, ω={omega[i]:.2g}")
         self.dot_line.set_data(data["ks"], data["dots"])
         self.dot_marker.set_data([k], [data["dot_k"]])
         self.ax_dot.set_ylim(data["dots"].min() - 0.5, d_model / 2 + 0.5)
         self.ax_circle.set_title(f"open: p=3, filled: p=3{k:+d}", fontsize=9)
-        self.ax_dot.set_title(f"k={k}: dot = Σ cos(ω_i k) = {data['dot_k']:.2f} (max {d_model // 2})", fontsize=9)
+        self.ax_dot.set_title(f"k={k}: Σ cos(ω_i k) = {data['dot_k']:.2f} (max {d_model // 2})", fontsize=9)

@@ -83,5 +83,7 @@ def test_base_data_counts():
 def test_offset_data_is_a_rotation():
     data = explorers.offset_data(7, 16, 10000.0)
     later = posenc.sinusoidal([10], 16)[0]
-    np.testing.assert_allclose(data["later"][:, 1], later[[0, 2, 4, 6]], atol=1e-12)
+    pairs = data["pairs"]
+    np.testing.assert_allclose(data["later"][:, 1], later[2 * pairs], atol=1e-12)
+    np.testing.assert_allclose(data["arcs"][:, -1, :], data["later"], atol=1e-9)  # the arc ends at PE(p+k)
     np.testing.assert_allclose(data["dot_k"], np.cos(posenc.frequencies(16) * 7).sum(), atol=1e-12)
