@@ -50,16 +50,18 @@ def formula_data(pos: int, i: int, d_model: int, base: float) -> dict:
     }
 
 
-def base_data(base: float, d_model: int, length: int) -> dict:
-    """Wavelength of every pair, and how many pairs are fast / slow for ``length``."""
+def base_data(base: float, d_model: int, length: int, threshold: float = 0.1) -> dict:
+    """Wavelength of every pair, the regime boundaries and counts (posenc.pair_regimes)."""
+    kinds = posenc.pair_regimes(d_model, length, base, threshold=threshold)
     lam = posenc.wavelengths(d_model, base)
     return {
         "i": np.arange(lam.size),
         "wavelength": lam,
-        # a pair "separates neighbours" if one step turns it by >= 1/8 turn
-        "fast": int(np.sum(lam <= 8.0)),
-        # a pair is "nearly constant" if the whole sequence spans < 1/8 turn of it
-        "slow": int(np.sum(lam > 8.0 * length)),
+        # the same criteria written as wavelengths, for drawing
+        "fine_below": 2 * np.pi / (2 * np.arcsin(threshold / 2)),
+        "wrap_below": float(length),
+        "constant_above": 2 * np.pi * length / threshold,
+        **{name: int(mask.sum()) for name, mask in kinds.items()},
     }
 
 
@@ -215,7 +217,8 @@ class FormulaExplorer(Explorer):
 class BaseExplorer(Explorer):
     """Chapter 03: how the base moves every pair's wavelength relative to a length L."""
 
-    alt = "Wavelength of every pair on a log scale, with the sequence length and the one-step threshold marked"
+    alt = ("Wavelength of every pair on a log scale, with the boundaries for pairs that "
+           "separate neighbours, wrap within L, and stay nearly constant over L")
 
     def __init__(self, base=10000.0, d_model=512, length=512):
         super().__init__(
@@ -228,19 +231,23 @@ class BaseExplorer(Explorer):
     def build(self, fig):
         self.ax = fig.subplots()
         (self.line,) = self.ax.plot([], [], color=OKABE_ITO[0], lw=2, label="wavelength λ_i")
-        self.length_line = self.ax.axhline(512, color=OKABE_ITO[3], ls="--", label="8 × L (slower: nearly constant)")
-        self.fast_line = self.ax.axhline(8, color=OKABE_ITO[2], ls=":", label="8 positions (faster: separates neighbours)")
-        self.ax.set(yscale="log", ylim=(1, 1e8), xlabel="pair i", ylabel="wavelength (positions)")
+        self.fine_line = self.ax.axhline(1, color=OKABE_ITO[2], ls=":", label="below: separates neighbours")
+        self.wrap_line = self.ax.axhline(1, color=OKABE_ITO[1], ls="-.", label="below: wraps within L")
+        self.const_line = self.ax.axhline(1, color=OKABE_ITO[3], ls="--", label="above: nearly constant over L")
+        self.ax.set(yscale="log", ylim=(1, 1e9), xlabel="pair i", ylabel="wavelength (positions)")
         self.ax.legend(loc="upper left", fontsize=8)
 
     def redraw(self, base, length, d_model):
         data = base_data(base, d_model, length)
         self.line.set_data(data["i"], data["wavelength"])
-        self.length_line.set_ydata([8 * length] * 2)
+        self.fine_line.set_ydata([data["fine_below"]] * 2)
+        self.wrap_line.set_ydata([data["wrap_below"]] * 2)
+        self.const_line.set_ydata([data["constant_above"]] * 2)
         self.ax.set_xlim(0, max(1, data["i"][-1]))
         self.ax.set_title(
-            f"base={base:.3g}, d_model={d_model}: {data['fast']} fast pairs, "
-            f"{data['slow']} nearly constant over L={length}, of {data['i'].size}", fontsize=9)
+            f"base={base:.3g}, d_model={d_model}, L={length}: of {data['i'].size} pairs, "
+            f"{data['fine']} separate neighbours, {data['wraps']} wrap, {data['constant']} nearly constant",
+            fontsize=9)
 
 
 class OffsetExplorer(Explorer):

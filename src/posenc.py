@@ -46,6 +46,7 @@ __all__ = [
     "wavelengths",
     "sinusoidal",
     "layout_permutation",
+    "pair_regimes",
     "rotation",
     "SinusoidalPositionalEncoding",
     "LearnedPositionalEmbedding",
@@ -164,6 +165,33 @@ def wavelengths(d_model, base=10000.0) -> np.ndarray:
     d_model = _check_d_model(d_model)
     base = _check_base(base)
     return (_TWO_PI / _omega_ld(d_model, base)).astype(np.float64)
+
+
+def pair_regimes(d_model, length, base=10000.0, *, threshold=0.1) -> dict:
+    """Which pairs are fast, slow or wrapping over a sequence of ``length`` positions.
+
+    Pair ``i`` moves around its unit circle by the angle ``omega_i`` per step;
+    a shift by ``k`` moves it along a chord of length ``2 |sin(k omega_i / 2)|``.
+    Returns boolean masks over the pairs:
+
+    * ``"fine"``: one step moves it by at least ``threshold`` on its circle,
+      ``2 sin(omega_i / 2) >= threshold``: it separates neighbouring positions;
+    * ``"constant"``: its whole phase advance over the sequence is below
+      ``threshold`` radians, ``length * omega_i < threshold``: nearly constant;
+    * ``"wraps"``: its wavelength is at most ``length``, so it repeats inside it.
+    """
+    d_model = _check_d_model(d_model)
+    base = _check_base(base)
+    if isinstance(length, bool) or not isinstance(length, numbers.Integral) or length < 1:
+        raise ValueError(f"length must be a positive integer, got {length!r}")
+    if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real) or not 0 < threshold < 2:
+        raise ValueError(f"threshold must be a chord length in (0, 2), got {threshold!r}")
+    omega = frequencies(d_model, base)
+    return {
+        "fine": 2 * np.sin(np.minimum(omega, np.pi) / 2) >= threshold,
+        "constant": length * omega < threshold,
+        "wraps": wavelengths(d_model, base) <= length,
+    }
 
 
 # --------------------------------------------------------------------------

@@ -72,12 +72,15 @@ def test_formula_data_comes_from_posenc():
 
 
 def test_base_data_counts():
-    lam = posenc.wavelengths(512, 10000.0)
+    kinds = posenc.pair_regimes(512, 1000, 10000.0)
     data = explorers.base_data(10000.0, 512, 1000)
-    assert data["fast"] == np.sum(lam <= 8) and data["slow"] == np.sum(lam > 8000)
-    # a larger base leaves fewer fast pairs and more slow ones (ERRATA 4's direction)
+    assert (data["fine"], data["constant"], data["wraps"]) == tuple(int(kinds[k].sum()) for k in ("fine", "constant", "wraps"))
+    lam = data["wavelength"]  # the drawn boundaries say the same as the masks
+    np.testing.assert_array_equal(lam <= data["fine_below"], kinds["fine"])
+    np.testing.assert_array_equal(lam > data["constant_above"], kinds["constant"])
+    # a larger base leaves fewer fine pairs and more nearly constant ones (ERRATA 4's direction)
     big = explorers.base_data(500000.0, 512, 1000)
-    assert big["fast"] <= data["fast"] and big["slow"] > data["slow"]
+    assert big["fine"] < data["fine"] and big["constant"] > data["constant"]
 
 
 def test_offset_data_is_a_rotation():

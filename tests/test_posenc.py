@@ -141,6 +141,27 @@ def test_frequencies_and_wavelengths():
     assert posenc.frequencies(7).shape == (4,)
 
 
+@pytest.mark.parametrize("length", [128, 512, 2048])
+def test_pair_regimes_match_the_table(length):
+    """The formulas agree with what the table actually does."""
+    kinds = posenc.pair_regimes(512, length)
+    table = posenc.sinusoidal(length, 512)
+    sin, cos = table[:, 0::2], table[:, 1::2]
+    step = np.hypot(np.diff(sin, axis=0), np.diff(cos, axis=0)).min(axis=0)
+    drift = np.hypot(sin - sin[0], cos - cos[0]).max(axis=0)
+    assert np.all(step[kinds["fine"]] >= 0.1) and np.all(step[~kinds["fine"]] < 0.1)
+    assert np.all(drift[kinds["constant"]] < 0.1)
+    lam = posenc.wavelengths(512)
+    np.testing.assert_array_equal(kinds["wraps"], lam <= length)
+
+
+def test_pair_regimes_bad_input():
+    with pytest.raises(ValueError, match="length"):
+        posenc.pair_regimes(8, 0)
+    with pytest.raises(ValueError, match="threshold"):
+        posenc.pair_regimes(8, 10, threshold=3)
+
+
 # --- accuracy --------------------------------------------------------------
 
 @settings(max_examples=40, deadline=None)
