@@ -3,7 +3,10 @@
 Every explorer keeps a single figure and its artists. Moving a slider calls
 ``update()``, which recomputes through ``posenc``, changes the existing
 artists in place (``set_data``), renders the figure to PNG and hands the bytes
-to an ``ipywidgets.Image``: no new figure is ever built. The pure functions
+to an ``ipywidgets.Image``: no new figure is ever built. Rendering blits: the
+static part (axes, ticks, legends) is drawn once and cached; a step redraws
+only the artists that move, unless the step changed the static part too
+(e.g. new axis limits when ``d_model`` changes). The pure functions
 ``*_data`` compute what is drawn from the slider values alone, so the same
 numbers can be checked in tests (and reproduced by a browser-side renderer).
 
@@ -108,10 +111,14 @@ class Explorer:
         self.controls = controls
         self.figure = Figure(figsize=self.figsize, dpi=90, layout="constrained")
         FigureCanvasAgg(self.figure)
+        self.animated = []  # build() lists the artists that change on every step
         self.build(self.figure)
+        for artist in self.animated:
+            artist.set_animated(True)
         self.redraw(**self.values())
         self.figure.canvas.draw()  # let the constrained layout place the axes once...
         self.figure.set_layout_engine("none")  # ...then keep them fixed: no solver per step
+        self._background, self._background_key = None, object()
         self.image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%"))
         self.image.add_class("explorer-figure")
         for control in controls.values():
@@ -130,6 +137,10 @@ class Explorer:
     def redraw(self, **values) -> None:
         raise NotImplementedError
 
+    def static_key(self, **values):
+        """What the static part of the figure depends on (default: nothing)."""
+        return None
+
     def values(self) -> dict:
         return {name: control.value for name, control in self.controls.items()}
 
@@ -143,9 +154,16 @@ class Explorer:
         arguments (all of them) it draws those instead, leaving the sliders alone.
         """
         start = time.perf_counter()
-        self.redraw(**(values or self.values()))
+        values = values or self.values()
+        self.redraw(**values)
         canvas = self.figure.canvas
-        canvas.draw()  # one Agg pass; then encode its buffer directly
+        key = self.static_key(**values)
+        if key != self._background_key:  # the static part changed: draw it once, cache it
+            canvas.draw()
+            self._background, self._background_key = canvas.copy_from_bbox(self.figure.bbox), key
+        canvas.restore_region(self._background)
+        for artist in self.animated:
+            self.figure.draw_artist(artist)
         buffer = io.BytesIO()
         PIL.Image.fromarray(np.asarray(canvas.buffer_rgba())).save(buffer, format="png", compress_level=1)
         png = buffer.getvalue()
@@ -195,6 +213,12 @@ class FormulaExplorer(Explorer):
         (self.row_pair,) = self.ax_row.plot([], [], "o", color=OKABE_ITO[3], ms=6, label="pair i")
         self.ax_row.set(ylim=(-1.15, 1.15), xlabel="channel", ylabel="PE(pos)")
         self.ax_row.legend(loc="lower right", fontsize=8)
+        self.animated = [self.sin_line, self.cos_line, self.marker, self.dots, self.row_line,
+                         self.row_pair, self.ax_wave.title, self.ax_row.title,
+                         self.ax_wave.get_legend(), self.ax_row.get_legend()]  # legends stay on top
+
+    def static_key(self, pos, i, d_model, base):
+        return d_model  # the channel axis
 
     def redraw(self, pos, i, d_model, base):
         i = min(i, (d_model + 1) // 2 - 1)
@@ -236,6 +260,11 @@ class BaseExplorer(Explorer):
         self.const_line = self.ax.axhline(1, color=OKABE_ITO[3], ls="--", label="above: nearly constant over L")
         self.ax.set(yscale="log", ylim=(1, 1e9), xlabel="pair i", ylabel="wavelength (positions)")
         self.ax.legend(loc="upper left", fontsize=8)
+        self.animated = [self.line, self.fine_line, self.wrap_line, self.const_line, self.ax.title,
+                         self.ax.get_legend()]
+
+    def static_key(self, base, length, d_model):
+        return d_model  # the pair axis
 
     def redraw(self, base, length, d_model):
         data = base_data(base, d_model, length)
@@ -281,11 +310,16 @@ class OffsetExplorer(Explorer):
         self.legend = self.ax_circle.legend(loc="center", fontsize=7, frameon=False)
         (self.dot_line,) = self.ax_dot.plot([], [], color=OKABE_ITO[0], lw=1)
         (self.dot_marker,) = self.ax_dot.plot([], [], "o", color=OKABE_ITO[3], ms=7)
-        self.ax_dot.set(xlim=(-200, 200), xlabel="offset k", ylabel="PE(p)·PE(p+k)")
+        self.ax_dot.set(xlim=(-200, 200), ylim=(-1.05, 1.05), xlabel="offset k",
+                        ylabel="cosine similarity of PE(p), PE(p+k)")
+        self.animated = [*self.now_pts, *self.later_pts, *self.arcs, self.dot_line, self.dot_marker,
+                         self.ax_circle.title, self.ax_dot.title, self.legend]
+
+    def static_key(self, k, d_model, base):
+        return d_model  # the legend's pair numbers
 
     def redraw(self, k, d_model, base):
         data = offset_data(k, d_model, base)
-        omega = posenc.frequencies(d_model, base)
         for n in range(self.n_pairs):
             artists = (self.now_pts[n], self.later_pts[n], self.arcs[n])
             if n >= len(data["pairs"]):
@@ -297,9 +331,9 @@ class OffsetExplorer(Explorer):
             self.later_pts[n].set_data(*data["later"][n, :, None])
             self.arcs[n].set_data(data["arcs"][n, :, 0], data["arcs"][n, :, 1])
             i = data["pairs"][n]
-            self.legend.get_texts()[n].set_text(f"i={i}, ω={omega[i]:.2g}")
-        self.dot_line.set_data(data["ks"], data["dots"])
-        self.dot_marker.set_data([k], [data["dot_k"]])
-        self.ax_dot.set_ylim(data["dots"].min() - 0.5, d_model / 2 + 0.5)
+            self.legend.get_texts()[n].set_text(f"pair i={i}")
+        norm = d_model / 2  # |PE(p)|^2 for every p: the dot product divided by it is a cosine
+        self.dot_line.set_data(data["ks"], data["dots"] / norm)
+        self.dot_marker.set_data([k], [data["dot_k"] / norm])
         self.ax_circle.set_title(f"open: p=3, filled: p=3{k:+d}", fontsize=9)
-        self.ax_dot.set_title(f"k={k}: Σ cos(ω_i k) = {data['dot_k']:.2f} (max {d_model // 2})", fontsize=9)
+        self.ax_dot.set_title(f"k={k}: PE(p)·PE(p+k) = Σ cos(ω_i k) = {data['dot_k']:.2f} of {d_model // 2}", fontsize=9)
