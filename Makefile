@@ -14,6 +14,7 @@ help:
 	@echo "make test   run the whole suite (unit, notebooks, book build)"
 	@echo "make lab    open JupyterLab on 127.0.0.1"
 	@echo "make bench  time posenc and the explorers against their baselines"
+	@echo "make exercises  regenerate exercises/ from solutions/ (refuses to overwrite your answers; FORCE=1 to override)"
 	@echo "make clean  remove the build and caches (keeps .venv)"
 
 $(STAMP): requirements.txt constraints.txt pyproject.toml
@@ -35,6 +36,9 @@ test: $(STAMP)
 
 lab: $(STAMP)
 	$(BIN)/jupyter lab --ip=127.0.0.1 --no-browser
+
+exercises: $(STAMP)
+	$(BIN)/python -m make_exercises $(if $(FORCE),--force,)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench

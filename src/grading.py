@@ -28,11 +28,13 @@ reach the learner: whatever it is given, it prints a message.
 from __future__ import annotations
 
 import copy
+import ctypes
 import inspect
 import math
 import numbers
 import re
 import threading
+import time
 import zlib
 from dataclasses import dataclass
 
@@ -159,12 +161,16 @@ def _describe(x) -> str:
     if isinstance(x, str):
         return f"the string {x[:30]!r}"
     if isinstance(x, (np.ndarray, torch.Tensor)):
-        return f"a {type(x).__name__} of shape {tuple(x.shape)}"
+        kind = "numpy array" if isinstance(x, np.ndarray) else "torch tensor"
+        return f"a {kind} of shape {tuple(x.shape)}"
+    if isinstance(x, (int, float, complex, np.generic)):
+        return f"the {type(x).__name__} {x!r}"
     if isinstance(x, type):
         return f"the class {x.__name__}"
     if inspect.isroutine(x):
         return "a function"
-    return f"a {type(x).__name__}"
+    name = type(x).__name__
+    return f"{'an' if name[0].lower() in 'aeiou' else 'a'} {name}"
 
 
 def _index(idx) -> str:
@@ -293,8 +299,9 @@ class Choice(Question):
             return WRONG, "choose exactly one letter."
         wrong = sorted(chosen - self.correct)
         if wrong:
-            first = wrong[0]
-            return WRONG, f"{' and '.join(wrong)} {'is' if len(wrong) == 1 else 'are'} not right. {first}: {self.hints.get(first, 'read that option again.')}"
+            names = ", ".join(wrong[:-1]) + " and " + wrong[-1] if len(wrong) > 1 else wrong[0]
+            hint = self.hints.get(wrong[0], "read that option again.")
+            return WRONG, f"{names} {'is' if len(wrong) == 1 else 'are'} not right. {wrong[0]}: {hint}"
         missing = len(self.correct - chosen)
         if missing:
             return WRONG, f"right so far, but {missing} more option{'s' if missing > 1 else ''} {'apply' if missing > 1 else 'applies'}."
@@ -347,8 +354,10 @@ class Array(Question):
                 return WRONG, hint
         where = np.argwhere(bad)[0]
         high = got[tuple(where)] > want[tuple(where)]
+        close = " Close: give more decimals (compute the values instead of typing them)." \
+            if np.abs(got - want).max() <= 1e-2 * max(1.0, np.abs(want).max()) else ""
         return WRONG, (f"{int(bad.sum())} of {bad.size} elements are wrong; the first is element "
-                       f"{_index(where)} (too {'high' if high else 'low'}).")
+                       f"{_index(where)} (too {'high' if high else 'low'}).{close}")
 
 
 def _as_array(answer):
@@ -394,7 +403,7 @@ class Function(Question):
         return self._reference
 
     def judge(self, f):
-        if isinstance(f, type) and issubclass(f, nn.Module) and "forward" not in vars(f):
+        if isinstance(f, type) and issubclass(f, nn.Module) and f.forward is nn.Module.forward:
             return UNANSWERED, f"the class {f.__name__} has no forward method yet."
         if not callable(f):
             return WRONG, f"expected a function, got {_describe(f)}."
@@ -428,23 +437,41 @@ class Function(Question):
 
 
 def _run(call, cases, limit):
-    """Run the learner's code on each case in a daemon thread; stop at the first exception."""
-    runs = []
+    """Run the learner's code on each case in a daemon thread; stop at the first exception.
+
+    At the time limit the worker is told to stop: it starts no further case, and
+    a pure-Python loop still running gets an exception injected so that it does
+    not keep burning CPU (code blocked inside C, such as sleep, ends on its own).
+    """
+    runs, deadline = [], time.monotonic() + limit
 
     def work():
-        for case in cases:
-            given = copy.deepcopy(case.args)
-            try:
-                out = call(given)
-            except BaseException as exc:  # noqa: BLE001 - SystemExit and friends too
-                runs.append((case, None, exc, given))
-                return
-            runs.append((case, out, None, given))
+        try:
+            for case in cases:
+                if time.monotonic() > deadline:
+                    return
+                given = copy.deepcopy(case.args)
+                try:
+                    out = call(given)
+                except BaseException as exc:  # noqa: BLE001 - SystemExit and friends too
+                    runs.append((case, None, exc, given))
+                    return
+                runs.append((case, out, None, given))
+        except _TimeUp:  # arrived between two calls: nothing to report
+            pass
 
     worker = threading.Thread(target=work, daemon=True)
     worker.start()
     worker.join(limit)
-    return list(runs), worker.is_alive()
+    done = list(runs)
+    if worker.is_alive():
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(worker.ident), ctypes.py_object(_TimeUp))
+        return done, True
+    return done, False
+
+
+class _TimeUp(Exception):
+    """Injected into a learner's code that ran past the time limit."""
 
 
 def _same(a, b) -> bool:
@@ -468,14 +495,14 @@ def _safely(test, *args) -> bool:
         return False
 
 
-def _verify_array(out, want, *, dtype=None, atol=1e-8, what=""):
+def _verify_array(out, want, *, dtype=None, atol=1e-8):
     """Message for the first problem of ``out`` against ``want`` (numpy), or None."""
     if isinstance(out, torch.Tensor):
         return "your function returned a torch tensor; return a numpy array."
     if not isinstance(out, np.ndarray):
         return f"your function returned {_describe(out)}; return a numpy array."
     if out.shape != want.shape:
-        return f"expected shape {want.shape}{what}, got {out.shape}."
+        return f"expected shape {want.shape}, got {out.shape}."
     if out.dtype.kind not in "fiu":
         return f"expected an array of real numbers, got dtype {out.dtype}."
     if dtype is not None and out.dtype != dtype:
@@ -501,7 +528,7 @@ def _like(model, atol=1e-6):
     """A mistake predicate: the learner's output equals what the buggy ``model`` gives."""
     def test(out, case):
         other = np.asarray(model(*case.args), dtype=np.float64)
-        return np.shape(out) == other.shape and np.allclose(np.asarray(out, dtype=np.float64), other, atol=atol)
+        return isinstance(out, np.ndarray) and out.shape == other.shape and np.allclose(out, other, atol=atol)
     return test
 
 
@@ -535,12 +562,13 @@ def _float32_angles(positions, d):
     return out.double().numpy()
 
 
-def _error_grows_with_position(out, case, atol=1e-5):
-    """True when rows of small positions are right and rows of large ones are not."""
-    positions, d = np.asarray(case.args[0]), case.args[1]
-    err = np.abs(np.asarray(out, dtype=np.float64) - posenc.sinusoidal(positions, d)).max(axis=1)
-    small = np.abs(positions) < 2000
-    return small.any() and err[small].max() < atol and err[~small].max() > atol
+def _error_grows_with_position(out, case):
+    """True when every row's error fits within float32 rounding of the angle p·ω (about p·6e-8)."""
+    positions, d, layout = np.asarray(case.args[0]), case.args[1], (case.args[2:] or ["interleaved"])[0]
+    if not isinstance(out, np.ndarray):
+        return False
+    err = np.abs(out.astype(np.float64) - posenc.sinusoidal(positions, d, layout=layout)).max(axis=1)
+    return err.max() > 2e-7 and bool(np.all(err <= 1e-5 + 1e-6 * np.abs(positions)))
 
 
 FLOAT32_HINT = ("the error grows with the position, the mark of angles p·ω computed in float32 "
@@ -551,8 +579,9 @@ CONCAT_HINT = "you used the concatenated layout (all sines, then all cosines); t
 SWAP_HINT = "sine and cosine are swapped: channel 2i holds the sine, channel 2i+1 the cosine."
 
 
-def _pe_cases(rng, n_cases=24, max_pos=10**6, max_n=120):
-    """Position arrays (some contiguous, some scattered and large) and d_model, odd and even."""
+def _pe_cases(rng, n_cases=24, max_pos=10**6, max_n=120, layouts=False):
+    """Position arrays (some contiguous, some scattered and large) and d_model, odd and even;
+    with ``layouts``, every fourth case asks for the concatenated layout."""
     cases = []
     widths = [8, 1, 2, 3, 5, 16, 7, 64, 33, 128, 129, 4]
     for k in range(n_cases):
@@ -564,7 +593,12 @@ def _pe_cases(rng, n_cases=24, max_pos=10**6, max_n=120):
             positions = np.sort(rng.integers(0, max_pos, size=n))
             positions[0] = int(rng.integers(0, 50))
         odd = f"d_model = {d} is odd: there is one more sine column than cosine columns" if d % 2 else ""
-        cases.append(Case((positions, d), f"{n} positions up to {positions.max():,} and d_model = {d}", note=odd))
+        label = f"{n} positions up to {positions.max():,} and d_model = {d}"
+        if layouts:
+            layout = "concatenated" if k % 4 == 2 else "interleaved"
+            cases.append(Case((positions, d, layout), f"{label}, layout = {layout!r}", note=odd))
+        else:
+            cases.append(Case((positions, d), label, note=odd))
     return cases
 
 
@@ -700,12 +734,19 @@ _add(Function("02.5", "write frequencies", lambda d, base=10000.0: posenc.freque
      "for odd d_model the last pair has a sine and no cosine, but it still has a frequency: return ceil(d/2) values."),
 ]))
 
-_add(Function("02.6", "write the table", lambda positions, d: posenc.sinusoidal(positions, d),
-              lambda rng: _pe_cases(rng, max_pos=10**6),
-              _reference_verifier(lambda positions, d: posenc.sinusoidal(positions, d), atol=1e-7), mistakes=[
-    (_like(lambda p, d: _table(p, d, _doubled_omega(d))), DOUBLED_HINT),
-    (_like(lambda p, d: _table(p, d, layout="concatenated")), CONCAT_HINT),
-    (_like(lambda p, d: _table(p, d, swap=True)), SWAP_HINT),
+def _pe_table(positions, d, layout="interleaved"):
+    return posenc.sinusoidal(positions, d, layout=layout)
+
+
+_add(Function("02.6", "write the table, both layouts", _pe_table, lambda rng: _pe_cases(rng, layouts=True),
+              _reference_verifier(_pe_table, atol=1e-7),
+              call=lambda f, positions, d, layout: f(positions, d, layout=layout), mistakes=[
+    (_like(lambda p, d, layout: _table(p, d, _doubled_omega(d), layout=layout)), DOUBLED_HINT),
+    (_like(lambda p, d, layout: _table(p, d, layout="concatenated")), CONCAT_HINT),
+    (_like(lambda p, d, layout: _table(p, d) if layout == "concatenated" else None),
+     "for layout='concatenated' return the ceil(d/2) sine columns first, then the floor(d/2) cosine "
+     "columns; you returned the interleaved layout."),
+    (_like(lambda p, d, layout: _table(p, d, layout=layout, swap=True)), SWAP_HINT),
     (_error_grows_with_position, FLOAT32_HINT),
 ]))
 
@@ -1000,6 +1041,10 @@ def _layer_mistake(kind):
         table = next(m for m in module.modules() if isinstance(m, nn.Embedding) and tuple(m.weight.shape) == (vocab, d))
         tok = table.weight.detach().double().numpy()[tokens.numpy()]
         pe = posenc.sinusoidal(tokens.shape[1], d)
+        if kind == "clamped":  # from some position on, every row gets the same encoding
+            part = out.double().numpy() - tok * math.sqrt(d)
+            bad = np.flatnonzero(np.abs(part - pe).max(axis=(0, 2)) > 1e-3)
+            return bad.size > 0 and bad[0] > 0 and np.allclose(part[:, bad[0]:], part[:, bad[0] - 1:bad[0]], atol=1e-3)
         model = {"unscaled": tok + pe,
                  "concatenated": tok * math.sqrt(d) + _table(np.arange(tokens.shape[1]), d, layout="concatenated"),
                  "only tokens": tok * math.sqrt(d)}[kind]
@@ -1012,4 +1057,6 @@ _add(Function("05.7", "token + position embedding layer", _TokenPositionEmbeddin
     (_layer_mistake("unscaled"), "scale the token embeddings by sqrt(d_model) before adding the positions."),
     (_layer_mistake("concatenated"), CONCAT_HINT),
     (_layer_mistake("only tokens"), "the positional encoding is missing."),
+    (_layer_mistake("clamped"), "from some position on, every position gets the same vector: are positions clamped "
+                                "to a max_len? A fixed encoding needs no length limit."),
 ]))

@@ -1,0 +1,234 @@
+"""exercises/ is generated from solutions/: no solution survives, it is up to date,
+and a learner's uncommitted answers are never overwritten without --force."""
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import nbformat
+import pytest
+
+import make_exercises
+import nbhygiene
+from make_exercises import AuthoringError, exercise, strip_code, strip_markdown
+
+ROOT = Path(__file__).resolve().parent.parent
+SOLUTIONS = sorted((ROOT / "solutions").glob("*.ipynb"))
+HEADER = re.compile(r"^\s*(@|def |class |async def )")
+
+
+def solution_lines(nb):
+    """Every line inside a solution region, minus blanks, markers and def/class headers."""
+    lines = []
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            inside = False
+            for line in cell.source.splitlines():
+                if make_exercises.BEGIN.match(line):
+                    inside = True
+                elif make_exercises.END.match(line):
+                    inside = False
+                elif inside and len(line.strip()) > 3 and not HEADER.match(line):
+                    lines.append(line.strip())
+        else:
+            for region in make_exercises.MD_REGION.findall(cell.source):
+                lines += [l.strip() for l in region.splitlines()[1:-1] if len(l.strip()) > 3]
+    return lines
+
+
+def test_there_is_an_exercise_for_every_solution():
+    assert len(SOLUTIONS) == 5
+    assert sorted(p.name for p in (ROOT / "exercises").glob("*.ipynb")) == [p.name for p in SOLUTIONS]
+
+
+@pytest.mark.parametrize("path", SOLUTIONS, ids=lambda p: p.name)
+def test_no_solution_line_survives_into_the_exercise(path):
+    solution = nbformat.read(path, as_version=4)
+    ex = nbformat.read(ROOT / "exercises" / path.name, as_version=4)
+    text = "\n".join(c.source for c in ex.cells)
+    exercise_lines = {l.strip() for l in text.splitlines()}
+    leaked = [l for l in solution_lines(solution) if l in exercise_lines]
+    assert solution_lines(solution), "the solution has no solution regions"
+    assert not leaked, f"solution lines found in the exercise: {leaked[:5]}"
+    assert "BEGIN SOLUTION" not in text and "END SOLUTION" not in text
+    assert "assert_all_correct" not in text
+
+
+@pytest.mark.parametrize("path", SOLUTIONS, ids=lambda p: p.name)
+def test_exercise_keeps_ids_placeholders_and_summary(path):
+    solution = nbformat.read(path, as_version=4)
+    ex = nbformat.read(ROOT / "exercises" / path.name, as_version=4)
+    source_ids = [c.id for c in solution.cells]
+    ids = [c.id for c in ex.cells]
+    assert ids == [i for i in source_ids if i in ids]  # a subsequence: same ids, same order
+    assert nbhygiene.problems(ex) == []
+    code = "\n".join(c.source for c in ex.cells if c.cell_type == "code")
+    n_checks = len(re.findall(r'^check\("', code, re.M))
+    assert n_checks == len(re.findall(r"# YOUR (ANSWER|CODE) HERE\n(\n\n)?check\(", code))
+    assert f'summary("{path.name[:2]}")' in ex.cells[-1].source
+
+
+def test_exercises_are_up_to_date(capsys):
+    status = make_exercises.main(["--check"])
+    assert status == 0, capsys.readouterr().out + "\nrun: make exercises"
+
+
+# --------------------------------------------------------------------------
+# The transformation itself
+# --------------------------------------------------------------------------
+
+def test_assignment_becomes_a_placeholder():
+    src = 'x = 1\n# BEGIN SOLUTION\nanswer = posenc.frequencies(512)[255]\n# END SOLUTION\ncheck("02.3", answer)'
+    assert strip_code(src) == 'x = 1\nanswer = ...  # YOUR ANSWER HERE\ncheck("02.3", answer)'
+
+
+def test_every_assigned_name_stays_defined():
+    src = "# BEGIN SOLUTION\nangle = 3 * w\nanswer = f(angle)\nangle += 1\n# END SOLUTION"
+    assert strip_code(src) == "angle = ...  # YOUR ANSWER HERE\nanswer = ...  # YOUR ANSWER HERE"
+
+
+def test_definitions_become_stubs_that_run():
+    src = ("# BEGIN SOLUTION\ndef f(d_model,\n      base=10000.0):\n    # secret\n    h = d_model // 2\n    return h\n"
+           "class Layer(torch.nn.Module):\n    def forward(self, x):\n        return x\n"
+           "def g(x): return x + 1\n# END SOLUTION\ncheck('02.5', f)")
+    out = strip_code(src)
+    assert out == ("def f(d_model,\n      base=10000.0):\n    ...  # YOUR CODE HERE\n"
+                   "class Layer(torch.nn.Module):\n    ...  # YOUR CODE HERE\n"
+                   "def g(x):\n    ...  # YOUR CODE HERE\ncheck('02.5', f)")
+    namespace = {"torch": __import__("torch"), "check": lambda *a: None}
+    exec(out, namespace)
+    assert namespace["f"](8) is None and namespace["g"](1) is None
+
+
+def test_indented_region_and_bare_statements():
+    src = "def f(x):\n    # BEGIN SOLUTION\n    y = x + 1\n    return y\n    # END SOLUTION\n"
+    assert strip_code(src) == "def f(x):\n    ...  # YOUR CODE HERE"
+    assert strip_code('# BEGIN SOLUTION\ngrading.assert_all_correct("02")\n# END SOLUTION') == ""
+    assert strip_code("print(1)") == "print(1)"
+
+
+@pytest.mark.parametrize("src", ["# BEGIN SOLUTION\nx = 1", "x = 1\n# END SOLUTION",
+                                 "# BEGIN SOLUTION\n# BEGIN SOLUTION\n# END SOLUTION",
+                                 "# BEGIN SOLUTION\nx = (\n# END SOLUTION"])
+def test_broken_markers_are_reported(src):
+    with pytest.raises(AuthoringError):
+        strip_code(src)
+
+
+def test_markdown_regions_are_removed():
+    text = "Question?\n\n<!-- BEGIN SOLUTION -->\n**Answer.** 42, because...\n<!-- END SOLUTION -->\n\nMore."
+    assert strip_markdown(text) == "Question?\n\nMore."
+    assert strip_markdown("a <!-- BEGIN SOLUTION -->secret<!-- END SOLUTION --> b") == "a  b"
+    with pytest.raises(AuthoringError):
+        strip_markdown("<!-- BEGIN SOLUTION -->\nno end")
+
+
+def demo_notebook(answer="42", question="Question."):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("# Practice: demo"),
+        nbformat.v4.new_markdown_cell("<!-- BEGIN SOLUTION -->\nOnly for maintainers.\n<!-- END SOLUTION -->"),
+        nbformat.v4.new_markdown_cell(f"{question}\n<!-- BEGIN SOLUTION -->\nThe answer is 42.\n<!-- END SOLUTION -->"),
+        nbformat.v4.new_code_cell(f"# BEGIN SOLUTION\nanswer = {answer}\n# END SOLUTION\nprint(answer)"),
+        nbformat.v4.new_code_cell("# BEGIN SOLUTION\nassert answer == 42\n# END SOLUTION"),
+    ]
+    for n, cell in enumerate(nb.cells):
+        cell.id = f"demo-{n}"
+    nb.cells[3].outputs = [nbformat.v4.new_output("stream", text="42\n")]
+    nb.cells[3].execution_count = 1
+    return nb
+
+
+def test_exercise_drops_emptied_cells_and_keeps_ids():
+    ex = exercise(demo_notebook())
+    assert [c.id for c in ex.cells] == ["demo-0", "demo-2", "demo-3"]
+    assert ex.cells[1].source == "Question."
+    assert ex.cells[2].source == "answer = ...  # YOUR ANSWER HERE\nprint(answer)"
+    assert ex.cells[2].outputs == [] and ex.cells[2].execution_count is None
+
+
+# --------------------------------------------------------------------------
+# Never overwrite a learner's answers (in a throwaway git repository)
+# --------------------------------------------------------------------------
+
+def git(repo, *args):
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org"}
+    subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, env=env)
+
+
+@pytest.fixture
+def repo(tmp_path):
+    (tmp_path / "solutions").mkdir()
+    nbformat.write(demo_notebook(), tmp_path / "solutions" / "01_demo.ipynb")
+    git(tmp_path, "init", "-q")
+    return tmp_path
+
+
+def run(repo, capsys, *args):
+    status = make_exercises.main([*args, "--root", str(repo)])
+    return status, capsys.readouterr().out
+
+
+def test_generate_then_up_to_date(repo, capsys):
+    target = repo / "exercises" / "01_demo.ipynb"
+    assert run(repo, capsys, "--check")[0] == 1 and not target.exists()
+    status, out = run(repo, capsys)
+    assert status == 0 and "written" in out
+    assert target.read_text() == make_exercises.render(repo / "solutions" / "01_demo.ipynb")
+    assert run(repo, capsys, "--check") == (0, "exercises/01_demo.ipynb: up to date\n")
+    assert run(repo, capsys)[1].endswith("up to date\n")
+
+
+def learner_answers(target):
+    text = target.read_text().replace("answer = ...  # YOUR ANSWER HERE", "answer = 41")
+    target.write_text(text)
+    return text
+
+
+def test_refuses_to_overwrite_committed_exercise_with_changes(repo, capsys):
+    run(repo, capsys)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "course")
+    target = repo / "exercises" / "01_demo.ipynb"
+    mine = learner_answers(target)
+    nbformat.write(demo_notebook("6 * 7", "A clearer question."), repo / "solutions" / "01_demo.ipynb")  # the source moves on
+    status, out = run(repo, capsys)
+    assert status == 1
+    assert "exercises/01_demo.ipynb" in out and "NOT overwritten" in out and "--force" in out
+    assert target.read_text() == mine
+    status, out = run(repo, capsys, "--force")
+    assert status == 0 and target.read_text() == make_exercises.render(repo / "solutions" / "01_demo.ipynb")
+
+
+def test_refuses_to_overwrite_untracked_exercise_that_differs(repo, capsys):
+    run(repo, capsys)
+    target = repo / "exercises" / "01_demo.ipynb"
+    mine = learner_answers(target)
+    status, out = run(repo, capsys)
+    assert status == 1 and "NOT overwritten" in out and target.read_text() == mine
+
+
+def test_regenerates_a_clean_committed_exercise_without_force(repo, capsys):
+    run(repo, capsys)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "course")
+    nbformat.write(demo_notebook("6 * 7", "A clearer question."), repo / "solutions" / "01_demo.ipynb")
+    assert run(repo, capsys, "--check")[0] == 1
+    status, out = run(repo, capsys)
+    assert status == 0 and "written" in out
+    assert run(repo, capsys, "--check")[0] == 0
+
+
+def test_check_lists_stray_exercises(repo, capsys):
+    run(repo, capsys)
+    (repo / "exercises" / "09_orphan.ipynb").write_text("{}")
+    status, out = run(repo, capsys, "--check")
+    assert status == 1 and "09_orphan.ipynb: has no source" in out
+
+
+def test_command_line_entry_point():
+    result = subprocess.run([os.sys.executable, "-m", "make_exercises", "--check"], cwd=ROOT,
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
