@@ -49,3 +49,12 @@ def test_chapter_figures_are_rendered(build, page):
     assert images, f"{page} has no rendered figure"
     for src in images:
         assert (HTML / page).parent.joinpath(src).resolve().exists(), src
+
+
+@pytest.mark.parametrize("page", [p for p in toc_files() if p.startswith("chapters/")])
+def test_chapter_links_to_its_exercises_and_solutions(build, page):
+    html = (HTML / f"{page}.html").read_text()
+    name = page.split("/")[1]
+    assert f'href="../exercises/{name}.html"' in html
+    assert f'href="../solutions/{name}.html"' in html
+    assert (HTML / "exercises" / f"{name}.html").exists()
