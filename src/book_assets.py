@@ -9,11 +9,16 @@
   their ``text/html`` output, which the book shows instead of the widget
   view (see ``_config.yml``: ``nb_mime_priority_overrides``).
 
+* The execution cache is emptied when the course's code (``src/``) changes:
+  jupyter-cache only looks at a notebook's own cells, so a fix in ``posenc``
+  or in an explorer would otherwise leave stale outputs in the book.
+
 Enabled in ``_config.yml`` under ``sphinx: local_extensions``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 from pathlib import Path
 
@@ -25,6 +30,10 @@ MATHJAX_DIR = f"{VENDOR}/mathjax"
 # Sphinx resolves a relative mathjax_path against _static/, hence the "../".
 MATHJAX_PATH = f"../{MATHJAX_DIR}/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full"
 MATHJAX2_CONFIG = {
+    # The package ships MathJax's combined TeX + HTML-CSS configuration and the
+    # STIX web fonts (no SVG or CommonHTML output jax), so HTML-CSS it is. Its
+    # font probe uses an @font-face pointing at about:blank, which Chromium
+    # logs as a blocked font: benign, and not a network request.
     "tex2jax": {
         "inlineMath": [["\\(", "\\)"]],
         "displayMath": [["\\[", "\\]"]],
@@ -34,11 +43,10 @@ MATHJAX2_CONFIG = {
         "processClass": "tex2jax_process|mathjax_process|math|output_area",
         "ignoreClass": "tex2jax_ignore|mathjax_ignore|document",
     },
-    "messageStyle": "none",
-    # the package ships the STIX web fonts only; never fall back to a font CDN
     "HTML-CSS": {"availableFonts": [], "webFont": "STIX-Web", "imageFont": None,
                  "preferredFont": None, "linebreaks": {"automatic": True}},
-    "menuSettings": {"zoom": "None"},
+    "messageStyle": "none",
+    "showMathMenu": False,
 }
 
 
@@ -47,6 +55,41 @@ def configure(app, config) -> None:
     config.mathjax2_config = MATHJAX2_CONFIG
     config.mathjax3_config = None
     config.nb_ipywidgets_js = {}
+
+
+SOURCES = Path(__file__).resolve().parent
+
+
+def sources_digest() -> str:
+    digest = hashlib.sha256()
+    for path in sorted(SOURCES.glob("*.py")) + sorted(SOURCES.glob("*.js")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def invalidate_stale_cache(app, config) -> None:
+    cache = Path(app.srcdir) / (config.nb_execution_cache_path or "_build/.jupyter_cache")
+    stamp = cache.parent / ".jupyter_cache.src-digest"
+    digest = sources_digest()
+    app.posenc_sources_changed = not stamp.exists() or stamp.read_text() != digest
+    app.posenc_sources_stamp = (stamp, digest)
+    if app.posenc_sources_changed and cache.exists():
+        shutil.rmtree(cache)
+
+
+def record_sources(app, exception) -> None:
+    """Only a build that finished marks the cache as matching the sources."""
+    if exception is None and hasattr(app, "posenc_sources_stamp"):
+        stamp, digest = app.posenc_sources_stamp
+        stamp.parent.mkdir(parents=True, exist_ok=True)
+        stamp.write_text(digest)
+
+
+def reread_notebooks(app, env, added, changed, removed) -> list:
+    """After a change in src/, every notebook must be read (and so executed) again."""
+    if not getattr(app, "posenc_sources_changed", False):
+        return []
+    return [doc for doc in env.found_docs if str(env.doc2path(doc)).endswith(".ipynb")]
 
 
 def copy_mathjax(app) -> None:
@@ -73,6 +116,9 @@ def drop_duplicate_scripts(app, pagename, templatename, context, doctree) -> Non
 
 def setup(app):
     app.connect("config-inited", configure, priority=900)
+    app.connect("config-inited", invalidate_stale_cache, priority=901)
+    app.connect("env-get-outdated", reread_notebooks)
+    app.connect("build-finished", record_sources)
     app.connect("builder-inited", copy_mathjax)
     app.connect("html-page-context", drop_duplicate_scripts, priority=999)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

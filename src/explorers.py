@@ -14,12 +14,23 @@ Use in a notebook::
 
     from explorers import FormulaExplorer
     FormulaExplorer()          # displays sliders + figure
+
+Two renderers, one output. An explorer displays as a MIME bundle holding
+both the live widget view (used by JupyterLab, Notebook, VS Code, Colab: the
+callbacks above, through posenc) and a ``text/html`` version that carries
+``explorers.js``: the same sliders and plots computed and drawn in the
+browser, for the static HTML book where no kernel runs. The book is told to
+prefer the ``text/html`` (``_config.yml``); the browser tests check that the
+JavaScript computes the same numbers as the ``*_data`` functions here.
 """
 
 from __future__ import annotations
 
+import html
 import io
+import json
 import time
+from pathlib import Path
 
 import ipywidgets as widgets
 import numpy as np
@@ -31,6 +42,7 @@ import posenc
 from plotting import OKABE_ITO, apply_style
 
 POSITIONS_SHOWN = 200  # the x range of the formula explorer's wave plot
+BROWSER_SCRIPT = Path(__file__).with_name("explorers.js")
 
 
 # --------------------------------------------------------------------------
@@ -105,6 +117,8 @@ class Explorer:
 
     figsize = (8.0, 3.4)
     alt = "interactive figure"
+    kind = ""      # the name of the matching renderer in explorers.js
+    couple = {}    # slider -> the slider whose value sets its range
 
     def __init__(self, **controls: widgets.ValueWidget):
         apply_style()
@@ -171,10 +185,27 @@ class Explorer:
         self.last_update_seconds = time.perf_counter() - start
         return png
 
-    def _ipython_display_(self):
-        from IPython.display import display
+    def browser_spec(self) -> dict:
+        """The sliders as the browser renderer needs them."""
+        controls = []
+        for name, c in self.controls.items():
+            log = isinstance(c, widgets.FloatLogSlider)
+            controls.append({"name": name, "label": c.description, "min": c.min, "max": c.max,
+                             "step": c.step, "value": c.value, "log": log})
+        return {"kind": self.kind, "alt": self.alt, "controls": controls, "couple": self.couple}
 
-        display(self.widget)
+    def static_html(self) -> str:
+        """A self-contained HTML block: the explorer drawn and driven by explorers.js."""
+        spec = html.escape(json.dumps(self.browser_spec()), quote=True)
+        script = BROWSER_SCRIPT.read_text() if BROWSER_SCRIPT.exists() else ""
+        return (f'<div class="posenc-explorer" data-spec="{spec}">'
+                "<noscript>This explorer needs JavaScript; run the notebook in Jupyter for the live version.</noscript>"
+                f"</div>\n<script>{script}</script>")
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude) or {}
+        bundle["text/html"] = self.static_html()
+        return bundle
 
 
 def _int_slider(description, value, lo, hi, step=1):
@@ -185,6 +216,8 @@ def _int_slider(description, value, lo, hi, step=1):
 class FormulaExplorer(Explorer):
     """Chapter 02: one pair's sine and cosine over positions, and the whole vector PE(pos)."""
 
+    kind = "formula"
+    couple = {"i": "d_model"}
     alt = "Left: sine and cosine of the chosen pair over positions 0 to 199; right: the encoding vector of the chosen position"
 
     def __init__(self, pos=10, i=4, d_model=64, base=10000.0):
@@ -241,6 +274,7 @@ class FormulaExplorer(Explorer):
 class BaseExplorer(Explorer):
     """Chapter 03: how the base moves every pair's wavelength relative to a length L."""
 
+    kind = "base"
     alt = ("Wavelength of every pair on a log scale, with the boundaries for pairs that "
            "separate neighbours, wrap within L, and stay nearly constant over L")
 
@@ -282,6 +316,7 @@ class BaseExplorer(Explorer):
 class OffsetExplorer(Explorer):
     """Chapter 04: moving by k rotates every (sin, cos) pair by k·ω_i."""
 
+    kind = "offset"
     alt = ("Left: four sine-cosine pairs on the unit circle before and after a shift by k, "
            "joined by the arc they turn through; right: the dot product PE(p)·PE(p+k) against k")
     n_pairs = 4

@@ -90,3 +90,24 @@ def test_offset_data_is_a_rotation():
     np.testing.assert_allclose(data["later"][:, 1], later[2 * pairs], atol=1e-12)
     np.testing.assert_allclose(data["arcs"][:, -1, :], data["later"], atol=1e-9)  # the arc ends at PE(p+k)
     np.testing.assert_allclose(data["dot_k"], np.cos(posenc.frequencies(16) * 7).sum(), atol=1e-12)
+
+
+@pytest.mark.parametrize("cls", EXPLORERS, ids=lambda c: c.__name__)
+def test_display_bundle_has_live_widget_and_static_renderer(cls):
+    """JupyterLab shows the widget view; the static book shows the text/html twin."""
+    import html
+    import json
+    import re
+
+    explorer = cls()
+    bundle = explorer._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    page = bundle["text/html"]
+    spec = json.loads(html.unescape(re.search(r'data-spec="([^"]*)"', page).group(1)))
+    assert spec["kind"] == cls.kind and spec["kind"] in explorers.BROWSER_SCRIPT.read_text()
+    names = [c["name"] for c in spec["controls"]]
+    assert names == list(explorer.controls)
+    for control in spec["controls"]:
+        widget = explorer.controls[control["name"]]
+        assert (control["min"], control["max"], control["value"]) == (widget.min, widget.max, widget.value)
+    assert "window.posencExplorers" in page  # the renderer travels with the output
