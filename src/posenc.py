@@ -50,6 +50,9 @@ __all__ = [
     "rotation",
     "SinusoidalPositionalEncoding",
     "LearnedPositionalEmbedding",
+    "apply_rope",
+    "alibi_slopes",
+    "alibi_bias",
     "attention_weights",
     "self_attention",
 ]
@@ -413,6 +416,105 @@ class LearnedPositionalEmbedding(nn.Module):
 
     def extra_repr(self) -> str:
         return f"max_len={self.max_len}, d_model={self.d_model}"
+
+
+# --------------------------------------------------------------------------
+# Rotary embeddings (RoPE) and ALiBi
+# --------------------------------------------------------------------------
+
+def apply_rope(x, positions=None, base=10000.0, *, layout="interleaved"):
+    """Rotate each (x_a, x_b) pair of ``x`` by the angle ``p * omega_i`` (RoPE).
+
+    ``x`` is a numpy array or torch tensor of shape (..., seq, d) with even
+    ``d``; ``positions`` (default ``0 ... seq-1``) gives each row's position.
+    Pair ``i`` is channels (2i, 2i+1) in the ``"interleaved"`` layout (the
+    RoFormer paper, GPT-J) and channels (i, i + d/2) in the
+    ``"concatenated"`` layout (GPT-NeoX, LLaMA's ``rotate_half``)::
+
+        x_a' = x_a cos(p w_i) - x_b sin(p w_i)
+        x_b' = x_a sin(p w_i) + x_b cos(p w_i)
+
+    This is chapter 04's rotation applied to queries and keys, so that
+    ``apply_rope(q, p) . apply_rope(k, s)`` depends on ``p - s`` only. The
+    angles are as accurate as in ``sinusoidal``. Returns the same type,
+    dtype and device as ``x``.
+    """
+    layout = _check_layout(layout)
+    base = _check_base(base)
+    is_torch = isinstance(x, torch.Tensor)
+    if not is_torch:
+        x = np.asarray(x)
+        if x.dtype.kind not in "f":
+            x = x.astype(np.float64)
+    if x.ndim < 2:
+        raise ValueError(f"x must have shape (..., seq, d), got shape {tuple(x.shape)}")
+    seq, d = x.shape[-2], x.shape[-1]
+    if d % 2:
+        raise ValueError(f"apply_rope needs an even last dimension d, got {d}: RoPE rotates channel pairs")
+    pos = _check_positions(seq if positions is None else positions)
+    if pos.shape[0] != seq:
+        raise ValueError(f"positions has {pos.shape[0]} entries but x has seq={seq} rows")
+    wide = is_torch and x.dtype == torch.float64 or (not is_torch and x.dtype == np.float64)
+    table = sinusoidal(pos, d, base, dtype=np.float64 if wide else np.float32)
+    sin, cos = table[:, 0::2], table[:, 1::2]
+    if is_torch:
+        sin, cos = (torch.from_numpy(np.ascontiguousarray(t)).to(device=x.device, dtype=x.dtype) for t in (sin, cos))
+        cat = torch.cat
+    else:
+        sin, cos = sin.astype(x.dtype), cos.astype(x.dtype)
+        cat = np.concatenate
+    if layout == "interleaved":
+        a, b = x[..., 0::2], x[..., 1::2]
+    else:
+        a, b = x[..., : d // 2], x[..., d // 2:]
+    ra, rb = a * cos - b * sin, a * sin + b * cos
+    if layout == "concatenated":
+        return cat([ra, rb], -1)
+    stacked = torch.stack([ra, rb], -1) if is_torch else np.stack([ra, rb], -1)
+    return stacked.reshape(x.shape)
+
+
+def alibi_slopes(n_heads) -> np.ndarray:
+    """ALiBi's head slopes ``m_h``: for ``n`` a power of two, ``2 ** (-8 h / n)``, h = 1..n.
+
+    Otherwise (as in the ALiBi reference code) the slopes of the nearest
+    lower power of two ``k``, followed by every other slope of ``2k`` heads.
+    """
+    if isinstance(n_heads, bool) or not isinstance(n_heads, numbers.Integral) or n_heads < 1:
+        raise ValueError(f"n_heads must be a positive integer, got {n_heads!r}")
+
+    def power_of_two(n):
+        return 2.0 ** (-8.0 * np.arange(1, n + 1) / n)
+
+    k = 1 << (int(n_heads).bit_length() - 1)
+    if k == n_heads:
+        return power_of_two(k)
+    return np.concatenate([power_of_two(k), power_of_two(2 * k)[0::2][: n_heads - k]])
+
+
+def alibi_bias(n_heads, q_len, k_len=None, *, causal=True) -> np.ndarray:
+    """ALiBi's attention bias, shape (n_heads, q_len, k_len).
+
+    ``bias[h, i, j] = -m_h * (i - j)``: linear in the distance between query
+    ``i`` and key ``j``, steeper for heads with larger slopes. With
+    ``causal=True`` keys after the query (``j > i``) get ``-inf`` (masked);
+    with ``causal=False`` the distance is ``|i - j|``. Queries are the last
+    ``q_len`` positions of the ``k_len`` keys (``k_len`` defaults to ``q_len``).
+    """
+    slopes = alibi_slopes(n_heads)
+    for name, value in (("q_len", q_len), ("k_len", q_len if k_len is None else k_len)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    k_len = q_len if k_len is None else k_len
+    if q_len > k_len:
+        raise ValueError(f"q_len ({q_len}) cannot exceed k_len ({k_len}): queries are the last keys")
+    qi = np.arange(k_len - q_len, k_len)[:, None]
+    kj = np.arange(k_len)[None, :]
+    distance = (qi - kj).astype(np.float64)
+    if causal:
+        bias = -slopes[:, None, None] * distance[None]
+        return np.where(distance[None] < 0, -np.inf, bias)
+    return -slopes[:, None, None] * np.abs(distance)[None]
 
 
 # --------------------------------------------------------------------------
