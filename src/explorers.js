@@ -107,6 +107,17 @@
     },
   };
 
+  compute.rope = function (v) {
+    var ref = wavelengths(v.d_model, 10000), raised = wavelengths(v.d_model, v.base);
+    var interp = ref.map(function (l) { return l * v.scale; });
+    function above(xs) { return xs.filter(function (l) { return l > v.length; }).length; }
+    return {
+      i: range(0, ref.length - 1), reference: ref, raised: raised, interpolated: interp,
+      length: v.length, target: v.length * v.scale,
+      unseen_reference: above(ref), unseen_raised: above(raised), unseen_interpolated: above(interp),
+    };
+  };
+
   // ------------------------------------------------------------ drawing
   function niceTicks(lo, hi, n) {
     var span = hi - lo, raw = span / n, mag = Math.pow(10, Math.floor(Math.log10(raw)));
@@ -273,6 +284,24 @@
       return "Four sine-cosine pairs turning by k=" + v.k + " on the unit circle, and the dot product " +
         data.dot_k.toFixed(2) + " on the curve of all offsets.";
     },
+  };
+
+  draw.rope = function (ctx, W, H, v) {
+    var data = compute.rope(v);
+    var p = new Panel(ctx, { x: 60, y: 26, w: W - 80, h: H - 74 }, [0, data.i.length - 1], [1, 1e10],
+      { logy: true, xlabel: "pair i", ylabel: "wavelength (positions)",
+        title: "pairs slower than L=" + v.length + ": base 10,000: " + data.unseen_reference + ", base " + g3(v.base) +
+          ": " + data.unseen_raised + ", \u00d7" + v.scale + " interpolation: " + data.unseen_interpolated + " of " + data.i.length });
+    p.hline(data.length, COLORS[2], [2, 3]);
+    p.hline(data.target, COLORS[3], [8, 3, 2, 3]);
+    p.line(data.i, data.reference, "#888", { width: 2 });
+    p.line(data.i, data.raised, COLORS[0], { width: 2 });
+    p.line(data.i, data.interpolated, COLORS[1], { width: 2, dash: [6, 4] });
+    legend(ctx, p.box.x + 10, p.box.y + 12, [["base 10,000 (as trained)", "#888"], ["raised base", COLORS[0]],
+      ["interpolated positions", COLORS[1], [6, 4]], ["train length L", COLORS[2], [2, 3]],
+      ["target length (scale \u00d7 L)", COLORS[3], [8, 3, 2, 3]]]);
+    return "RoPE wavelengths for head dimension " + v.d_model + ": " + data.unseen_raised + " pairs slower than L with base " +
+      g3(v.base) + ", " + data.unseen_interpolated + " with interpolation by " + v.scale + ".";
   };
 
   // ------------------------------------------------------------ widgets

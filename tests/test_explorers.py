@@ -8,7 +8,8 @@ import pytest
 import explorers
 import posenc
 
-EXPLORERS = [explorers.FormulaExplorer, explorers.BaseExplorer, explorers.OffsetExplorer]
+EXPLORERS = [explorers.FormulaExplorer, explorers.BaseExplorer, explorers.OffsetExplorer,
+             explorers.RopeScalingExplorer]
 PNG = b"\x89PNG"
 
 
@@ -111,3 +112,15 @@ def test_display_bundle_has_live_widget_and_static_renderer(cls):
         widget = explorer.controls[control["name"]]
         assert (control["min"], control["max"], control["value"]) == (widget.min, widget.max, widget.value)
     assert "window.posencExplorers" in page  # the renderer travels with the output
+
+
+def test_rope_scaling_data():
+    data = explorers.rope_scaling_data(base=500000.0, scale=4, d_model=128, length=2048)
+    np.testing.assert_allclose(data["interpolated"], 4 * posenc.wavelengths(128))
+    np.testing.assert_array_equal(data["raised"], posenc.wavelengths(128, 500000.0))
+    # both ways of extending context leave more pairs slower than the training length
+    assert data["unseen_raised"] > data["unseen_reference"]
+    assert data["unseen_interpolated"] > data["unseen_reference"]
+    # interpolation stretches every pair by the same factor; a raised base mostly the slow ones
+    stretch = data["raised"] / data["reference"]
+    assert stretch[0] == pytest.approx(1.0) and stretch[-1] > 40
