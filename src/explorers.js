@@ -118,6 +118,49 @@
     };
   };
 
+  // Round a double to a binary format with `bits` significand bits (incl. the
+  // implicit one), minimum normal exponent `emin` and largest finite `max`,
+  // to nearest, ties to even: what float16 / bfloat16 / float32 arithmetic does.
+  function roundTo(x, bits, emin, max) {
+    if (!isFinite(x) || x === 0) return x;
+    var a = Math.abs(x), e = Math.floor(Math.log2(a));
+    if (Math.pow(2, e) > a) e -= 1;
+    if (Math.pow(2, e + 1) <= a) e += 1;
+    var ulp = Math.pow(2, Math.max(e, emin) - (bits - 1)), y = x / ulp, r = Math.round(y);
+    if (Math.abs(y - Math.trunc(y)) === 0.5) r = 2 * Math.round(y / 2);
+    r *= ulp;
+    return Math.abs(r) > max ? (r > 0 ? Infinity : -Infinity) : r;
+  }
+  var FORMATS = {
+    float32: function (x) { return Math.fround(x); },
+    float16: function (x) { return roundTo(x, 11, -14, 65504); },
+    bfloat16: function (x) { return roundTo(x, 8, -126, 3.3895313892515355e38); },
+  };
+  function twoProduct(a, b) {  // a * b = hi + lo exactly (Dekker / Veltkamp)
+    var hi = a * b, s = 134217729;
+    var a1 = a * s - (a * s - a), a2 = a - a1, b1 = b * s - (b * s - b), b2 = b - b1;
+    return [hi, a2 * b2 - (((hi - a1 * b1) - a2 * b1) - a1 * b2)];
+  }
+  compute.precision = function (v) {
+    var p = Math.round(v.position), w = frequencies(v.d_model, v.base), errors = {}, collides = [];
+    Object.keys(FORMATS).forEach(function (name) {
+      var f = FORMATS[name], err = [], same = true;
+      for (var i = 0; i < w.length; i++) {
+        var wf = f(w[i]), got = f(f(p) * wf), next = f(f(p + 1) * wf);
+        if (got !== next) same = false;
+        if (!isFinite(got)) { err.push(NaN); continue; }
+        var exact = twoProduct(p, w[i]);  // the float64 frequency, product kept exact
+        var diff = (got - exact[0]) - exact[1];
+        diff = ((diff + Math.PI) % TWO_PI + TWO_PI) % TWO_PI - Math.PI;
+        err.push(Math.abs(diff));
+      }
+      errors[name] = err;
+      if (same) collides.push(name);
+    });
+    return { i: range(0, w.length - 1), errors: errors, collides: collides,
+      unit_roundoff: { float32: Math.pow(2, -24), float16: Math.pow(2, -11), bfloat16: Math.pow(2, -8) } };
+  };
+
   // ------------------------------------------------------------ drawing
   function niceTicks(lo, hi, n) {
     var span = hi - lo, raw = span / n, mag = Math.pow(10, Math.floor(Math.log10(raw)));
@@ -302,6 +345,25 @@
       ["target length (scale \u00d7 L)", COLORS[3], [8, 3, 2, 3]]]);
     return "RoPE wavelengths for head dimension " + v.d_model + ": " + data.unseen_raised + " pairs slower than L with base " +
       g3(v.base) + ", " + data.unseen_interpolated + " with interpolation by " + v.scale + ".";
+  };
+
+  draw.precision = function (ctx, W, H, v) {
+    var data = compute.precision(v), p = Math.round(v.position);
+    var panel = new Panel(ctx, { x: 60, y: 26, w: W - 80, h: H - 74 }, [-0.5, data.i.length - 0.5], [1e-12, 10],
+      { logy: true, xlabel: "pair i", ylabel: "|angle error| (radians)",
+        title: "p = " + p.toLocaleString("en-US") + ", base " + g3(v.base) + ": p and p+1 get identical vectors in: " +
+          (data.collides.join(", ") || "none") });
+    panel.hline(Math.PI, "#666", [2, 3]);
+    ["float32", "float16", "bfloat16"].forEach(function (name, n) {
+      var ys = data.errors[name].map(function (e) { return Math.max(e, 1e-12); });
+      var xs = data.i.filter(function (_, j) { return isFinite(ys[j]); });
+      ys = ys.filter(function (y) { return isFinite(y); });
+      panel.line(xs, ys, COLORS[n], { width: 1 });
+      panel.points(xs, ys, COLORS[n], { r: 2 });
+    });
+    legend(ctx, panel.box.x + 10, panel.box.y + panel.box.h - 60, [["float32", COLORS[0]], ["float16", COLORS[1]],
+      ["bfloat16", COLORS[2]], ["\u03c0: the phase is lost", "#666", [2, 3]]]);
+    return "Angle error per pair at position " + p + "; identical vectors for p and p+1 in: " + (data.collides.join(", ") || "none") + ".";
   };
 
   // ------------------------------------------------------------ widgets

@@ -137,6 +137,32 @@ def rope_scaling_data(base: float, scale: int, d_model: int, length: int) -> dic
     }
 
 
+LOW_PRECISION = ("float32", "float16", "bfloat16")
+
+
+def precision_data(position: int, base: float, d_model: int) -> dict:
+    """Per-pair phase error of ``p * omega_i`` computed in each low-precision format.
+
+    Uses chapter 06's ``bug_zoo.phase_error`` (extended-precision reference,
+    wrapped to [0, pi]; NaN where the format overflowed). ``collides`` names
+    the formats in which positions ``p`` and ``p + 1`` get identical angles on
+    every pair, hence identical encoding vectors.
+    """
+    import torch
+
+    import bug_zoo
+
+    dtypes = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+    errors, collides = {}, []
+    for name in LOW_PRECISION:
+        errors[name] = bug_zoo.phase_error([position], d_model, base, dtypes[name])[0]
+        angles = bug_zoo.angles_in_dtype([position, position + 1], d_model, base, dtypes[name])
+        if np.array_equal(angles[0], angles[1]):
+            collides.append(name)
+    return {"i": np.arange((d_model + 1) // 2), "errors": errors, "collides": collides,
+            "unit_roundoff": {"float32": 2.0**-24, "float16": 2.0**-11, "bfloat16": 2.0**-8}}
+
+
 # --------------------------------------------------------------------------
 # The widget machinery shared by all explorers
 # --------------------------------------------------------------------------
@@ -446,3 +472,43 @@ class RopeScalingExplorer(Explorer):
             f"pairs slower than L={length} (no full turn in training): base 10,000: {data['unseen_reference']}, "
             f"base {base:.3g}: {data['unseen_raised']}, ×{scale} interpolation: {data['unseen_interpolated']} "
             f"of {data['i'].size}", fontsize=9)
+
+
+class PrecisionExplorer(Explorer):
+    """Chapter 06: the angle error of each pair when p * omega is computed in low precision."""
+
+    kind = "precision"
+    alt = ("Phase error of every pair's angle at the chosen position when computed in float32, "
+           "float16 and bfloat16, on a log scale, with the formats in which p and p+1 collide named")
+
+    def __init__(self, log_position=3.0, base=10000.0, d_model=64):
+        super().__init__(
+            position=widgets.FloatLogSlider(value=10**log_position, base=10, min=0, max=7.2, step=0.05,
+                                            description="position p", readout_format=".4g"),
+            base=widgets.FloatLogSlider(value=base, base=10, min=2, max=6, step=0.1,
+                                        description="base", readout_format=".3g"),
+            d_model=_int_slider("d_model", d_model, 8, 256, 8),
+        )
+
+    def build(self, fig):
+        self.ax = fig.subplots()
+        self.lines = {}
+        for n, name in enumerate(LOW_PRECISION):
+            (self.lines[name],) = self.ax.plot([], [], ".-", color=OKABE_ITO[n], ms=4, lw=1, label=name)
+        self.ax.axhline(np.pi, color="0.4", ls=":", label="π: the phase is lost")
+        self.ax.set(yscale="log", ylim=(1e-12, 10), xlabel="pair i", ylabel="|angle error| (radians)")
+        self.ax.legend(loc="lower left", fontsize=8)
+        self.animated = [*self.lines.values(), self.ax.title, self.ax.get_legend()]
+
+    def static_key(self, position, base, d_model):
+        return d_model  # the pair axis
+
+    def redraw(self, position, base, d_model):
+        p = int(round(position))
+        data = precision_data(p, base, d_model)
+        for name, line in self.lines.items():
+            # an exact angle has error 0, which a log axis cannot show: draw it at the floor
+            line.set_data(data["i"], np.maximum(data["errors"][name], 1e-12))
+        self.ax.set_xlim(-0.5, data["i"][-1] + 0.5)
+        same = ", ".join(data["collides"]) or "none"
+        self.ax.set_title(f"p = {p:,}, base {base:.3g}: p and p+1 get identical vectors in: {same}", fontsize=9)

@@ -9,7 +9,7 @@ import explorers
 import posenc
 
 EXPLORERS = [explorers.FormulaExplorer, explorers.BaseExplorer, explorers.OffsetExplorer,
-             explorers.RopeScalingExplorer]
+             explorers.RopeScalingExplorer, explorers.PrecisionExplorer]
 PNG = b"\x89PNG"
 
 
@@ -124,3 +124,12 @@ def test_rope_scaling_data():
     # interpolation stretches every pair by the same factor; a raised base mostly the slow ones
     stretch = data["raised"] / data["reference"]
     assert stretch[0] == pytest.approx(1.0) and stretch[-1] > 40
+
+
+def test_precision_data():
+    low = explorers.precision_data(100, 10000.0, 64)
+    assert low["collides"] == []
+    assert np.nanmax(low["errors"]["float32"]) < np.nanmax(low["errors"]["bfloat16"])
+    high = explorers.precision_data(4096, 10000.0, 64)
+    assert "float16" in high["collides"] and "bfloat16" in high["collides"] and "float32" not in high["collides"]
+    assert np.isnan(explorers.precision_data(100000, 10000.0, 64)["errors"]["float16"][0])  # overflow past 65504

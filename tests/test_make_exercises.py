@@ -38,7 +38,7 @@ def solution_lines(nb):
 
 
 def test_there_is_an_exercise_for_every_solution():
-    assert len(SOLUTIONS) == 5
+    assert len(SOLUTIONS) >= 5  # one per chapter
     assert sorted(p.name for p in (ROOT / "exercises").glob("*.ipynb")) == [p.name for p in SOLUTIONS]
 
 
