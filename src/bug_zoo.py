@@ -1,0 +1,366 @@
+"""Positional-encoding mistakes found in real code, each as a small function, with its fix.
+
+Chapter 06 shows every bug, the check that catches it and the fix. The buggy
+versions are written the way people write them; do not use them for anything
+else.
+
+====  ==========================================  =========================================
+bug   buggy                                       fixed
+====  ==========================================  =========================================
+1     ``doubled_exponent``                        ``posenc.sinusoidal``
+2     ``tutorial_recipe`` (odd ``d_model``)       ``recipe_fixed``
+3     ``cosine_own_frequency``                    ``posenc.sinusoidal``
+4     ``add_along_batch`` (batch-first input)     ``add_along_seq``
+5     ``ParameterTable`` + ``init_all_parameters``  ``posenc.SinusoidalPositionalEncoding``
+6     ``HalfAngleEncoding`` after ``.half()``     ``posenc.SinusoidalPositionalEncoding``
+====  ==========================================  =========================================
+
+The checks that catch them:
+
+* ``toeplitz_defect``: ``PE @ PE.T`` of a correct table depends on ``p - q``
+  only; this measures how far a table is from that.
+* ``rotation_residual``: how far ``PE(p + k)`` is from ``T(k) PE(p)`` with
+  ``posenc.rotation``; ``best_linear_residual``: how far it is from *any*
+  linear map of ``PE(p)``.
+* ``duplicate_rows``: how many positions share their vector with an earlier one.
+
+Precision (bug 6 in numbers): ``angles_in_dtype`` forms ``p * omega`` in a
+given torch dtype, ``phase_error`` compares it with the exact angle.
+
+Layout variants: ``VARIANTS``, ``variant_table``, ``identify_variant`` and
+``mystery_table`` (a table from a variant the caller is not told).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+from torch import nn
+
+import posenc
+
+__all__ = [
+    "doubled_exponent", "tutorial_recipe", "recipe_fixed", "cosine_own_frequency",
+    "seq_first_table", "add_along_batch", "add_along_seq", "ParameterTable",
+    "init_all_parameters", "HalfAngleEncoding", "low_precision_table",
+    "gram", "toeplitz_defect", "rotation_residual", "best_linear_residual", "duplicate_rows",
+    "TORCH_DTYPES", "angles_in_dtype", "phase_error",
+    "VARIANTS", "variant_table", "identify_variant", "mystery_table",
+]
+
+
+def _interleave(sin: torch.Tensor, cos: torch.Tensor, d_model: int) -> torch.Tensor:
+    out = torch.empty(sin.shape[0], 2 * sin.shape[1], dtype=sin.dtype)
+    out[:, 0::2], out[:, 1::2] = sin, cos
+    return out[:, :d_model]
+
+
+# --------------------------------------------------------------------------
+# Bug 1: the doubled exponent
+# --------------------------------------------------------------------------
+
+def doubled_exponent(n, d_model, base=10000.0) -> np.ndarray:
+    """Bug 1. Loops over channels ``c = 0, 2, 4, ...`` and still writes ``2 * c / d``.
+
+    ``c`` already is ``2i``, so pair ``i`` gets ``base ** (-4i/d)``: the
+    frequency of pair ``2i``. Right shape, values in [-1, 1], wrong numbers.
+    Fix: ``posenc.sinusoidal`` (or ``c // 2`` in the exponent).
+    """
+    pe = np.zeros((n, d_model))
+    position = np.arange(n, dtype=np.float64)
+    for c in range(0, d_model, 2):
+        angle = position / base ** (2 * c / d_model)
+        pe[:, c] = np.sin(angle)
+        if c + 1 < d_model:
+            pe[:, c + 1] = np.cos(angle)
+    return pe
+
+
+# --------------------------------------------------------------------------
+# Bug 2: the tutorial recipe and odd d_model (and its float32 angles)
+# --------------------------------------------------------------------------
+
+def tutorial_recipe(n, d_model, base=10000.0, dtype=torch.float32) -> torch.Tensor:
+    """Bug 2 (and bug 6 with ``dtype=torch.float16``): the common torch recipe.
+
+    Every step runs in ``dtype``. For odd ``d_model >= 3`` there is one more
+    sine column than cosine columns, and ``pe[:, 1::2] = cos(...)`` raises a
+    ``RuntimeError`` (a shape mismatch; at width 1 the cosine broadcasts into
+    an empty slice). In float32 the angles are off by up to a few times
+    ``p * omega * 6e-8`` radians.
+    """
+    pe = torch.zeros(n, d_model, dtype=dtype)
+    position = torch.arange(n, dtype=dtype).unsqueeze(1)
+    div_term = torch.exp(torch.arange(0, d_model, 2, dtype=dtype) * (-math.log(base) / d_model))
+    pe[:, 0::2] = torch.sin(position * div_term)
+    pe[:, 1::2] = torch.cos(position * div_term)
+    return pe
+
+
+def recipe_fixed(n, d_model, base=10000.0) -> torch.Tensor:
+    """Bug 2 fixed: the cosine is cut to the ``d_model // 2`` odd columns.
+
+    The angles are formed in float64 and only the result is rounded to
+    float32, which also removes the recipe's precision loss (within 1e-7 of
+    ``posenc`` for positions below about 10**7).
+    """
+    pe = torch.zeros(n, d_model, dtype=torch.float64)
+    position = torch.arange(n, dtype=torch.float64).unsqueeze(1)
+    div_term = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float64) * (-math.log(base) / d_model))
+    pe[:, 0::2] = torch.sin(position * div_term)
+    pe[:, 1::2] = torch.cos(position * div_term)[:, : d_model // 2]
+    return pe.float()
+
+
+# --------------------------------------------------------------------------
+# Bug 3: the cosine with its own frequency
+# --------------------------------------------------------------------------
+
+def cosine_own_frequency(n, d_model, base=10000.0) -> np.ndarray:
+    """Bug 3. Channel ``j`` uses ``base ** (-j / d)``: the cosine of pair ``i``
+    (channel ``2i + 1``) gets exponent ``(2i + 1)/d``, not its sine's ``2i/d``.
+
+    A sine and a cosine of different frequencies are not a point on a circle:
+    no rotation maps ``PE(p)`` to ``PE(p + k)``. Fix: ``posenc.sinusoidal``.
+    """
+    position = np.arange(n, dtype=np.float64)[:, None]
+    channel = np.arange(d_model)
+    angle = position / base ** (channel / d_model)
+    return np.where(channel % 2 == 0, np.sin(angle), np.cos(angle))
+
+
+# --------------------------------------------------------------------------
+# Bug 4: the encoding added along the batch axis
+# --------------------------------------------------------------------------
+
+def seq_first_table(max_len, d_model) -> torch.Tensor:
+    """The table shaped ``(max_len, 1, d_model)``, for inputs laid out (seq, batch, d_model)."""
+    return torch.from_numpy(posenc.sinusoidal(max_len, d_model, dtype=np.float32)).unsqueeze(1)
+
+
+def add_along_batch(x: torch.Tensor, pe: torch.Tensor) -> torch.Tensor:
+    """Bug 4. ``x + pe[:x.size(0)]`` with a seq-first table, given a batch-first ``x``.
+
+    For ``x`` of shape (batch, seq, d), ``pe[:batch]`` has shape (batch, 1, d)
+    and broadcasts over the sequence: every token of sequence ``b`` gets
+    ``PE(b)``. No error for any batch size up to ``max_len``.
+    """
+    return x + pe[: x.size(0)]
+
+
+def add_along_seq(x: torch.Tensor, pe: torch.Tensor) -> torch.Tensor:
+    """Bug 4 fixed: take ``seq`` rows and put them on the sequence axis of a batch-first ``x``."""
+    return x + pe[: x.size(1)].transpose(0, 1)
+
+
+# --------------------------------------------------------------------------
+# Bug 5: the table overwritten by weight initialisation
+# --------------------------------------------------------------------------
+
+class ParameterTable(nn.Module):
+    """Bug 5. The fixed table stored as ``nn.Parameter(..., requires_grad=False)``.
+
+    ``requires_grad=False`` keeps the optimiser away, but the table is still
+    in ``model.parameters()``, so a model-wide initialisation overwrites it.
+    Fix: a buffer (``posenc.SinusoidalPositionalEncoding``).
+    """
+
+    def __init__(self, max_len, d_model):
+        super().__init__()
+        table = torch.from_numpy(posenc.sinusoidal(max_len, d_model, dtype=np.float32))
+        self.pe = nn.Parameter(table, requires_grad=False)
+
+    def forward(self, x):
+        return x + self.pe[: x.shape[1]]
+
+
+def init_all_parameters(model: nn.Module, std=0.02) -> None:
+    """A model-wide initialisation: every parameter from N(0, std**2), frozen or not."""
+    for p in model.parameters():
+        nn.init.normal_(p, std=std)
+
+
+# --------------------------------------------------------------------------
+# Bug 6: angles in half precision
+# --------------------------------------------------------------------------
+
+class HalfAngleEncoding(nn.Module):
+    """Bug 6. Builds the table on the fly in the dtype of its frequency buffer.
+
+    After ``model.half()`` (or ``.to(torch.bfloat16)``) the buffer, the
+    positions and the angles ``p * omega`` are all half precision: float16
+    holds consecutive integers only up to 2048, bfloat16 up to 256, so
+    distinct positions get identical vectors. Fix: compute the table in
+    float32 or float64 and cast the result (``posenc.SinusoidalPositionalEncoding``).
+    """
+
+    def __init__(self, d_model, base=10000.0):
+        super().__init__()
+        self.d_model = d_model
+        self.register_buffer("inv_freq", torch.from_numpy(posenc.frequencies(d_model, base)).float())
+
+    def forward(self, x):
+        t = torch.arange(x.shape[1], dtype=self.inv_freq.dtype)
+        angles = torch.outer(t, self.inv_freq)
+        return x + _interleave(torch.sin(angles), torch.cos(angles), self.d_model).to(x.dtype)
+
+
+def low_precision_table(positions, d_model, base=10000.0, dtype=torch.float16) -> np.ndarray:
+    """Bug 6 as a table: positions, frequencies and angles all in ``dtype``; float64 result.
+
+    ``dtype=torch.float32`` is the common recipe's precision.
+    """
+    angles = torch.from_numpy(angles_in_dtype(positions, d_model, base, dtype))
+    table = _interleave(torch.sin(angles.to(dtype)), torch.cos(angles.to(dtype)), d_model)
+    return table.double().numpy()
+
+
+# --------------------------------------------------------------------------
+# Precision
+# --------------------------------------------------------------------------
+
+TORCH_DTYPES = {"float64": torch.float64, "float32": torch.float32,
+                "float16": torch.float16, "bfloat16": torch.bfloat16}
+
+_TWO_PI = np.longdouble("6.283185307179586476925286766559005768394")
+
+
+def angles_in_dtype(positions, d_model, base=10000.0, dtype=torch.float32) -> np.ndarray:
+    """``p * omega_i`` as code computes it in ``dtype``: ``p`` and ``omega_i`` rounded
+    to ``dtype``, their product rounded again. Returned as float64, shape (n, pairs);
+    values beyond the dtype's range are ``inf``.
+    """
+    omega = torch.from_numpy(posenc.frequencies(d_model, base)).to(dtype)
+    p = torch.as_tensor(np.asarray(positions, dtype=np.float64)).to(dtype)
+    return torch.outer(p, omega).double().numpy()
+
+
+def phase_error(positions, d_model, base=10000.0, dtype=torch.float32) -> np.ndarray:
+    """|angle computed in ``dtype`` - exact angle|, wrapped to [0, pi], shape (n, pairs).
+
+    The exact angle is formed in extended precision (long double, 64-bit
+    mantissa) and compared modulo 2 pi; NaN where the dtype overflowed.
+    """
+    positions = np.asarray(positions)
+    got = angles_in_dtype(positions, d_model, base, dtype)
+    i = np.arange((d_model + 1) // 2, dtype=np.longdouble)
+    exact = positions.astype(np.longdouble)[:, None] * np.power(np.longdouble(base), -2 * i / d_model)[None, :]
+    with np.errstate(invalid="ignore"):
+        diff = np.mod(got.astype(np.longdouble) - exact + _TWO_PI / 2, _TWO_PI) - _TWO_PI / 2
+    return np.abs(diff).astype(np.float64)
+
+
+# --------------------------------------------------------------------------
+# Checks
+# --------------------------------------------------------------------------
+
+def _as_float64(table) -> np.ndarray:
+    if isinstance(table, torch.Tensor):
+        table = table.detach().double().numpy()
+    return np.asarray(table, dtype=np.float64)
+
+
+def gram(table) -> np.ndarray:
+    """``PE @ PE.T``: entry (p, q) is the dot product of the vectors of positions p and q."""
+    table = _as_float64(table)
+    return table @ table.T
+
+
+def toeplitz_defect(table) -> float:
+    """Largest spread (max - min) along any diagonal of ``PE @ PE.T``, relative to
+    the mean squared norm of the rows (``d/2`` for a correct table).
+
+    A correct sinusoidal table of even width gives ``sum_i cos((p - q) omega_i)``,
+    the same on each diagonal ``p - q = const``: the defect is 0 up to rounding.
+    (For odd width the lone last sine adds ``sin(p w) sin(q w)``, which is not.)
+    """
+    g = gram(table)
+    n = g.shape[0]
+    spread = max(np.ptp(np.diagonal(g, k)) for k in range(-(n - 1), n))
+    return float(spread / np.mean(np.diag(g)))
+
+
+def rotation_residual(table, k=1, base=10000.0) -> float:
+    """max over p of ``|PE(p + k) - T(k) PE(p)|`` with ``T(k) = posenc.rotation(k, d)``.
+
+    ``table`` holds positions 0, 1, 2, ... in rows, interleaved layout, even ``d``.
+    """
+    table = _as_float64(table)
+    t = posenc.rotation(k, table.shape[1], base)
+    return float(np.abs(table[k:] - table[:-k] @ t.T).max())
+
+
+def best_linear_residual(table, k=1) -> float:
+    """Relative residual of the best linear map (least squares) from ``PE(p)`` to ``PE(p + k)``.
+
+    0 up to rounding for any sinusoidal table whatever its frequencies; clearly
+    positive when no linear map exists.
+    """
+    table = _as_float64(table)
+    before, after = table[:-k], table[k:]
+    m, *_ = np.linalg.lstsq(before, after, rcond=None)
+    return float(np.linalg.norm(before @ m - after) / np.linalg.norm(after))
+
+
+def duplicate_rows(table) -> int:
+    """How many rows are exact copies of an earlier row (positions that collide)."""
+    table = _as_float64(table)
+    return int(table.shape[0] - np.unique(table, axis=0).shape[0])
+
+
+# --------------------------------------------------------------------------
+# Layout variants
+# --------------------------------------------------------------------------
+
+VARIANTS = ("interleaved", "concatenated", "cos_first", "fairseq")
+VARIANT_NOTES = {
+    "interleaved": "sin, cos, sin, cos, ... with omega_i = base**(-2i/d) (the paper)",
+    "concatenated": "all sines, then all cosines, same omega_i (tensor2tensor)",
+    "cos_first": "all cosines, then all sines, same omega_i (some diffusion codebases)",
+    "fairseq": "all sines, then all cosines, omega_i = base**(-i/(h-1)), h = d/2",
+}
+
+
+def variant_table(positions, d_model, variant, base=10000.0) -> np.ndarray:
+    """The float64 table of one of ``VARIANTS``; ``cos_first`` and ``fairseq`` need even ``d_model >= 4``."""
+    if variant not in VARIANTS:
+        raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+    if variant in ("interleaved", "concatenated"):
+        return posenc.sinusoidal(positions, d_model, base, layout=variant)
+    if d_model % 2 or d_model < 4:
+        raise ValueError(f"variant {variant!r} needs an even d_model >= 4, got {d_model}")
+    h = d_model // 2
+    if variant == "cos_first":
+        table = posenc.sinusoidal(positions, d_model, base, layout="concatenated")
+        return np.concatenate([table[:, h:], table[:, :h]], axis=1)
+    omega = base ** (-np.arange(h) / (h - 1))
+    if isinstance(positions, (int, np.integer)):
+        positions = np.arange(positions)
+    angle = np.outer(np.asarray(positions, dtype=np.float64), omega)
+    return np.concatenate([np.sin(angle), np.cos(angle)], axis=1)
+
+
+def identify_variant(table, base=10000.0, atol=1e-4) -> str:
+    """Which of ``VARIANTS`` produced ``table`` (rows = positions 0, 1, 2, ...)?
+
+    Builds every candidate of the same shape and returns the one that matches
+    within ``atol``; raises ``ValueError`` if none does.
+    """
+    table = _as_float64(table)
+    n, d = table.shape
+    for variant in VARIANTS:
+        try:
+            candidate = variant_table(n, d, variant, base)
+        except ValueError:
+            continue
+        if np.allclose(table, candidate, rtol=0, atol=atol):
+            return variant
+    raise ValueError(f"the table of shape {table.shape} matches none of {VARIANTS} at base {base:g}")
+
+
+def mystery_table(number, n=64, d_model=32) -> np.ndarray:
+    """A table from a variant the caller is not told (chosen by ``number``), float32."""
+    variant = VARIANTS[(7 * int(number) + 3) % len(VARIANTS)]
+    return variant_table(n, d_model, variant).astype(np.float32)
