@@ -1060,3 +1060,286 @@ _add(Function("05.7", "token + position embedding layer", _TokenPositionEmbeddin
     (_layer_mistake("clamped"), "from some position on, every position gets the same vector: are positions clamped "
                                 "to a max_len? A fixed encoding needs no length limit."),
 ]))
+
+
+# ---- Chapter 06: precision and implementations -----------------------------
+# (appended as one block; uses bug_zoo, the chapter's collection of real bugs)
+
+import bug_zoo  # noqa: E402
+
+_FORMATS_06 = ["float64", "float32", "float16", "bfloat16"]
+
+
+def _first_inexact_integer(dtype):
+    """The smallest non-negative integer that ``dtype`` cannot hold exactly."""
+    bits = round(-math.log2(torch.finfo(dtype).eps)) + 1
+    candidates = torch.arange(2 ** bits - 4, 2 ** bits + 4, dtype=torch.float64)
+    exact = candidates.to(dtype).double() == candidates
+    return int(candidates[~exact][0].item())
+
+
+_add(Numeric("06.1", "first integer bfloat16 cannot hold", lambda: _first_inexact_integer(torch.bfloat16),
+             integer=True, mistakes=[
+    (lambda: _first_inexact_integer(torch.bfloat16) - 1, "that one is still exact (a power of two); the next integer is the first that is not."),
+    (lambda: _first_inexact_integer(torch.float16), "that is float16's (11 significant bits); bfloat16 keeps only 8."),
+    (lambda: _first_inexact_integer(torch.float32), "that is float32's (24 significant bits); bfloat16 keeps only 8."),
+]))
+
+
+def _ch06_first_collision():
+    for letter, name in zip("ABCD", _FORMATS_06):
+        rows = bug_zoo.low_precision_table([1000, 1001], 64, dtype=bug_zoo.TORCH_DTYPES[name])
+        if np.array_equal(rows[0], rows[1]):
+            return letter
+    return "E"
+
+
+_add(Choice("06.2", "positions 1000 and 1001", "ABCDE", _ch06_first_collision(), {
+    "A": "float64 holds every integer up to 2^53 exactly.",
+    "B": "float32 holds every integer up to 2^24 = 16,777,216 exactly.",
+    "C": "float16 holds every integer up to 2048, so 1000 and 1001 stay distinct and so do their angles.",
+    "D": "bfloat16 keeps 8 significant bits: between 512 and 1024 it holds only multiples of 4.",
+    "E": "one of the formats has too few significant bits for positions near 1000.",
+}))
+
+
+def _ch06_collisions(n=20000, dtype=torch.float16):
+    positions = torch.arange(n, dtype=torch.float64)
+    return int(n - len(torch.unique(positions.to(dtype))))
+
+
+_add(Numeric("06.3", "float16 collisions below 20,000", _ch06_collisions, integer=True, mistakes=[
+    (lambda: 20000 - _ch06_collisions(), "that is the number of distinct vectors; the question asks how many positions lose their own."),
+    (lambda: _ch06_collisions(dtype=torch.bfloat16), "that is the bfloat16 count; the question is about float16."),
+    (lambda: 20000 - 2049, "not every position above 2048 collides: the spacing of float16 numbers is 2 up to 4096, "
+                           "4 up to 8192, and so on, so some positions above 2048 keep their own vector."),
+    (lambda: 0, "float16 holds every integer only up to 2048; above it, positions round onto each other."),
+]))
+
+
+def _half_table(positions, d):
+    return posenc.sinusoidal(positions, d, dtype=np.float32).astype(np.float16)
+
+
+def _collides(out, case):
+    """True when distinct positions got identical rows (angles computed in half precision)."""
+    positions = np.asarray(case.args[0])
+    return (isinstance(out, np.ndarray) and out.ndim == 2 and out.shape[0] == len(positions)
+            and len(np.unique(positions)) == len(positions) and bug_zoo.duplicate_rows(out) > 0
+            and bug_zoo.duplicate_rows(posenc.sinusoidal(positions, case.args[1])) == 0)
+
+
+def _float32_blur(out, case):
+    """True when the error grows with the position, as with angles formed in float32."""
+    positions, d = np.asarray(case.args[0]), case.args[1]
+    if not isinstance(out, np.ndarray) or out.shape != (len(positions), d):
+        return False
+    err = np.abs(out.astype(np.float64) - posenc.sinusoidal(positions, d)).max(axis=1)
+    return err.max() > 3e-4 and bool(np.all(err <= 5e-4 + 1e-6 * np.abs(positions)))
+
+
+def _half_blur(out, case):
+    """True when the error stays within what angles formed in float16 give (about 3 u p, u = 2^-11)."""
+    positions, d = np.asarray(case.args[0]), case.args[1]
+    if not isinstance(out, np.ndarray) or out.shape != (len(positions), d):
+        return False
+    err = np.abs(out.astype(np.float64) - posenc.sinusoidal(positions, d)).max(axis=1)
+    return err.max() > 3e-4 and bool(np.all(err <= 2e-3 + 1.5e-3 * np.abs(positions)))
+
+
+HALF_HINT = ("your angles p·ω seem to be computed in half precision: they are off by about p·1e-3 "
+             "radians, and positions above 2048 round onto each other. Form the angles in float64 (or use posenc) "
+             "and convert only the finished table with .astype(np.float16).")
+
+_add(Function("06.4", "an accurate float16 table", _half_table,
+              lambda rng: _pe_cases(rng, n_cases=20, max_pos=60000, max_n=100),
+              _reference_verifier(lambda positions, d: posenc.sinusoidal(positions, d), dtype=np.float16, atol=3e-4),
+              mistakes=[
+    (_collides, HALF_HINT),
+    (_float32_blur, FLOAT32_HINT),
+    (_half_blur, HALF_HINT),
+    (_like(lambda p, d: _table(p, d, layout="concatenated"), atol=1e-3), CONCAT_HINT),
+]))
+
+
+_MYSTERY_06 = 2
+_VARIANT_LETTERS_06 = dict(zip(bug_zoo.VARIANTS, "ABCD"))
+
+_add(Choice("06.5", "which variant made this table", "ABCD",
+            _VARIANT_LETTERS_06[bug_zoo.identify_variant(bug_zoo.mystery_table(_MYSTERY_06))], {
+    "A": "row 0 of an interleaved table alternates 0, 1, 0, 1, ...: look at row 0.",
+    "B": "the row-0 pattern fits, but check the slowest frequency: read it off row 1 with atan2(last sine, last cosine).",
+    "C": "with the cosines first, row 0 starts with ones (cos 0 = 1): look at row 0.",
+    "D": "fairseq's slowest frequency is exactly 1/base; measure it from row 1 with atan2(last sine, last cosine).",
+}))
+
+_add(Choice("06.6", "what the doubled exponent passes", "ABCDE", "ABE", {
+    "C": "pair i runs at the frequency of pair 2i, so the table differs from posenc by up to 2.",
+    "D": "pair d/4 gets base^(-4(d/4)/d) = 1/base = 1e-4, not 0.01.",
+}))
+
+
+def _own_frequency(positions, d, base=10000.0):
+    """Bug 3 for arbitrary positions: channel j uses base^(-j/d)."""
+    angle = np.outer(np.asarray(positions, dtype=np.float64), base ** (-np.arange(d) / d))
+    return np.where(np.arange(d) % 2 == 0, np.sin(angle), np.cos(angle))
+
+
+_add(Function("06.7", "fix the buggy table", lambda positions, d: posenc.sinusoidal(positions, d),
+              lambda rng: _pe_cases(rng, n_cases=20, max_pos=10**6, max_n=80),
+              _reference_verifier(lambda positions, d: posenc.sinusoidal(positions, d), atol=1e-8),
+              mistakes=[
+    (_like(_own_frequency), "the cosine of pair i still uses the exponent (2i+1)/d: both channels of a pair "
+                            "share ω_i = base^(-2i/d)."),
+    (_like(lambda p, d: _table(p, d, _doubled_omega(d))), DOUBLED_HINT),
+    (_like(lambda p, d: _table(p, d, swap=True)), SWAP_HINT),
+    (_like(lambda p, d: _table(p, d, layout="concatenated")), CONCAT_HINT),
+    (_error_grows_with_position, FLOAT32_HINT),
+]))
+
+
+def _add_batch_first(x):
+    x = np.asarray(x)
+    return x + posenc.sinusoidal(x.shape[1], x.shape[2])[None]
+
+
+def _batch_first_cases(rng):
+    cases = []
+    shapes = [(4, 10, 8), (1, 12, 6), (7, 7, 16), (3, 5, 7), (10, 3, 4), (1, 1, 1), (2, 40, 33)]
+    for k in range(16):
+        batch, seq, d = shapes[k] if k < len(shapes) else (int(rng.integers(1, 9)), int(rng.integers(1, 60)),
+                                                             int(rng.integers(1, 70)))
+        note = "batch 1" if batch == 1 else ("batch equals seq" if batch == seq else "")
+        cases.append(Case((rng.normal(size=(batch, seq, d)),),
+                          f"x of shape (batch, seq, d_model) = ({batch}, {seq}, {d})", note=note))
+    return cases
+
+
+def _along_batch(x):
+    """Bug 4: sequence b gets PE(b) at every position."""
+    return x + posenc.sinusoidal(x.shape[0], x.shape[2])[:, None, :]
+
+
+_add(Function("06.8", "add positions to a batch-first input", _add_batch_first, _batch_first_cases,
+              _reference_verifier(_add_batch_first, atol=1e-8), mistakes=[
+    (_like(_along_batch), "you added PE(b) to every token of sequence b: the positions run along axis 1 "
+                          "(seq), and every sequence of the batch gets the same PE[:seq]."),
+    (_like(lambda x: x + posenc.sinusoidal(1, x.shape[2])[None]), "every token got PE(0): take seq rows of the table, "
+                                                                  "one per position."),
+    (_like(lambda x: x + _table(np.arange(x.shape[1]), x.shape[2], layout="concatenated")[None]), CONCAT_HINT),
+    (_like(lambda x: np.broadcast_to(posenc.sinusoidal(x.shape[1], x.shape[2]), x.shape)),
+     "you returned the encoding alone; add it to x."),
+]))
+
+
+# ---- Chapter 07: rotary embeddings (RoPE) and ALiBi ------------------------
+# (appended as one block)
+
+_add(Choice("07.1", "why the RoPE score depends on s - p", "ABCD", "A", {
+    "B": "the fastest pair turns a whole radian per position; nothing about RoPE needs small angles.",
+    "C": "RoPE adds nothing to queries, keys or tokens: it only rotates queries and keys.",
+    "D": "rotations do keep norms, but that alone says nothing about which positions the score depends on; "
+         "the composition rule T(p)ᵀ T(s) = T(s - p) does.",
+}))
+
+
+def _rope_one(x, p, layout="interleaved"):
+    return posenc.apply_rope(np.asarray(x, dtype=np.float64)[None], [p], layout=layout)[0]
+
+
+def _rope_with(x, p, omega, layout="interleaved"):
+    """RoPE of one vector with arbitrary frequencies ``omega`` (models of mistakes)."""
+    x = np.asarray(x, dtype=np.float64)
+    h = x.shape[0] // 2
+    angle = p * np.asarray(omega[:h], dtype=np.float64)
+    c, s = np.cos(angle), np.sin(angle)
+    a, b = (x[0::2], x[1::2]) if layout == "interleaved" else (x[:h], x[h:])
+    ra, rb = a * c - b * s, a * s + b * c
+    if layout == "interleaved":
+        return np.stack([ra, rb], -1).reshape(-1)
+    return np.concatenate([ra, rb])
+
+
+def _rope_cases(rng):
+    widths = [2, 4, 8, 64, 6, 128, 10, 16]
+    fixed_p = [0, 1, 5, 1000, 123_456, 7, 999_999, 3]
+    cases = []
+    for k in range(24):
+        d = widths[k] if k < len(widths) else 2 * int(rng.integers(1, 100))
+        p = fixed_p[k] if k < len(fixed_p) else int(rng.integers(0, 10**6))
+        layout = "concatenated" if k % 3 == 2 else "interleaved"
+        cases.append(Case((rng.normal(size=d), p, layout), f"d = {d}, p = {p:,}, layout = {layout!r}"))
+    return cases
+
+
+def _rope_float32(out, case):
+    """True when the error grows with the position like float32 angles (about p·6e-8 radians)."""
+    x, p, layout = case.args
+    if not isinstance(out, np.ndarray) or out.shape != x.shape:
+        return False
+    err = np.abs(out.astype(np.float64) - _rope_one(x, p, layout)).max()
+    return 1e-8 < err <= (1e-5 + 3e-7 * abs(p)) * np.abs(x).max()
+
+
+_add(Function("07.2", "RoPE for one vector, both layouts", _rope_one, _rope_cases,
+              lambda out, case: _verify_array(out, _rope_one(*case.args), atol=1e-8),
+              call=lambda f, x, p, layout: f(x, p, layout=layout), mistakes=[
+    (_like(lambda x, p, layout: _rope_one(x, -p, layout)),
+     "you rotated by -p·ω_i: the rotated pair is (x_a cos - x_b sin, x_a sin + x_b cos)."),
+    (_like(lambda x, p, layout: _rope_with(x, p, _doubled_omega(len(x)), layout)), DOUBLED_HINT),
+    (_like(lambda x, p, layout: _rope_one(x, p) if layout == "concatenated" else None),
+     "for layout='concatenated' pair i is channels (i, i + d/2); you paired neighbouring channels."),
+    (_like(lambda x, p, layout: _rope_one(x, p, "concatenated") if layout == "interleaved" else None),
+     "for layout='interleaved' pair i is channels (2i, 2i+1); you used the half-split pairs (i, i + d/2)."),
+    (_rope_float32, FLOAT32_HINT),
+]))
+
+_add(Numeric("07.3", "ALiBi slope of head 3 of 16", lambda: posenc.alibi_slopes(16)[2], mistakes=[
+    (lambda: 2.0 ** -3, "that is 2^(-h), the rule for 8 heads; for n heads the slopes are 2^(-8h/n)."),
+    (lambda: posenc.alibi_slopes(16)[1], "heads are counted from h = 1 (the first slope is 2^(-8/n)), so head 3 has h = 3."),
+    (lambda: posenc.alibi_slopes(16)[3], "that is head 4; head 3 has h = 3 in 2^(-8h/n)."),
+    (lambda: 2.0 ** (-3 / 16), "the exponent is -8h/n: the factor 8 is missing."),
+]))
+
+_add(Choice("07.4", "equal RoPE scores", "ABCDE", "ABD", {
+    "C": "the offsets are +7 and -7, and T(7) ≠ T(-7): RoPE, unlike PE(p)·PE(s), can tell ahead from behind.",
+    "E": "the offsets are 2 and 4; RoPE depends on the difference s - p, not on the ratio.",
+}))
+
+_add(Numeric("07.5", "position-interpolation factor", lambda: 4096 / 16384, mistakes=[
+    (lambda: 16384 / 4096, "that stretches positions further out; interpolation squeezes the new positions "
+                           "into the trained range: multiply by L_train / L_new."),
+    (lambda: 16384 - 4096, "the factor is a ratio of the two lengths, not their difference."),
+    (lambda: 1 / 16384, "that is 1 / L_new, which would squeeze every position into [0, 1); the factor is L_train / L_new."),
+]))
+
+
+def _ch07_ntk_base():
+    return 10000.0 * 4.0 ** (128 / 126)
+
+
+_add(Numeric("07.6", "NTK-aware base", _ch07_ntk_base, mistakes=[
+    (lambda: 10000.0 * 4, "with base·s the last pair slows down by only s^((d-2)/d); "
+                          "the exponent d/(d-2) makes it exactly s."),
+    (lambda: 10000.0 * 4.0 ** (126 / 128), "the exponent is upside down: d/(d-2), not (d-2)/d."),
+    (lambda: 10000.0 / 4, "the base must grow: a larger base means slower pairs and longer wavelengths."),
+]))
+
+
+def _ch07_bias_row():
+    return posenc.alibi_bias(4, 6)[1, 5]
+
+
+_add(Array("07.7", "ALiBi bias of one query", _ch07_bias_row, atol=1e-6, mistakes=[
+    (lambda: -_ch07_bias_row(), "the sign is wrong: ALiBi subtracts m·(i - j), a penalty for distant keys."),
+    (lambda: _ch07_bias_row()[::-1], "the keys are in reverse order: key j = 0 is the farthest, key j = 5 the query itself."),
+    (lambda: posenc.alibi_bias(4, 6)[2, 5], "that is head 3 (h = 3); head 2 has slope 2^(-8·2/4)."),
+    (lambda: -2.0 ** -2 * (5 - np.arange(6)), "that slope, 2^(-2), is head 2 of 8 heads; with 4 heads it is 2^(-8·2/4)."),
+]))
+
+_add(Choice("07.8", "interpolation and a raised base", "ABCD", "AB", {
+    "C": "that is position interpolation; a raised base leaves the fastest pair as it is and slows the last one by s.",
+    "D": "the interpolated model still attends to the angle it learned for k, which now belongs to the offset s·k: "
+         "it copies the token s·k back. Interpolation is meant to be followed by fine-tuning.",
+}))
+# ---- end of chapter 07 ------------------------------------------------------

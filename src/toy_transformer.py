@@ -16,7 +16,11 @@ The model, :class:`TinyTransformer`, takes a positional ``scheme``:
 * ``"learned"``           ``x + E[:seq]`` with :class:`posenc.LearnedPositionalEmbedding`
                           (needs ``max_len``);
 * ``"scaled_sinusoidal"`` ``x + w * PE`` with a learned scalar ``w``, or one
-                          weight per channel (:class:`ScaledSinusoidalEncoding`).
+                          weight per channel (:class:`ScaledSinusoidalEncoding`);
+* ``"rope"``              nothing added to the input; every layer rotates its
+                          queries and keys with :func:`posenc.apply_rope`;
+* ``"alibi"``             nothing added to the input; every layer adds
+                          :func:`posenc.alibi_bias` to its attention scores.
 
 Schemes that act inside attention (RoPE rotates queries and keys, ALiBi adds
 a bias to the scores) plug into :class:`SelfAttention` through its
@@ -50,7 +54,7 @@ __all__ = [
     "evaluate",
 ]
 
-SCHEMES = ("none", "sinusoidal", "learned", "scaled_sinusoidal")
+SCHEMES = ("none", "sinusoidal", "learned", "scaled_sinusoidal", "rope", "alibi")
 IGNORE = -100  # target value for positions without a target (F.cross_entropy's ignore_index)
 EVAL_SEED = 1_000_000_007  # evaluation batches; training seeds stay far below it
 
@@ -201,6 +205,14 @@ class TinyTransformer(nn.Module):
     its table, a hard limit on ``seq``); ``per_channel`` chooses the scalar or
     per-channel weight of ``"scaled_sinusoidal"``. Without positions and
     without the causal mask the model is permutation equivariant.
+
+    ``"rope"`` rotates each head's queries and keys (``d_model / n_heads``
+    must be even) at positions ``rope_scale * (0, 1, ..., seq-1)`` with
+    frequencies from ``rope_base`` (default: ``base``); both are plain
+    attributes that may be changed after training, e.g. ``rope_scale = L / n``
+    for position interpolation. ``"alibi"`` adds ``posenc.alibi_bias`` for
+    ``n_heads`` heads: ``-m_h (i - j)`` with the causal mask, ``-m_h |i - j|``
+    without it.
     """
 
     def __init__(self, vocab_size, d_model=32, *, scheme="sinusoidal", n_layers=1, n_heads=2,
@@ -215,6 +227,11 @@ class TinyTransformer(nn.Module):
         if self.d_model % n_heads:
             raise ValueError(f"d_model must be divisible by n_heads, got d_model={d_model}, n_heads={n_heads}")
         d_ff = 4 * self.d_model if d_ff is None else _positive_int(d_ff, "d_ff")
+        if scheme == "rope" and (self.d_model // n_heads) % 2:
+            raise ValueError(
+                f"scheme='rope' rotates channel pairs and needs an even head width d_model / n_heads, "
+                f"got d_model={d_model}, n_heads={n_heads}"
+            )
         if scheme == "learned":
             if max_len is None:
                 raise ValueError("scheme='learned' needs max_len, the number of positions in its table")
@@ -222,10 +239,15 @@ class TinyTransformer(nn.Module):
         self.scheme = scheme
         self.max_len = max_len
         self.causal = bool(causal)
+        self.n_heads = n_heads
+        if scheme == "rope":
+            posenc.frequencies(self.d_model // n_heads, base)  # a clear error for a bad base, now
+        self.rope_base = base
+        self.rope_scale = 1.0
 
         self.embed = nn.Embedding(self.vocab_size, self.d_model)
-        if scheme == "none":
-            self.position = nn.Identity()
+        if scheme in ("none", "rope", "alibi"):
+            self.position = nn.Identity()  # rope and alibi act inside attention
         elif scheme == "sinusoidal":
             self.position = posenc.SinusoidalPositionalEncoding(self.d_model, base)
         elif scheme == "learned":
@@ -238,6 +260,17 @@ class TinyTransformer(nn.Module):
 
     def attention_extras(self, seq: int) -> dict:
         """Keyword arguments for :class:`SelfAttention` (none for additive schemes)."""
+        if self.scheme == "rope":
+            positions = np.arange(seq) if self.rope_scale == 1 else self.rope_scale * np.arange(seq, dtype=np.float64)
+            base = self.rope_base
+
+            def rotate(q, k):
+                return posenc.apply_rope(q, positions, base), posenc.apply_rope(k, positions, base)
+
+            return {"qk_transform": rotate}
+        if self.scheme == "alibi":
+            bias = posenc.alibi_bias(self.n_heads, seq, causal=self.causal)
+            return {"score_bias": torch.from_numpy(bias).to(self.embed.weight.dtype)}
         return {}
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
@@ -258,7 +291,8 @@ class TinyTransformer(nn.Module):
         return self.head(self.norm(x))
 
     def extra_repr(self) -> str:
-        return f"scheme={self.scheme!r}, causal={self.causal}"
+        extra = f", rope_base={self.rope_base:g}, rope_scale={self.rope_scale:g}" if self.scheme == "rope" else ""
+        return f"scheme={self.scheme!r}, causal={self.causal}{extra}"
 
 
 # --------------------------------------------------------------------------

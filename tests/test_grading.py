@@ -574,3 +574,204 @@ def test_an_endless_loop_is_stopped(capsys, monkeypatch):
     assert not verdict and "too slow" in out
     time.sleep(0.3)
     assert threading.active_count() <= before  # the worker was interrupted, not left spinning
+
+
+# --------------------------------------------------------------------------
+# Chapter 06 (appended as one block): precision and implementations
+# --------------------------------------------------------------------------
+
+import bug_zoo  # noqa: E402
+
+CHAPTERS.append("06")  # the chapter-level tests above read this list when they run or are collected
+
+
+def half_angle_table(positions, d_model):
+    """Bug 6 in numpy: positions, frequencies and angles in float16."""
+    p = np.asarray(positions).astype(np.float16)[:, None]
+    w = (10000.0 ** (-2.0 * np.arange((d_model + 1) // 2) / d_model)).astype(np.float16)
+    angle = p * w
+    out = np.empty((len(p), 2 * w.size), dtype=np.float16)
+    out[:, 0::2], out[:, 1::2] = np.sin(angle), np.cos(angle)
+    return out[:, :d_model]
+
+
+def buggy_06(positions, d_model):
+    """The function of question 06.7 as given: the cosine's own exponent, and an IndexError for odd d."""
+    positions = np.asarray(positions, dtype=np.float64)
+    pe = np.zeros((len(positions), d_model))
+    for i in range(0, d_model, 2):
+        pe[:, i] = np.sin(positions / 10000 ** (i / d_model))
+        pe[:, i + 1] = np.cos(positions / 10000 ** ((i + 1) / d_model))
+    return pe
+
+
+def exponent_fixed_odd_breaks(positions, d_model):
+    positions = np.asarray(positions, dtype=np.float64)
+    pe = np.zeros((len(positions), d_model))
+    for i in range(0, d_model, 2):
+        pe[:, i] = np.sin(positions / 10000 ** (i / d_model))
+        pe[:, i + 1] = np.cos(positions / 10000 ** (i / d_model))
+    return pe
+
+
+def fixed_06(positions, d_model):
+    """A learner's fix of 06.7: same loop, one exponent per pair, guard for the lone last sine."""
+    positions = np.asarray(positions, dtype=np.float64)
+    pe = np.zeros((len(positions), d_model))
+    for i in range(0, d_model, 2):
+        angle = positions / 10000 ** (i / d_model)
+        pe[:, i] = np.sin(angle)
+        if i + 1 < d_model:
+            pe[:, i + 1] = np.cos(angle)
+    return pe
+
+
+def along_batch_06(x):
+    return x + posenc.sinusoidal(x.shape[0], x.shape[2])[:, None, :]
+
+
+def flat_table_batch_slice(x):
+    return x + posenc.sinusoidal(64, x.shape[2])[: x.shape[0]]
+
+
+def in_place_batch_first(x):
+    x += posenc.sinusoidal(x.shape[1], x.shape[2])
+    return x
+
+
+BF16_BELOW_20000 = 20000 - len(torch.unique(torch.arange(20000, dtype=torch.float64).to(torch.bfloat16)))
+
+WRONG_06 = {
+    "06.1": [(256, "still exact"), (2049, "float16"), (2**24 + 1, "float32"), (256.5, "whole number")],
+    "06.2": [("C", "C: "), ("E", "E: "), ("CD", "exactly one"), ("A", "2^53")],
+    "06.3": [(5347, "distinct vectors"), (BF16_BELOW_20000, "bfloat16"), (20000 - 2049, "spacing"),
+             (0, "only up to 2048")],
+    "06.4": [(half_angle_table, "half precision"), (lambda p, d: float32_table(p, d).astype(np.float16), "float32"),
+             (lambda p, d: posenc.sinusoidal(p, d, dtype=np.float32), "dtype float16"),
+             (lambda p, d: posenc.sinusoidal(p, d, layout="concatenated").astype(np.float16), "concatenated")],
+    "06.5": [("A", "alternates"), ("D", "fairseq"), ("C", "cosines first"), ("AB", "exactly one")],
+    "06.6": [("AB", "more option"), ("ABCE", "C: "), ("D", "1e-4"), ("ABDE", "D: ")],
+    "06.7": [(buggy_06, "(2i+1)/d"), (exponent_fixed_odd_breaks, "IndexError"),
+             (lambda p, d: doubled_table(p, d), "doubled"), (float32_table, "float32"),
+             (swapped_table, "swapped")],
+    "06.8": [(along_batch_06, "axis 1"), (lambda x: x + posenc.sinusoidal(1, x.shape[2]), "PE(0)"),
+             (flat_table_batch_slice, "raised ValueError"), (in_place_batch_first, "changed its input"),
+             (lambda x: x + posenc.sinusoidal(x.shape[1], x.shape[2], layout="concatenated"), "concatenated"),
+             (lambda x: np.broadcast_to(posenc.sinusoidal(x.shape[1], x.shape[2]), x.shape).copy(), "encoding alone")],
+}
+WRONG.update(WRONG_06)
+WRONG_CASES_06 = [(qid, n) for qid, answers in WRONG_06.items() for n in range(len(answers))]
+
+
+@pytest.mark.parametrize("qid,n", WRONG_CASES_06, ids=[f"{q}-{n}" for q, n in WRONG_CASES_06])
+def test_chapter_06_known_wrong_answer_fails_with_the_right_hint(qid, n, capsys):
+    test_known_wrong_answer_fails_with_the_right_hint(qid, n, capsys)
+
+
+@pytest.mark.parametrize("qid,answer", [
+    ("06.4", lambda p, d: loop_table(p, d).astype(np.float16)),
+    ("06.4", lambda p, d: torch.from_numpy(posenc.sinusoidal(p, d)).half().numpy()),
+    ("06.7", fixed_06), ("06.7", loop_table),
+    ("06.8", lambda x: x + posenc.sinusoidal(x.shape[1], x.shape[2])),
+    ("06.8", lambda x: posenc.SinusoidalPositionalEncoding(x.shape[2])(torch.from_numpy(x)).numpy()),
+    ("06.1", np.float32(257)), ("06.3", torch.tensor(14653)), ("06.5", "b"), ("06.6", "A, B and E"),
+])
+def test_chapter_06_other_correct_forms_pass(qid, answer, capsys):
+    verdict, out = feedback(capsys, qid, answer)
+    assert verdict, out
+
+
+def test_chapter_06_answers_agree_with_the_chapter_tools():
+    assert QUESTIONS["06.3"].reference() == bug_zoo.duplicate_rows(
+        bug_zoo.low_precision_table(np.arange(20000), 8, dtype=torch.float16))
+    assert bug_zoo.identify_variant(bug_zoo.mystery_table(2)) == "concatenated"
+    assert QUESTIONS["06.5"].reference() == "B"
+    assert QUESTIONS["06.2"].reference() == "D"
+    rows = bug_zoo.low_precision_table([1000, 1001], 8, dtype=torch.float16)
+    assert not np.array_equal(rows[0], rows[1])  # float16 keeps them apart, bfloat16 does not
+
+
+
+# --------------------------------------------------------------------------
+# Chapter 07 (appended as one block): rotary embeddings (RoPE) and ALiBi
+# --------------------------------------------------------------------------
+
+CHAPTERS.append("07")
+
+
+def rope_loop(x, p, layout="interleaved", base=10000.0, sign=1.0, exponent=2.0, dtype=np.float64):
+    """RoPE of one vector written with a loop over pairs; the keywords model real mistakes."""
+    d = len(x)
+    out = np.array(x, dtype=np.float64)
+    for i in range(d // 2):
+        k = 2 * i if exponent == "channel" else i   # "channel": i counts channels 0, 2, 4, ... (doubled exponent)
+        w = dtype(base) ** (dtype(-2.0 * k / d))
+        angle = float(dtype(sign * p) * w)
+        a, b = (2 * i, 2 * i + 1) if layout == "interleaved" else (i, i + d // 2)
+        out[a] = x[a] * math.cos(angle) - x[b] * math.sin(angle)
+        out[b] = x[a] * math.sin(angle) + x[b] * math.cos(angle)
+    return out
+
+
+def rope_complex(x, p, layout="interleaved"):
+    """A correct answer written with complex numbers."""
+    d = len(x)
+    pairs = x[0::2] + 1j * x[1::2] if layout == "interleaved" else x[: d // 2] + 1j * x[d // 2:]
+    z = pairs * np.exp(1j * p * 10000.0 ** (-2.0 * np.arange(d // 2) / d))
+    return np.stack([z.real, z.imag], -1).reshape(-1) if layout == "interleaved" else np.concatenate([z.real, z.imag])
+
+
+def rope_in_place(x, p, layout="interleaved"):
+    x[:] = rope_loop(x, p, layout)
+    return x
+
+
+ALIBI_ROW = posenc.alibi_bias(4, 6)[1, 5]
+
+WRONG_07 = {
+    "07.1": [("B", "small angles"), ("C", "adds nothing"), ("D", "composition rule"), ("AB", "exactly one")],
+    "07.2": [(lambda x, p, layout="interleaved": rope_loop(x, p, layout, sign=-1.0), "-p·ω_i"),
+             (lambda x, p, layout="interleaved": rope_loop(x, p, layout, exponent="channel"), "doubled"),
+             (lambda x, p, layout="interleaved": rope_loop(x, p), "for layout='concatenated'"),
+             (lambda x, p, layout="interleaved": rope_loop(x, p, "concatenated"), "for layout='interleaved'"),
+             (lambda x, p, layout="interleaved": rope_loop(x, p, layout, dtype=np.float32), "float32"),
+             (rope_in_place, "changed its input"),
+             (lambda x, p, layout="interleaved": torch.from_numpy(rope_loop(x, p, layout)), "torch tensor")],
+    "07.3": [(0.125, "8 heads"), (0.5, "counted from h = 1"), (0.25, "head 4"), (2 ** (-3 / 16), "factor 8")],
+    "07.4": [("ABCD", "C: "), ("AB", "more option"), ("ABDE", "E: ")],
+    "07.5": [(4, "squeezes"), (12288, "difference"), (1 / 16384, "L_train / L_new")],
+    "07.6": [(40000, "d/(d-2) makes it exactly s"), (1e4 * 4 ** (126 / 128), "upside down"), (2500, "must grow")],
+    "07.7": [(-ALIBI_ROW, "sign"), (ALIBI_ROW[::-1], "reverse order"), (posenc.alibi_bias(4, 6)[2, 5], "head 3"),
+             (ALIBI_ROW[1:], "shape"), (np.round(ALIBI_ROW, 1), "elements are wrong")],
+    "07.8": [("C", "C: "), ("ABD", "D: "), ("A", "more option")],
+}
+WRONG.update(WRONG_07)
+WRONG_CASES_07 = [(qid, n) for qid, answers in WRONG_07.items() for n in range(len(answers))]
+
+
+@pytest.mark.parametrize("qid,n", WRONG_CASES_07, ids=[f"{q}-{n}" for q, n in WRONG_CASES_07])
+def test_chapter_07_known_wrong_answer_fails_with_the_right_hint(qid, n, capsys):
+    test_known_wrong_answer_fails_with_the_right_hint(qid, n, capsys)
+
+
+@pytest.mark.parametrize("qid,answer", [
+    ("07.2", rope_complex), ("07.2", lambda x, p, layout="interleaved": rope_loop(x, p, layout)),
+    ("07.2", lambda x, p, *, layout: posenc.apply_rope(x[None], [p], layout=layout)[0]),
+    ("07.4", "a, b, d"), ("07.5", np.float32(0.25)), ("07.5", 4095 / 16383), ("07.3", 2 ** -1.5),
+    ("07.7", torch.from_numpy(ALIBI_ROW)), ("07.8", "B A"),
+])
+def test_chapter_07_other_correct_forms_pass(qid, answer, capsys):
+    verdict, out = feedback(capsys, qid, answer)
+    assert verdict, out
+
+
+def test_chapter_07_answers_agree_with_the_chapter():
+    stretch = posenc.wavelengths(128, QUESTIONS["07.6"].reference()) / posenc.wavelengths(128)
+    assert math.isclose(stretch[0], 1.0) and math.isclose(stretch[-1], 4.0)  # fastest pair kept, slowest slowed by s
+    assert QUESTIONS["07.3"].reference() == posenc.alibi_slopes(16)[2] == 2 ** -1.5
+    assert np.array_equal(QUESTIONS["07.7"].reference(), -(5 - np.arange(6)) / 16)
+    q, k = np.random.default_rng(7).normal(size=(2, 1, 32))
+    score = lambda p, s: float((posenc.apply_rope(q, [p]) @ posenc.apply_rope(k, [s]).T)[0, 0])  # noqa: E731
+    assert math.isclose(score(3, 10), score(103, 110)) and math.isclose(score(0, 7), score(1000, 1007))
+    assert math.isclose(score(5, 5), score(9, 9)) and not math.isclose(score(3, 10), score(10, 3))
+    assert not math.isclose(score(2, 4), score(4, 8))

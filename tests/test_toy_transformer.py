@@ -257,3 +257,92 @@ def test_bad_tokens():
 def test_scaled_sinusoidal_bad_input():
     with pytest.raises(ValueError, match=r"\(batch, seq, 8\)"):
         tt.ScaledSinusoidalEncoding(8)(torch.zeros(2, 3, 5))
+
+
+# --------------------------------------------------------------------------
+# Schemes inside attention: RoPE and ALiBi (chapter 07)
+# --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("scheme", ["rope", "alibi"])
+def test_attention_schemes_add_nothing_to_the_input_and_no_parameters(scheme):
+    model = build(scheme)
+    assert isinstance(model.position, torch.nn.Identity)
+    assert sum(p.numel() for p in model.parameters()) == sum(p.numel() for p in build("none").parameters())
+
+
+def test_rope_hook_is_posenc_apply_rope():
+    model = build("rope")
+    rotate = model.attention_extras(9)["qk_transform"]
+    q, k = torch.randn(2, 3, 2, 9, 16, dtype=torch.float64).unbind(0)
+    q2, k2 = rotate(q, k)
+    assert torch.allclose(q2, posenc.apply_rope(q, np.arange(9)), atol=1e-12)
+    assert torch.allclose(k2, posenc.apply_rope(k, np.arange(9)), atol=1e-12)
+    model.rope_scale, model.rope_base = 0.25, 500.0
+    q3, _ = model.attention_extras(9)["qk_transform"](q, k)
+    assert torch.allclose(q3, posenc.apply_rope(q, 0.25 * np.arange(9), 500.0), atol=1e-12)
+    assert "rope_base=500" in repr(model) and "rope_scale=0.25" in repr(model)
+
+
+def test_rope_model_uses_positions_and_scale_zero_removes_them():
+    model = build("rope").double()
+    tokens, _ = tt.offset_copy_batch(5, 20, VOCAB, 1, seed=7)
+    perm = torch.randperm(20, generator=torch.Generator().manual_seed(0))
+    assert not torch.allclose(model(tokens[:, perm]), model(tokens)[:, perm], atol=1e-3)
+    model.rope_scale = 0.0  # every position 0: no rotation, so the model is blind to order
+    assert torch.allclose(model(tokens[:, perm]), model(tokens)[:, perm], atol=1e-12)
+
+
+def test_rope_scores_depend_on_offsets_only():
+    """Shifting every position by the same amount leaves the whole model's output unchanged."""
+    model = build("rope").double()
+    tokens, _ = tt.offset_copy_batch(3, 15, VOCAB, 1, seed=2)
+    out = model(tokens)
+
+    def rotate(q, k):
+        positions = np.arange(q.shape[-2]) + 1234
+        return posenc.apply_rope(q, positions), posenc.apply_rope(k, positions)
+
+    model.attention_extras = lambda seq: {"qk_transform": rotate}
+    assert torch.allclose(model(tokens), out, atol=1e-9)
+
+
+def test_alibi_bias_reaches_the_attention_weights():
+    for causal in (True, False):
+        model = build("alibi", causal=causal)
+        with torch.no_grad():  # zero queries and keys: only the bias is left
+            model.blocks[0].attn.qkv.weight.zero_()
+            model.blocks[0].attn.qkv.bias.zero_()
+        model(tt.offset_copy_batch(2, 11, VOCAB, 1, seed=0)[0])
+        want = torch.from_numpy(posenc.alibi_bias(2, 11, causal=causal)).float().softmax(-1)
+        assert torch.allclose(model.blocks[0].attn.last_weights, want.expand(2, 2, 11, 11), atol=1e-6)
+
+
+def test_symmetric_alibi_cannot_tell_left_from_right():
+    model = build("alibi", causal=False).double()
+    tokens, _ = tt.offset_copy_batch(4, 17, VOCAB, 1, seed=5)
+    assert torch.allclose(model(tokens.flip(1)), model(tokens).flip(1), atol=1e-12)
+    perm = torch.randperm(17, generator=torch.Generator().manual_seed(0))
+    assert not torch.allclose(model(tokens[:, perm]), model(tokens)[:, perm], atol=1e-3)
+
+
+@pytest.mark.parametrize("scheme", ["rope", "alibi", "learned", "sinusoidal"])
+def test_causal_prefix_is_unaffected_by_longer_inputs(scheme):
+    model = build(scheme, causal=True)
+    tokens, _ = tt.offset_copy_batch(3, 32, VOCAB, 1, seed=1)
+    assert torch.allclose(model(tokens)[:, :10], model(tokens[:, :10]), atol=1e-5)
+
+
+@pytest.mark.parametrize("scheme", ["rope", "alibi"])
+def test_attention_schemes_run_far_beyond_max_len_in_float32_and_float64(scheme):
+    long = torch.arange(200).remainder(VOCAB).reshape(2, 100)
+    for model in (build(scheme, causal=True), build(scheme).double()):
+        out = model(long)
+        assert out.shape == (2, 100, VOCAB) and torch.isfinite(out).all()
+
+
+def test_rope_bad_arguments():
+    with pytest.raises(ValueError, match="even head width"):
+        tt.TinyTransformer(VOCAB, 30, scheme="rope", n_heads=2)   # head width 15
+    with pytest.raises(ValueError, match="base"):
+        tt.TinyTransformer(VOCAB, D, scheme="rope", base=1.0)
+    tt.TinyTransformer(VOCAB, 30, scheme="alibi", n_heads=2)  # ALiBi has no pairs: an odd head width is fine
