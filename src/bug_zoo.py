@@ -317,7 +317,7 @@ def duplicate_rows(table) -> int:
 VARIANTS = ("interleaved", "concatenated", "cos_first", "fairseq")
 VARIANT_NOTES = {
     "interleaved": "sin, cos, sin, cos, ... with omega_i = base**(-2i/d) (the paper)",
-    "concatenated": "all sines, then all cosines, same omega_i (tensor2tensor)",
+    "concatenated": "all sines, then all cosines, same omega_i (posenc's concatenated layout)",
     "cos_first": "all cosines, then all sines, same omega_i (some diffusion codebases)",
     "fairseq": "all sines, then all cosines, omega_i = base**(-i/(h-1)), h = d/2",
 }

@@ -108,13 +108,15 @@
   };
 
   compute.rope = function (v) {
-    var ref = wavelengths(v.d_model, 10000), raised = wavelengths(v.d_model, v.base);
-    var interp = ref.map(function (l) { return l * v.scale; });
+    var plain = wavelengths(v.d_model, v.base);
+    var raisedBase = v.base * Math.pow(v.scale, v.d_model / (v.d_model - 2));
+    var raised = wavelengths(v.d_model, raisedBase);
+    var interp = plain.map(function (l) { return l * v.scale; });
     function above(xs) { return xs.filter(function (l) { return l > v.length; }).length; }
     return {
-      i: range(0, ref.length - 1), reference: ref, raised: raised, interpolated: interp,
+      i: range(0, plain.length - 1), plain: plain, interpolated: interp, raised: raised, raised_base: raisedBase,
       length: v.length, target: v.length * v.scale,
-      unseen_reference: above(ref), unseen_raised: above(raised), unseen_interpolated: above(interp),
+      unseen_plain: above(plain), unseen_raised: above(raised), unseen_interpolated: above(interp),
     };
   };
 
@@ -333,18 +335,19 @@
     var data = compute.rope(v);
     var p = new Panel(ctx, { x: 60, y: 26, w: W - 80, h: H - 74 }, [0, data.i.length - 1], [1, 1e10],
       { logy: true, xlabel: "pair i", ylabel: "wavelength (positions)",
-        title: "pairs slower than L=" + v.length + ": base 10,000: " + data.unseen_reference + ", base " + g3(v.base) +
-          ": " + data.unseen_raised + ", \u00d7" + v.scale + " interpolation: " + data.unseen_interpolated + " of " + data.i.length });
+        title: "pairs slower than L=" + v.length + ": as trained " + data.unseen_plain + ", interpolated " +
+          data.unseen_interpolated + ", raised base " + g3(data.raised_base) + ": " + data.unseen_raised +
+          " (of " + data.i.length + ")" });
     p.hline(data.length, COLORS[2], [2, 3]);
     p.hline(data.target, COLORS[3], [8, 3, 2, 3]);
-    p.line(data.i, data.reference, "#888", { width: 2 });
-    p.line(data.i, data.raised, COLORS[0], { width: 2 });
+    p.line(data.i, data.plain, "#888", { width: 2 });
     p.line(data.i, data.interpolated, COLORS[1], { width: 2, dash: [6, 4] });
-    legend(ctx, p.box.x + 10, p.box.y + 12, [["base 10,000 (as trained)", "#888"], ["raised base", COLORS[0]],
-      ["interpolated positions", COLORS[1], [6, 4]], ["train length L", COLORS[2], [2, 3]],
-      ["target length (scale \u00d7 L)", COLORS[3], [8, 3, 2, 3]]]);
-    return "RoPE wavelengths for head dimension " + v.d_model + ": " + data.unseen_raised + " pairs slower than L with base " +
-      g3(v.base) + ", " + data.unseen_interpolated + " with interpolation by " + v.scale + ".";
+    p.line(data.i, data.raised, COLORS[0], { width: 2 });
+    legend(ctx, p.box.x + 10, p.box.y + 12, [["base as trained", "#888"],
+      ["position interpolation \u00f7 s", COLORS[1], [6, 4]], ["NTK-aware base \u00d7 s^(d/(d-2))", COLORS[0]],
+      ["train length L", COLORS[2], [2, 3]], ["target length s \u00d7 L", COLORS[3], [8, 3, 2, 3]]]);
+    return "RoPE wavelengths for head dimension " + v.d_model + " and factor " + v.scale + ": " + data.unseen_interpolated +
+      " pairs slower than L with interpolation, " + data.unseen_raised + " with the raised base " + g3(data.raised_base) + ".";
   };
 
   draw.precision = function (ctx, W, H, v) {

@@ -108,30 +108,30 @@ def offset_data(k: float, d_model: int, base: float, p0: int = 3) -> dict:
     }
 
 
-REFERENCE_BASE = 10000.0
-
-
 def rope_scaling_data(base: float, scale: int, d_model: int, length: int) -> dict:
-    """Wavelengths of RoPE pairs: the reference base, a raised base, and interpolation.
+    """Wavelengths of RoPE pairs for a context ``scale`` times the training ``length``.
 
-    Position interpolation divides positions by ``scale`` so a model trained
-    on ``length`` positions sees ``scale * length`` of them inside its trained
-    range: every wavelength, measured in new positions, is ``scale`` times
-    longer. Raising the base stretches the slow pairs far more than the fast
-    ones. ``unseen_*`` counts the pairs whose wavelength exceeds the training
-    length: over training they never completed a turn.
+    Three curves: the model's ``base`` as trained; position interpolation,
+    which divides positions by ``scale`` so every wavelength (in new
+    positions) is ``scale`` times longer; and the "NTK-aware" raised base
+    ``base * scale ** (d / (d - 2))``, which leaves the fastest pair alone and
+    stretches the slowest pair by exactly ``scale``. ``unseen_*`` counts the
+    pairs whose wavelength exceeds the training length: over training they
+    never completed a turn.
     """
-    reference = posenc.wavelengths(d_model, REFERENCE_BASE)
-    raised = posenc.wavelengths(d_model, base)
-    interpolated = reference * scale
+    plain = posenc.wavelengths(d_model, base)
+    raised_base = base * scale ** (d_model / (d_model - 2))
+    raised = posenc.wavelengths(d_model, raised_base)
+    interpolated = plain * scale
     return {
-        "i": np.arange(reference.size),
-        "reference": reference,
-        "raised": raised,
+        "i": np.arange(plain.size),
+        "plain": plain,
         "interpolated": interpolated,
+        "raised": raised,
+        "raised_base": raised_base,
         "length": length,
         "target": length * scale,
-        "unseen_reference": int(np.sum(reference > length)),
+        "unseen_plain": int(np.sum(plain > length)),
         "unseen_raised": int(np.sum(raised > length)),
         "unseen_interpolated": int(np.sum(interpolated > length)),
     }
@@ -430,31 +430,32 @@ class OffsetExplorer(Explorer):
 
 
 class RopeScalingExplorer(Explorer):
-    """Chapter 07: how raising the base or interpolating positions moves RoPE's wavelengths."""
+    """Chapter 07: how interpolation or an NTK-aware raised base move RoPE's wavelengths."""
 
     kind = "rope"
-    alt = ("Wavelength of every RoPE pair on a log scale for the reference base 10,000, a raised "
-           "base, and position interpolation, with the training length and the target length marked")
+    alt = ("Wavelength of every RoPE pair on a log scale for the trained base, for position "
+           "interpolation and for the NTK-aware raised base, with the training length and the "
+           "target length marked")
 
-    def __init__(self, base=500000.0, scale=4, d_model=128, length=2048):
+    def __init__(self, base=10000.0, scale=4, d_model=128, length=2048):
         super().__init__(
             base=widgets.FloatLogSlider(value=base, base=10, min=3, max=7, step=0.1,
-                                        description="raised base", readout_format=".3g"),
-            scale=_int_slider("interpolation ×", scale, 1, 32),
+                                        description="base", readout_format=".3g"),
+            scale=_int_slider("factor s", scale, 1, 32),
             d_model=_int_slider("head dim", d_model, 16, 256, 16),
             length=_int_slider("train length L", length, 128, 8192, 128),
         )
 
     def build(self, fig):
         self.ax = fig.subplots()
-        (self.ref_line,) = self.ax.plot([], [], color="0.5", lw=2, label="base 10,000 (as trained)")
-        (self.raised_line,) = self.ax.plot([], [], color=OKABE_ITO[0], lw=2, label="raised base")
-        (self.interp_line,) = self.ax.plot([], [], color=OKABE_ITO[1], lw=2, ls="--", label="interpolated positions")
+        (self.plain_line,) = self.ax.plot([], [], color="0.5", lw=2, label="base as trained")
+        (self.interp_line,) = self.ax.plot([], [], color=OKABE_ITO[1], lw=2, ls="--", label="position interpolation ÷ s")
+        (self.raised_line,) = self.ax.plot([], [], color=OKABE_ITO[0], lw=2, label="NTK-aware base × s^(d/(d-2))")
         self.length_line = self.ax.axhline(1, color=OKABE_ITO[2], ls=":", label="train length L")
-        self.target_line = self.ax.axhline(1, color=OKABE_ITO[3], ls="-.", label="target length (scale × L)")
+        self.target_line = self.ax.axhline(1, color=OKABE_ITO[3], ls="-.", label="target length s × L")
         self.ax.set(yscale="log", ylim=(1, 1e10), xlabel="pair i", ylabel="wavelength (positions)")
         self.ax.legend(loc="upper left", fontsize=8)
-        self.animated = [self.ref_line, self.raised_line, self.interp_line, self.length_line,
+        self.animated = [self.plain_line, self.interp_line, self.raised_line, self.length_line,
                          self.target_line, self.ax.title, self.ax.get_legend()]
 
     def static_key(self, base, scale, d_model, length):
@@ -462,16 +463,16 @@ class RopeScalingExplorer(Explorer):
 
     def redraw(self, base, scale, d_model, length):
         data = rope_scaling_data(base, scale, d_model, length)
-        self.ref_line.set_data(data["i"], data["reference"])
-        self.raised_line.set_data(data["i"], data["raised"])
+        self.plain_line.set_data(data["i"], data["plain"])
         self.interp_line.set_data(data["i"], data["interpolated"])
+        self.raised_line.set_data(data["i"], data["raised"])
         self.length_line.set_ydata([length] * 2)
         self.target_line.set_ydata([data["target"]] * 2)
         self.ax.set_xlim(0, data["i"][-1])
         self.ax.set_title(
-            f"pairs slower than L={length} (no full turn in training): base 10,000: {data['unseen_reference']}, "
-            f"base {base:.3g}: {data['unseen_raised']}, ×{scale} interpolation: {data['unseen_interpolated']} "
-            f"of {data['i'].size}", fontsize=9)
+            f"pairs slower than L={length}: as trained {data['unseen_plain']}, interpolated "
+            f"{data['unseen_interpolated']}, raised base {data['raised_base']:.3g}: {data['unseen_raised']} "
+            f"(of {data['i'].size})", fontsize=9)
 
 
 class PrecisionExplorer(Explorer):

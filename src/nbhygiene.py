@@ -12,7 +12,9 @@ from pathlib import Path
 import nbformat
 
 NOTEBOOK_METADATA = {"kernelspec", "language_info"}
-CELL_METADATA = {"tags"}
+# "mystnb" carries per-cell rendering options for the book, e.g. the alt text of a
+# figure: {"mystnb": {"image": {"alt": "..."}}}
+CELL_METADATA = {"tags", "mystnb"}
 
 
 def problems(nb) -> list[str]:

@@ -13,8 +13,9 @@ The sinusoidal encoding of the original Transformer is::
     PE(p, 2i)   = sin(p * omega_i)
     PE(p, 2i+1) = cos(p * omega_i)
 
-That is the ``"interleaved"`` layout. The ``"concatenated"`` layout (used by
-tensor2tensor, fairseq and many diffusion models) stores the ``ceil(d/2)``
+That is the ``"interleaved"`` layout. The ``"concatenated"`` layout (the
+ordering of tensor2tensor, fairseq and many diffusion models, which also
+divide the exponent by ``h - 1``: see chapter 06) stores the ``ceil(d/2)``
 sines first and then the ``floor(d/2)`` cosines. For odd ``d`` the last pair
 has only its sine.
 

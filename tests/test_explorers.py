@@ -115,15 +115,15 @@ def test_display_bundle_has_live_widget_and_static_renderer(cls):
 
 
 def test_rope_scaling_data():
-    data = explorers.rope_scaling_data(base=500000.0, scale=4, d_model=128, length=2048)
-    np.testing.assert_allclose(data["interpolated"], 4 * posenc.wavelengths(128))
-    np.testing.assert_array_equal(data["raised"], posenc.wavelengths(128, 500000.0))
-    # both ways of extending context leave more pairs slower than the training length
-    assert data["unseen_raised"] > data["unseen_reference"]
-    assert data["unseen_interpolated"] > data["unseen_reference"]
-    # interpolation stretches every pair by the same factor; a raised base mostly the slow ones
-    stretch = data["raised"] / data["reference"]
-    assert stretch[0] == pytest.approx(1.0) and stretch[-1] > 40
+    data = explorers.rope_scaling_data(base=10000.0, scale=4, d_model=128, length=2048)
+    plain = posenc.wavelengths(128)
+    np.testing.assert_allclose(data["interpolated"], 4 * plain)
+    np.testing.assert_allclose(data["raised"], posenc.wavelengths(128, 10000.0 * 4 ** (128 / 126)))
+    # the NTK-aware base keeps the fastest pair and stretches the slowest by exactly s
+    assert data["raised"][0] == pytest.approx(plain[0])
+    assert data["raised"][-1] / plain[-1] == pytest.approx(4.0)
+    # both stretch wavelengths, so more pairs are slower than the training length
+    assert data["unseen_interpolated"] > data["unseen_plain"] and data["unseen_raised"] > data["unseen_plain"]
 
 
 def test_precision_data():

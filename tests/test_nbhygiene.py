@@ -47,6 +47,14 @@ def test_clean_fixes_everything_and_keeps_tags_and_source():
     assert nb.cells[0].metadata["tags"] == ["keep-me"]
 
 
+def test_figure_alt_text_metadata_is_kept():
+    nb = dirty_notebook()
+    nb.cells[0].metadata["mystnb"] = {"image": {"alt": "A line rising from left to right."}}
+    nbhygiene.clean(nb)
+    assert nbhygiene.problems(nb) == []
+    assert nb.cells[0].metadata["mystnb"] == {"image": {"alt": "A line rising from left to right."}}
+
+
 def test_command_line(tmp_path, capsys):
     path = tmp_path / "dirty.ipynb"
     nbformat.write(dirty_notebook(), path)

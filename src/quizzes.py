@@ -1,0 +1,499 @@
+"""Self-check quizzes: multiple-choice questions that answer when clicked.
+
+A chapter ends with::
+
+    from quizzes import check_yourself
+    check_yourself("01")
+
+which displays that chapter's questions (from ``QUIZZES`` below) as one
+self-contained block of HTML: the questions, one ``<button>`` per choice, a
+feedback line, a small inline style sheet and a few lines of inline script. It
+works in the static book (no kernel), in JupyterLab, Notebook and Colab, and it
+loads nothing from anywhere: no fonts, scripts or images from other hosts.
+
+* Keyboard: every choice is a real button (Tab to it, Enter or Space to
+  choose); the feedback line is an ARIA live region, so screen readers
+  announce it; the chosen button gets ``aria-pressed="true"``.
+* Right and wrong are told by text (a check mark or a cross and a word), not
+  by colour alone; the colours follow the book's light and dark themes.
+* Without scripts (disabled, or an untrusted notebook) the buttons stay
+  disabled and a "Show the answers" box lists each answer with its reason.
+* The output is deterministic (ids come from the chapter key), so executing
+  a chapter twice gives the same HTML.
+
+Nothing is graded or recorded: the graded practice lives in ``exercises/``.
+Question text is plain text; `backticks` mark code.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass
+
+__all__ = ["Choice", "Question", "Quiz", "QUIZZES", "check_yourself", "render"]
+
+TITLE = "Check yourself"
+LETTERS = "ABCDEFGH"
+
+
+@dataclass(frozen=True)
+class Choice:
+    text: str
+    correct: bool
+    why: str
+
+
+@dataclass(frozen=True)
+class Question:
+    prompt: str
+    choices: tuple[Choice, ...]
+
+    def __post_init__(self):
+        if not self.prompt.strip():
+            raise ValueError("a question needs a prompt")
+        if not 2 <= len(self.choices) <= len(LETTERS):
+            raise ValueError(f"a question needs 2 to {len(LETTERS)} choices, got {len(self.choices)}: {self.prompt!r}")
+        if sum(c.correct for c in self.choices) != 1:
+            raise ValueError(f"exactly one choice must be correct: {self.prompt!r}")
+        if len({c.text for c in self.choices}) != len(self.choices):
+            raise ValueError(f"two choices have the same text: {self.prompt!r}")
+        for c in self.choices:
+            if not c.text.strip() or not c.why.strip():
+                raise ValueError(f"every choice needs a text and a reason: {self.prompt!r}")
+
+
+def _q(prompt: str, *choices: tuple[str, bool, str], right: str | None = None) -> Question:
+    """A question; ``right`` (a letter) moves the right choice to that place, the others keep their order."""
+    order = list(choices)
+    if right is not None:
+        correct = next(c for c in order if c[1])
+        order.remove(correct)
+        order.insert(LETTERS.index(right), correct)
+    return Question(prompt, tuple(Choice(*c) for c in order))
+
+
+def _inline(text: str) -> str:
+    """Plain text to HTML: escape everything, then `code` -> <code>code</code>."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(" ".join(text.split()), quote=False))
+
+
+# Colours come from the book theme's variables (pydata-sphinx-theme: light and dark), with
+# JupyterLab's and then fixed values as fallbacks. In dark mode the theme paints every HTML
+# output as a light box; the first rule lets the quiz follow the page's theme instead.
+_CSS = """
+.pe-quiz{--pe-q-border:var(--pst-color-border,var(--jp-border-color1,#c4c4c4));
+ --pe-q-surface:var(--pst-color-surface,var(--jp-layout-color2,#f3f4f5));
+ --pe-q-text:var(--pst-color-text-base,var(--jp-content-font-color1,#222));
+ --pe-q-right:var(--pst-color-success,#1a7f37);--pe-q-wrong:var(--pst-color-danger,#b42318);
+ --pe-q-focus:var(--pst-color-accent,#0072b2);
+ color:var(--pe-q-text);margin:0.5em 0 1em 0;font-size:1rem;line-height:1.5}
+html[data-theme=dark] .bd-content div.cell_output div.text_html:has(.pe-quiz){background-color:transparent!important;
+ padding:0!important;color:inherit!important}
+.pe-quiz .pe-quiz-intro{margin:0 0 0.75em 0}
+.pe-quiz fieldset.pe-quiz-question{border:1px solid var(--pe-q-border);border-radius:6px;
+ padding:0.6em 1em 0.8em 1em;margin:0 0 1em 0;min-width:0}
+.pe-quiz legend{font-weight:400;padding:0 0.3em;float:none;width:auto;font-size:1rem;margin:0;color:var(--pe-q-text)}
+.pe-quiz .pe-quiz-number{font-weight:700}
+.pe-quiz .pe-quiz-choices{display:flex;flex-direction:column;gap:0.4em;margin-top:0.4em}
+.pe-quiz button.pe-quiz-choice{display:block;width:100%;text-align:left;font:inherit;
+ color:var(--pe-q-text);background:var(--pe-q-surface);border:1px solid var(--pe-q-border);
+ border-left-width:4px;border-radius:4px;padding:0.45em 0.7em;cursor:pointer}
+.pe-quiz button.pe-quiz-choice:hover:not([disabled]){border-color:var(--pe-q-focus)}
+.pe-quiz button.pe-quiz-choice:focus-visible{outline:3px solid var(--pe-q-focus);outline-offset:2px}
+.pe-quiz button.pe-quiz-choice[disabled]{cursor:default;opacity:0.8}
+.pe-quiz button.pe-quiz-choice.pe-quiz-right{border-color:var(--pe-q-right)}
+.pe-quiz button.pe-quiz-choice.pe-quiz-wrong{border-color:var(--pe-q-wrong)}
+.pe-quiz .pe-quiz-letter{font-weight:600;margin-right:0.4em}
+.pe-quiz .pe-quiz-feedback{margin:0.6em 0 0 0;min-height:1.5em}
+.pe-quiz .pe-quiz-feedback.pe-quiz-right .pe-quiz-verdict{color:var(--pe-q-right)}
+.pe-quiz .pe-quiz-feedback.pe-quiz-wrong .pe-quiz-verdict{color:var(--pe-q-wrong)}
+.pe-quiz .pe-quiz-verdict{font-weight:700}
+.pe-quiz code{font-size:0.9em}
+"""
+
+# Finds its own block (document.currentScript in the book and in JupyterLab, the
+# id otherwise) and wires the buttons. No network, no globals besides the IIFE.
+_JS = """
+(function () {
+  var root = (document.currentScript && document.currentScript.parentNode) || document.getElementById("%(id)s");
+  if (!root || root.getAttribute("data-ready")) { return; }
+  root.setAttribute("data-ready", "1");
+  var fallback = root.querySelector(".pe-quiz-fallback");
+  if (fallback) { fallback.parentNode.removeChild(fallback); }
+  var questions = root.querySelectorAll(".pe-quiz-question");
+  Array.prototype.forEach.call(questions, function (question) {
+    var out = question.querySelector(".pe-quiz-feedback");
+    var buttons = question.querySelectorAll("button.pe-quiz-choice");
+    Array.prototype.forEach.call(buttons, function (button) {
+      button.disabled = false;
+      button.addEventListener("click", function () {
+        var right = button.getAttribute("data-correct") === "true";
+        Array.prototype.forEach.call(buttons, function (other) {
+          other.setAttribute("aria-pressed", other === button ? "true" : "false");
+          other.classList.remove("pe-quiz-right", "pe-quiz-wrong");
+        });
+        button.classList.add(right ? "pe-quiz-right" : "pe-quiz-wrong");
+        var why = root.querySelector("#" + button.getAttribute("data-why"));
+        out.className = "pe-quiz-feedback " + (right ? "pe-quiz-right" : "pe-quiz-wrong");
+        out.innerHTML = '<span class="pe-quiz-verdict">' +
+          (right ? "\\u2713 Right." : "\\u2717 Not this one.") + "</span> " + why.innerHTML;
+      });
+    });
+  });
+})();
+"""
+
+
+def render(key: str, questions: list[Question] | tuple[Question, ...]) -> str:
+    """The HTML block for ``questions``; ``key`` (letters, digits, -, _) makes the ids unique on a page."""
+    if not re.fullmatch(r"[A-Za-z0-9_-]+", key):
+        raise ValueError(f"quiz key must be letters, digits, '-' or '_', got {key!r}")
+    if not questions:
+        raise ValueError("a quiz needs at least one question")
+    base = f"pe-quiz-{key}"
+    parts = [f'<div class="pe-quiz" id="{base}">', f"<style>{_CSS.strip()}</style>",
+             '<p class="pe-quiz-intro">Choose an answer to see whether it is right, and why. '
+             "You can try every choice; nothing is recorded.</p>"]
+    fallback = []
+    for n, q in enumerate(questions, 1):
+        qid = f"{base}-q{n}"
+        parts.append(f'<fieldset class="pe-quiz-question" id="{qid}">')
+        parts.append(f'<legend><span class="pe-quiz-number">Question {n}.</span> {_inline(q.prompt)}</legend>')
+        parts.append('<div class="pe-quiz-choices">')
+        reasons = []
+        for letter, c in zip(LETTERS, q.choices):
+            wid = f"{qid}-{letter.lower()}-why"
+            parts.append(
+                f'<button type="button" class="pe-quiz-choice" aria-pressed="false" disabled '
+                f'data-correct="{"true" if c.correct else "false"}" data-why="{wid}">'
+                f'<span class="pe-quiz-letter">{letter}.</span>{_inline(c.text)}</button>')
+            reasons.append(f'<span id="{wid}" hidden>{_inline(c.why)}</span>')
+            if c.correct:
+                fallback.append(f"<li>Question {n}: <strong>{letter}</strong>. {_inline(c.why)}</li>")
+        parts.append("</div>")
+        parts.append(f'<p class="pe-quiz-feedback" role="status" aria-live="polite"></p>{"".join(reasons)}')
+        parts.append("</fieldset>")
+    parts.append('<details class="pe-quiz-fallback"><summary>Show the answers</summary>'
+                 f'<ol style="list-style:none;padding-left:0">{"".join(fallback)}</ol></details>')
+    parts.append(f"<script>{_JS.strip() % {'id': base}}</script>")
+    parts.append("</div>")
+    return "\n".join(parts)
+
+
+class Quiz:
+    """A displayable quiz: HTML in Jupyter and the book, the bare questions as text elsewhere."""
+
+    def __init__(self, key: str, questions, title: str = TITLE):
+        self.key, self.questions, self.title = key, tuple(questions), title
+        self._html = render(key, self.questions)
+
+    def _repr_html_(self) -> str:
+        return self._html
+
+    def __repr__(self) -> str:
+        lines = [f"{self.title} ({len(self.questions)} questions; open the notebook in Jupyter "
+                 "or read the book to answer them)"]
+        for n, q in enumerate(self.questions, 1):
+            lines.append(f"{n}. {' '.join(q.prompt.split())}")
+            lines += [f"   {letter}. {' '.join(c.text.split())}" for letter, c in zip(LETTERS, q.choices)]
+        return "\n".join(lines)
+
+
+def check_yourself(chapter: str) -> Quiz:
+    """The self-check quiz of ``chapter`` ("01" ... "05")."""
+    if chapter not in QUIZZES:
+        raise ValueError(f"no quiz for chapter {chapter!r}; there are quizzes for {sorted(QUIZZES)}")
+    return Quiz(f"ch{chapter}", QUIZZES[chapter])
+
+
+# ---------------------------------------------------------------------------
+# The questions. Each restates something its chapter checks in code; the
+# reasons point to the section that does. No numbers that code computes.
+# ---------------------------------------------------------------------------
+
+QUIZZES: dict[str, tuple[Question, ...]] = {
+    "01": (
+        _q("Two sentences hold the same words in a different order, and no position information is "
+           "added. Why does self-attention return the same output vectors for both, only reordered?",
+           ("The softmax blurs small differences between the two orders, so the outputs are only "
+            "approximately the same.", False,
+            "The match is exact, not approximate: section 1.2 finds differences at rounding level. The "
+            "softmax only normalises each row of scores."),
+           ("Each output row is computed from its own token's query and from every token's key and "
+            "value, and none of these depends on where a token sits; reordering the input only "
+            "reorders the output.", True,
+            "Attention is permutation equivariant: Attn(PX) = P Attn(X), exactly, so a mean over "
+            "positions is identical for both sentences (sections 1.2 and 1.3)."),
+           ("The attention-weight matrix is the same matrix for both sentences.", False,
+            "It is the same matrix with its rows and columns reordered (the figure of section 1.3), "
+            "which is in general a different matrix."),
+           ("The word embeddings are random here; trained embeddings would keep the order.", False,
+            "Equivariance follows from the form of the computation, whatever the embeddings are. "
+            "Only a position signal breaks it.")),
+        _q("Why is the raw index p a poor feature to add to token embeddings?",
+           ("Integers cannot be added to floating-point vectors.", False,
+            "They can; the trouble is their size and their range."),
+           ("Neighbouring positions get the same value.", False,
+            "Raw indices are all different. Squeezing neighbours together is the problem of p/L."),
+           ("It grows with the position, so late tokens are swamped by it, and a longer input brings "
+            "values the model never saw in training.", True,
+            "Section 1.4 measures both: the position part outgrows the token by far in long "
+            "sequences, and positions past the training length lie outside every value seen.")),
+        _q("The repair p/L keeps every feature in [0, 1). What goes wrong with it?",
+           ("One value means different positions at different lengths: 0.4 is position 2 when "
+            "L = 5 and position 4 when L = 10.", True,
+            "Section 1.5 checks it; neighbours also move closer together as L grows, and L is not "
+            "even known while a decoder is still generating."),
+           ("The values still grow without bound.", False,
+            "p/L is below 1 at every position of every sequence."),
+           ("Two positions of the same sequence can get the same value.", False,
+            "Within one sequence p/L takes a different value at each position; the trouble is "
+            "across sequences of different lengths.")),
+    ),
+    "02": (
+        _q("In sin(p·ω_i) and cos(p·ω_i) with ω_i = base^(−2i/d), what does the index i count?",
+           ("Channels: i runs over 0, …, d − 1.", False,
+            "Then the exponent 2i/d would run up to almost 2, and half of the frequencies would fall "
+            "below 1/base: the doubled-exponent bug of section 2.5."),
+           ("Sine/cosine pairs: pair i fills channels 2i and 2i + 1.", True,
+            "There are ⌈d/2⌉ pairs, and the exponent 2i/d runs from 0 towards, but never reaching, 1 "
+            "(section 2.1)."),
+           ("Positions in the sequence.", False,
+            "The position is p; i picks the frequency.")),
+        _q("A loop steps through the channels, `for c in range(0, d, 2)`, and uses the exponent "
+           "`2 * c / d`. What happens?",
+           ("It raises an IndexError for the last channel.", False,
+            "Nothing crashes: the table has the right shape and values in [−1, 1]."),
+           ("Nothing: only the name of the loop variable changed.", False,
+            "`c` is already the channel number 2i, so the exponent becomes 4i/d."),
+           ("It returns a plausible-looking table with the wrong frequencies: pair i gets the "
+            "frequency of pair 2i.", True,
+            "Section 2.5 catches it two ways: against a reference table, and by the frequency of pair "
+            "d/4, which must be base^(−1/2)."),
+           ("Only an odd `d_model` is affected.", False,
+            "Every width is affected; odd widths have a different problem (section 2.9).")),
+        _q("How does the Transformer combine the position encoding with the token embeddings?",
+           ("It concatenates them, doubling the width of the input.", False,
+            "Concatenation would double the width every later layer works with; the original "
+            "Transformer does not do it."),
+           ("It multiplies them entry by entry.", False,
+            "A product would wipe out token channels wherever the encoding is 0: at position 0, "
+            "every sine channel."),
+           ("It adds them entry by entry; both have width d.", True,
+            "Addition keeps the width and costs no parameters. How much of the sum is position depends "
+            "on the embeddings' scale, including the √d factor (section 2.8).")),
+        _q("The interleaved layout (sin, cos, sin, cos, …) and the concatenated one (all sines, then "
+           "all cosines): which statement is true?",
+           ("They use different frequencies, so they are different encodings.", False,
+            "The numbers are the same; only the channel order differs, by a fixed permutation."),
+           ("They hold the same numbers in another channel order, and weights trained with one layout "
+            "give wrong results with the other, without any error.", True,
+            "Norms and dot products are the same, but a trained model's weights are tied to the "
+            "channel order: the read-out of section 2.10 fails until it is permuted too."),
+           ("They are interchangeable even for pretrained models, since dot products are the same.",
+            False,
+            "Dot products between positions are preserved, but each weight multiplies a particular "
+            "channel (section 2.10)."),
+           right="A"),
+    ),
+    "03": (
+        _q("For `d_model = 512`, which pair has the lowest frequency?",
+           ("Pair 256, with frequency exactly 1/base and wavelength 2π·base.", False,
+            "There is no pair 256: the 256 pairs are i = 0, …, 255. 2π·base is a limit that is never "
+            "reached."),
+           ("Pair 0.", False,
+            "Pair 0 has frequency 1 for any base, the highest of all."),
+           ("Pair 255, the last one, with a wavelength a little below 2π·base.", True,
+            "Its exponent is 510/512, just under 1, so its frequency is just above 1/base "
+            "(section 3.1).")),
+        _q("The base is raised, with `d_model` fixed. What happens?",
+           ("More pairs stay at high frequency, so neighbours are told apart better.", False,
+            "That is backwards, although it circulates in tutorials: section 3.5 counts fewer fast "
+            "pairs for a larger base."),
+           ("Frequencies fall faster with i: fewer fast pairs and a longer longest wavelength, so "
+            "longer contexts are covered at a coarser resolution.", True,
+            "The ratio between neighbouring frequencies is base^(−2/d), so a larger base makes it "
+            "smaller. This is why long-context models raise the base (section 3.5)."),
+           ("Positions are just rescaled, as if p were divided by the base.", False,
+            "Pair 0 keeps frequency 1 for every base, while the other pairs change by different "
+            "factors; that is not a rescaling of positions.")),
+        _q("For an even `d_model`, what does the dot product PE(p)·PE(q) depend on?",
+           ("On p and q separately.", False,
+            "Each pair contributes sin a sin b + cos a cos b = cos(a − b), which involves only the "
+            "difference."),
+           ("Only on the offset p − q: it is the sum over pairs of cos(ω_i (p − q)).", True,
+            "So the matrix of all dot products is constant along its diagonals (section 3.6)."),
+           ("Only on p + q.", False,
+            "The sum p + q would appear if sine and cosine were weighted differently (chapter 5); "
+            "with equal weights it cancels."),
+           right="A"),
+        _q("What is special about position 0?",
+           ("It has the largest norm of all positions.", False,
+            "Every position has the norm √(d/2), since each pair is a unit vector."),
+           ("Every sine channel is exactly 0 and every cosine 1, but its norm and its distances to "
+            "the next positions are the same as for any other position.", True,
+            "Distances depend only on the offset, so 0 → k is like p → p + k (section 3.8)."),
+           ("It is far from all other positions, so the first token stands out.", False,
+            "Its distance to position k equals the distance between any p and p + k."),
+           right="C"),
+    ),
+    "04": (
+        _q("Which two properties, together, let the sinusoidal encoding represent both where a token "
+           "is and how far apart two tokens are?",
+           ("Values that grow with the position, and the same vector for neighbouring positions.",
+            False,
+            "Growing values are the problem of the raw index (chapter 1), and identical neighbours "
+            "could not be told apart."),
+           ("A distinct, bounded vector for every position, and a shift by k that acts as one fixed "
+            "rotation T(k), the same at every position.", True,
+            "The first says where; the second makes offsets a linear, position-independent operation, "
+            "so dot products depend only on k (sections 4.3 and 4.7)."),
+           ("Vectors learned in training, each orthogonal to all the others.", False,
+            "The encoding has no parameters, and its vectors are not orthogonal: the dot product of "
+            "neighbours is large (section 4.7)."),
+           right="A"),
+        _q("Why does every sine channel need its cosine partner?",
+           ("To give the model more parameters to learn.", False,
+            "The encoding has no parameters at all."),
+           ("Because a sine alone cannot take negative values.", False,
+            "A sine takes every value in [−1, 1]."),
+           ("Because shifting an angle needs both its sine and its cosine (angle addition); with sines "
+            "only, PE(0) is the zero vector and no matrix maps it to PE(k).", True,
+            "Section 4.6 proves it and measures a large residual for the best sine-only fit; an odd "
+            "`d_model` has one such lone sine, and `posenc.rotation` refuses it.")),
+        _q("How does PE(p)·PE(p + k) behave as the offset k grows from 0?",
+           ("It decreases steadily: a larger offset always means a smaller dot product.", False,
+            "The curve of section 4.7 has bumps: some offsets are slightly more similar than smaller "
+            "ones."),
+           ("It depends on k only, is largest at k = 0 and is symmetric, f(k) = f(−k), but it is not "
+            "monotone.", True,
+            "Each pair adds cos(k·ω_i); the fast pairs wrap around and make ripples (section 4.7). "
+            "The symmetry means the dot product cannot tell ahead from behind, while T(k) can."),
+           ("It is different for k and −k, so it tells ahead from behind.", False,
+            "cos is even, so f(−k) = f(k); only T(k) itself differs from T(−k) = T(k)ᵀ.")),
+        _q("How do rotary embeddings (RoPE) use this chapter's rotation?",
+           ("They add T(p) to each token embedding.", False,
+            "T(p) is a matrix that acts on vectors; RoPE adds nothing to the input."),
+           ("They rotate the query at position p by T(p) and the key at position s by T(s), so the "
+            "score depends on the positions only through s − p.", True,
+            "T(p)ᵀ T(s) = T(s − p) by the algebra of shifts (sections 4.5 and 4.8)."),
+           ("They multiply each attention score by cos(s − p).", False,
+            "The rotation acts on every pair of query and key channels, each at its own frequency, "
+            "not on the score as a whole."),
+           right="C"),
+    ),
+    "05": (
+        _q("What is the main trade-off between a fixed sinusoidal encoding and a learned position table?",
+           ("A learned table takes a large share of the model's weights.", False,
+            "For a BERT-sized model it is below one percent of the weights (section 5.1); its price is "
+            "the length limit."),
+           ("A learned table fits whatever the task needs but has no row past `max_len`; the formula "
+            "has a vector for every position and no parameters, yet a trained model still handles "
+            "positions past its training length poorly.", True,
+            "Section 5.2 shows the hard stop, section 5.5 measures the sinusoidal models beyond the "
+            "training length: far below their training accuracy."),
+           ("The sinusoidal encoding extends to any length with no loss of accuracy, so there is no "
+            "trade-off.", False,
+            "The formula extends; the trained model mostly does not (section 5.5)."),
+           right="C"),
+        _q("In the offset-copy experiment at twice the training length L, where did the model with a "
+           "learned table fail?",
+           ("Equally at every position.", False,
+            "The positions before L kept their accuracy (figure of section 5.5)."),
+           ("At the positions from L on, whose rows never received a gradient; the positions before L "
+            "stayed accurate.", True,
+            "Untrained rows keep their small random initial values, so those positions look almost "
+            "position-less (section 5.5)."),
+           ("Only before L, because the new positions disturbed the old ones.", False,
+            "That disturbance was seen in the sinusoidal models; the learned model's early positions "
+            "hardly attend to the new keys.")),
+        _q("Which way of encoding positions do most current open language models use?",
+           ("Learned position tables.", False,
+            "That was the choice of BERT and GPT-2; the advice to prefer them is dated."),
+           ("The original sinusoidal encoding, added to the input.", False,
+            "It is the 2017 Transformer's choice; current models act inside attention instead."),
+           ("Rotary embeddings (RoPE), and some use ALiBi: both act inside attention.", True,
+            "LLaMA and most open models since use RoPE; BLOOM and MPT use ALiBi (section 5.8).")),
+        _q("The input is x + w ⊙ PE with learned weights w. When does PE(p)·PE(q) still depend only "
+           "on p − q?",
+           ("When w is a scalar, or equal for the sine and the cosine of each pair.", True,
+            "Then each pair's share is a multiple of cos(a − b); unequal weights within a pair add a "
+            "term in p + q (section 5.7)."),
+           ("Always: the waves are still sines and cosines.", False,
+            "Unequal weights within a pair add a cos(a + b) term, an absolute-position component."),
+           ("Never, once any weight is learned.", False,
+            "A learned scalar only rescales the dot product.")),
+    ),
+    "06": (
+        _q("Positions 4096 and 4097 get the same encoding vector when the angles are computed in "
+           "float16. Why?",
+           ("float16 cannot hold numbers above 4096.", False,
+            "Its largest finite value is 65,504; what it lacks above 2048 is spacing finer than 2."),
+           ("float16 holds every integer only up to 2048; above that its spacing is 2, then 4, so "
+            "4097 is rounded to 4096 before any angle is formed.", True,
+            "Same position in, same angles out: section 6.2 counts such collisions."),
+           ("The sine of a float16 angle is only accurate to three digits.", False,
+            "Rounding the final values keeps positions apart; the collision happens earlier, in the "
+            "position itself."),
+           right="B"),
+        _q("A table built with the doubled exponent (2 * i / d with i the channel index) is still made "
+           "of sine and cosine pairs. Which check catches it?",
+           ("Its Gram matrix PE @ PE.T, which is no longer constant along diagonals.", False,
+            "It still is: every pair is a sine and a cosine of one frequency, so dot products depend "
+            "only on p − q (the scorecard of section 6.7)."),
+           ("Comparing it with posenc's table, or applying posenc's T(k): the frequencies are wrong.", True,
+            "Pair i runs at the frequency of pair 2i; only a check that knows the right frequencies "
+            "sees it (section 6.7)."),
+           ("A search for duplicate rows.", False,
+            "Its positions stay distinct; the encoding is valid, just not the one the paper defines."),
+           right="B"),
+        _q("A float64 table from posenc is cast to float16 at the end. Do positions 4096 and 4097 "
+           "collide now?",
+           ("Yes: any float16 table collides above 2048.", False,
+            "The collisions come from rounding the position and the angle, not the final values."),
+           ("No: the angles were exact, only the final values are rounded (errors of a few 1e-4), and "
+            "the two rows still differ.", True,
+            "Section 6.2 counts 0 collisions for the accurate table cast to float16."),
+           ("Only in the slowest pairs, which change by less than float16's spacing.", False,
+            "Rows differ as long as one pair differs; the fast pairs move by about a radian per step."),
+           right="B"),
+    ),
+    "07": (
+        _q("RoPE rotates the query at position p and the key at position s by angles that grow with "
+           "their positions. On what does their attention score depend?",
+           ("On the two contents and on both positions p and s.", False,
+            "That is the added encoding: its cross terms mix content with absolute positions (section 7.3)."),
+           ("On the two contents and on the offset s − p only.", True,
+            "T(p)ᵀ T(s) = T(s − p): the score is qᵀ T(s − p) k, checked for 200 × 200 position pairs "
+            "in section 7.1."),
+           ("On the offset s − p only, not on the contents.", False,
+            "Rotations keep norms and only turn q and k; the contents still set the score (section 7.1)."),
+           right="B"),
+        _q("An ALiBi head has all its content scores equal. How does its attention spread over the "
+           "keys before the query?",
+           ("Evenly over all earlier keys.", False,
+            "The bias −m (i − j) is still there: the softmax turns it into weights that fall with the "
+            "distance (section 7.4)."),
+           ("Only on the key a fixed number of steps back.", False,
+            "The bias ranks every nearer key above every farther one; it cannot single out one "
+            "distance, which is why the one-layer ALiBi model of section 7.6 could not copy the token "
+            "two back."),
+           ("It decays geometrically with the distance: steep heads look at the last few tokens, "
+            "heads with small slopes spread their attention far back.", True,
+            "The weights are proportional to e^(−m(i − j)); the half-attention distance roughly "
+            "doubles from one head to the next (section 7.4)."),
+           right="C"),
+        _q("Position interpolation was applied, without fine-tuning, to RoPE models trained to copy "
+           "the token k places back. What happened?",
+           ("They copied the token s·k places back: the angle they learned for k now belongs to the "
+            "offset s·k.", True,
+            "Scored against that target they were right far more often than the no-order baseline "
+            "(section 7.7)."),
+           ("They improved at the new positions and kept the old ones intact.", False,
+            "That was the raised base; interpolation broke the models (section 7.7)."),
+           ("Nothing changed before the training length; only the new positions suffered.", False,
+            "Interpolation rescales every position, so the old positions broke too (section 7.7)."),
+           right="A"),
+    ),
+}
