@@ -130,7 +130,8 @@ def bench_explorers(steps: int = 60) -> None:
     import explorers
 
     rng = np.random.default_rng(0)
-    for cls in (explorers.FormulaExplorer, explorers.BaseExplorer, explorers.OffsetExplorer):
+    for cls in (explorers.FormulaExplorer, explorers.BaseExplorer, explorers.OffsetExplorer,
+                explorers.PrecisionExplorer, explorers.RopeScalingExplorer):
         explorer = cls()
         settings, current = [], explorer.values()
         for _ in range(steps):
