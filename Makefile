@@ -35,7 +35,7 @@ test: $(STAMP)
 	$(BIN)/python -m pytest tests chapters exercises solutions --nbval-lax -p no:randomly
 
 lab: $(STAMP)
-	$(BIN)/jupyter lab --ip=127.0.0.1 --no-browser
+	$(BIN)/jupyter lab --ip=127.0.0.1 --no-browser $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 exercises: $(STAMP)
 	$(BIN)/python -m make_exercises $(if $(FORCE),--force,)

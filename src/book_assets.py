@@ -44,7 +44,7 @@ MATHJAX2_CONFIG = {
         "ignoreClass": "tex2jax_ignore|mathjax_ignore|document",
     },
     "HTML-CSS": {"availableFonts": [], "webFont": "STIX-Web", "imageFont": None,
-                 "preferredFont": None, "linebreaks": {"automatic": True}},
+                 "preferredFont": None},
     "messageStyle": "none",
     "showMathMenu": False,
 }

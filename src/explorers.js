@@ -308,7 +308,7 @@
     },
     offset: function (ctx, W, H, v) {
       var data = compute.offset(v), side = Math.min(H - 74, Math.round(W * 0.38));
-      var circle = new Panel(ctx, { x: 50, y: 26, w: side, h: side }, [-1.3, 1.3], [-1.3, 1.3],
+      var circle = new Panel(ctx, { x: 62, y: 26, w: side, h: side }, [-1.3, 1.3], [-1.3, 1.3],
         { xlabel: "cos (channel 2i+1)", ylabel: "sin (channel 2i)", title: "open: p=3, filled: p=3" + (v.k >= 0 ? "+" : "") + v.k });
       var t = range(0, 100).map(function (j) { return (TWO_PI * j) / 100; });
       circle.line(t.map(Math.cos), t.map(Math.sin), "#bbb", { width: 1 });
@@ -320,7 +320,7 @@
       });
       legend(ctx, circle.box.x + side / 2 - 30, circle.box.y + side / 2 - 20,
         data.pairs.map(function (i, n) { return ["pair i=" + i, COLORS[n]]; }));
-      var norm = v.d_model / 2, x0 = 50 + side + 70;
+      var norm = v.d_model / 2, x0 = 62 + side + 70;
       var right = new Panel(ctx, { x: x0, y: 26, w: W - x0 - 15, h: H - 74 }, [-200, 200], [-1.05, 1.05],
         { xlabel: "offset k", ylabel: "cosine similarity",
           title: "k=" + v.k + ": PE(p)\u00b7PE(p+k) = \u03a3 cos(\u03c9_i k) = " + data.dot_k.toFixed(2) + " of " + Math.floor(v.d_model / 2) });

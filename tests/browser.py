@@ -1,0 +1,323 @@
+"""Shared machinery of the real-browser tests (test_browser_book.py, test_browser_lab.py).
+
+Debian's Chromium is driven with Playwright for Python, launched by executable
+path: Playwright never downloads a browser here. Without Chromium the browser
+tests skip with a clear message, except under ``CI=true``, where they fail
+(``.ci/run`` installs Chromium with apt-get).
+
+Every page gets a :class:`Guard`: requests to any host but the local server
+are aborted and recorded, and so are missing local files (HTTP status >= 400),
+failed requests, uncaught page errors and console errors.
+
+This module is imported by the test modules (pytest puts ``tests/`` on
+``sys.path``); the fixtures ``chromium`` and ``book`` are picked up by importing
+them there. Every module importing ``chromium`` gets the same browser.
+
+Screenshots go to ``_build/screenshots/`` (``book/`` and ``lab/``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import http.server
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+HTML = ROOT / "_build" / "html"
+SCREENSHOTS = ROOT / "_build" / "screenshots"
+
+# Without the background-networking flags Chromium phones Google hosts on its own.
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+    "--no-first-run", "--disable-sync", "--disable-quic",
+]
+LOCAL_HOSTS = {"127.0.0.1", "localhost", "[::1]", "::1"}
+SKIP_MESSAGE = "Chromium not installed: apt-get install chromium (CI installs it)"
+
+# Console messages of type "error" that are not failures. Keep this list short and explain each entry.
+BENIGN_CONSOLE = [
+    # Chromium logs every request we abort on purpose; the request itself is recorded as external.
+    "net::ERR_BLOCKED_BY_CLIENT",
+    # MathJax 2.7.9's HTML-CSS output declares a placeholder font, @font-face {font-family: MathJax_Blank;
+    # src: url('about:blank')}, to detect web-font loading; Chromium refuses that URL for fonts (CORS) and
+    # says so. Nothing is fetched from anywhere and the math renders with the served STIX-Web fonts.
+    "Access to font at 'about:blank'",
+    # pydata-sphinx-theme on a first visit (empty localStorage) reads mode "" and logs this before
+    # falling back to "auto"; the page is unaffected.
+    "Got invalid theme mode: . Resetting to auto.",
+]
+# Failed requests that are not failures: MathJax's placeholder font above (never a network request).
+BENIGN_FAILED_URLS = {"about:blank"}
+
+
+# --------------------------------------------------------------------------
+# Chromium and Playwright
+# --------------------------------------------------------------------------
+
+def chromium_executable() -> str:
+    """Path of the system Chromium; skip without it, or fail under CI=true."""
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    if path is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("CI=true but Chromium is not installed: .ci/run installs it with "
+                        "`apt-get install chromium`; the browser tests must run in CI.", pytrace=False)
+        pytest.skip(SKIP_MESSAGE)
+    return path
+
+
+_SHARED: dict = {"users": 0, "playwright": None, "browser": None}
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    """One headless Chromium for the whole session, shared by every module that imports this fixture.
+
+    Each module importing it gets its own fixture instance; they all hand out the same browser, since
+    two sync Playwright instances cannot run at once in one thread. Each test opens its own context.
+    """
+    executable = chromium_executable()
+    sync_api = pytest.importorskip("playwright.sync_api")
+    if _SHARED["users"] == 0:
+        playwright = sync_api.sync_playwright().start()
+        _SHARED["playwright"] = playwright
+        _SHARED["browser"] = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+    _SHARED["users"] += 1
+    try:
+        yield _SHARED["browser"]
+    finally:
+        _SHARED["users"] -= 1
+        if _SHARED["users"] == 0:
+            _SHARED["browser"].close()
+            _SHARED["playwright"].stop()
+
+
+# --------------------------------------------------------------------------
+# Local HTTP server
+# --------------------------------------------------------------------------
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+    def end_headers(self):
+        self.send_header("Cache-Control", "no-store")
+        super().end_headers()
+
+
+@contextlib.contextmanager
+def serve(directory: Path):
+    """Serve ``directory`` on 127.0.0.1 at an ephemeral port; yield the base URL (ending in /)."""
+    handler = functools.partial(_QuietHandler, directory=str(directory))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+# --------------------------------------------------------------------------
+# The built book
+# --------------------------------------------------------------------------
+
+def toc_pages() -> list[str]:
+    """Every page of the table of contents, e.g. 'intro', 'chapters/01_order_problem'."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    pages = [toc["root"]]
+    for part in toc.get("parts", []):
+        pages += [entry["file"] for entry in part["chapters"]]
+    return pages
+
+
+def _source(page: str) -> Path | None:
+    for suffix in (".ipynb", ".md"):
+        if (ROOT / f"{page}{suffix}").exists():
+            return ROOT / f"{page}{suffix}"
+    return None
+
+
+def stale_pages() -> list[str]:
+    """Pages whose HTML is missing or older than their source or than the book's configuration."""
+    config = max((ROOT / name).stat().st_mtime for name in ("_config.yml", "_toc.yml", "src/book_assets.py")
+                 if (ROOT / name).exists())
+    stale = []
+    for page in toc_pages():
+        html, source = HTML / f"{page}.html", _source(page)
+        if not html.exists():
+            stale.append(page)
+        elif max(config, source.stat().st_mtime if source else 0) > html.stat().st_mtime:
+            stale.append(page)
+    return stale
+
+
+def running_builds() -> list[int]:
+    """Process ids of jupyter-book builds of this book running now (two builds at once break the cache)."""
+    pids = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            cmd = (proc / "cmdline").read_bytes().split(b"\0")
+            cwd = os.readlink(proc / "cwd")
+        except OSError:
+            continue
+        words = [w.decode(errors="replace") for w in cmd]
+        if any(w.endswith("jupyter-book") for w in words) and "build" in words and (
+                cwd == str(ROOT) or str(ROOT) in words) and int(proc.name) != os.getpid():
+            pids.append(int(proc.name))
+    return pids
+
+
+def wait_for_running_builds(timeout: float = 600) -> None:
+    deadline = time.monotonic() + timeout
+    while running_builds():
+        if time.monotonic() > deadline:
+            pytest.fail(f"a jupyter-book build of {ROOT} has been running for {timeout:.0f} s")
+        time.sleep(1)
+
+
+@pytest.fixture(scope="session")
+def book() -> Path:
+    """The built HTML book; builds it (the strict build of tests/test_book.py) if missing or stale.
+
+    A build already running (e.g. ``make book`` in another shell) is waited for, not doubled.
+    With ``POSENC_REUSE_BUILD=1`` an existing build is used as it is, stale or not.
+    Without Chromium nothing is built: the browser tests skip (or fail under CI=true) first.
+    """
+    chromium_executable()
+    wait_for_running_builds()
+    if os.environ.get("POSENC_REUSE_BUILD") == "1" and (HTML / "index.html").exists():
+        return HTML
+    stale = stale_pages()
+    if stale:
+        jb = Path(sys.executable).parent / "jupyter-book"
+        result = subprocess.run([str(jb), "build", str(ROOT), "--builder", "html", "-W", "-n", "--keep-going"],
+                                capture_output=True, text=True, cwd=ROOT)
+        if not (HTML / "index.html").exists():
+            pytest.fail(f"the book did not build (pages stale: {stale}):\n{result.stdout[-3000:]}{result.stderr[-3000:]}")
+    return HTML
+
+
+# --------------------------------------------------------------------------
+# Watching a page: external requests, missing files, errors
+# --------------------------------------------------------------------------
+
+class Guard:
+    """Blocks and records requests to other hosts; records missing files and errors.
+
+    Attach it to a browser context before opening pages::
+
+        guard = Guard(context)
+        page = context.new_page(); guard.watch(page)
+
+    With Playwright's async API: ``guard = Guard(context, async_api=True); await guard.route_async(context)``.
+    """
+
+    def __init__(self, context, allowed_hosts=LOCAL_HOSTS, benign_console=BENIGN_CONSOLE, async_api=False):
+        self.allowed_hosts = set(allowed_hosts)
+        self.benign_console = list(benign_console)
+        self.external: list[str] = []        # requests to another host (aborted)
+        self.missing: list[str] = []         # local responses with status >= 400
+        self.failed: list[str] = []          # local requests that failed (network level)
+        self.page_errors: list[str] = []     # uncaught exceptions in the page
+        self.console_errors: list[str] = []  # console.error and friends, minus the benign ones
+        self.requests = 0
+        if not async_api:  # with the async API, await guard.route_async(context)
+            context.route("**/*", self._route)
+
+    async def route_async(self, context):
+        async def handler(route):
+            self.requests += 1
+            url = route.request.url
+            local = self.is_local(url)
+            if not local:
+                self.external.append(url)
+            try:
+                await (route.continue_() if local else route.abort("blockedbyclient"))
+            except Exception:  # the page or context closed while the request was in flight
+                pass
+        await context.route("**/*", handler)
+
+    def watch(self, page):
+        page.on("response", self._response)
+        page.on("requestfailed", self._request_failed)
+        page.on("pageerror", lambda exc: self.page_errors.append(f"{page.url}: {exc}"))
+        page.on("console", self._console)
+        return page
+
+    def is_local(self, url: str) -> bool:
+        parts = urlsplit(url)
+        if parts.scheme in ("data", "blob", "about"):
+            return True
+        return parts.hostname in self.allowed_hosts or f"[{parts.hostname}]" in self.allowed_hosts
+
+    def _route(self, route):
+        self.requests += 1
+        url = route.request.url
+        local = self.is_local(url)
+        if not local:
+            self.external.append(url)
+        try:
+            route.continue_() if local else route.abort("blockedbyclient")
+        except Exception:  # the page or context closed while the request was in flight
+            pass
+
+    def _response(self, response):
+        if response.status >= 400 and self.is_local(response.url):
+            self.missing.append(f"{response.status} {response.url}")
+
+    def _request_failed(self, request):
+        if request.url in BENIGN_FAILED_URLS:
+            return
+        if self.is_local(request.url):
+            self.failed.append(f"{request.failure} {request.url}")
+
+    def _console(self, message):
+        if message.type not in ("error", "assert"):
+            return
+        text = message.text
+        if any(benign in text for benign in self.benign_console):
+            return
+        if "Failed to load resource" in text:  # duplicates a missing file already recorded
+            return
+        location = message.location.get("url", "") if message.location else ""
+        self.console_errors.append(f"{text} ({location})")
+
+    def problems(self) -> dict[str, list[str]]:
+        return {"external requests": self.external, "missing local files": self.missing,
+                "failed requests": self.failed, "page errors": self.page_errors,
+                "console errors": self.console_errors}
+
+    def reset(self):
+        for value in self.problems().values():
+            value.clear()
+
+
+def new_context(chromium, **kwargs):
+    """A fresh context: no cache, no service workers, a fixed viewport."""
+    kwargs.setdefault("viewport", {"width": 1280, "height": 900})
+    kwargs.setdefault("service_workers", "block")
+    return chromium.new_context(**kwargs)
+
+
+def percentile(values, q: float) -> float:
+    """The q-th percentile (0..100) by linear interpolation, as numpy's default."""
+    values = sorted(values)
+    if not values:
+        return float("nan")
+    k = (len(values) - 1) * q / 100
+    lo = int(k)
+    hi = min(lo + 1, len(values) - 1)
+    return values[lo] + (values[hi] - values[lo]) * (k - lo)
