@@ -263,6 +263,12 @@ class Explorer:
         return bundle
 
 
+def _log_slider(description, value, lo, hi, step=0.1, readout=".3g"):
+    """A slider over 10**lo ... 10**hi, moving in steps of ``step`` in the exponent."""
+    return widgets.FloatLogSlider(value=value, base=10, min=lo, max=hi, step=step,
+                                  description=description, readout_format=readout)
+
+
 def _int_slider(description, value, lo, hi, step=1):
     return widgets.IntSlider(value=value, min=lo, max=hi, step=step, description=description,
                              style={"description_width": "initial"})
@@ -284,8 +290,7 @@ class FormulaExplorer(Explorer):
             pos=_int_slider("pos", pos, 0, POSITIONS_SHOWN - 1),
             i=i_slider,
             d_model=d_slider,
-            base=widgets.FloatLogSlider(value=base, base=10, min=1, max=6, step=0.1,
-                                        description="base", readout_format=".3g"),
+            base=_log_slider("base", base, 1, 6),
         )
 
     def build(self, fig):
@@ -335,8 +340,7 @@ class BaseExplorer(Explorer):
 
     def __init__(self, base=10000.0, d_model=512, length=512):
         super().__init__(
-            base=widgets.FloatLogSlider(value=base, base=10, min=1, max=7, step=0.1,
-                                        description="base", readout_format=".3g"),
+            base=_log_slider("base", base, 1, 7),
             length=widgets.IntSlider(value=length, min=16, max=8192, step=16, description="length L"),
             d_model=_int_slider("d_model", d_model, 8, 1024, 8),
         )
@@ -380,8 +384,7 @@ class OffsetExplorer(Explorer):
         super().__init__(
             k=_int_slider("offset k", k, -200, 200),
             d_model=_int_slider("d_model", d_model, 8, 256, 2),
-            base=widgets.FloatLogSlider(value=base, base=10, min=1, max=6, step=0.1,
-                                        description="base", readout_format=".3g"),
+            base=_log_slider("base", base, 1, 6),
         )
 
     def build(self, fig):
@@ -439,8 +442,7 @@ class RopeScalingExplorer(Explorer):
 
     def __init__(self, base=10000.0, scale=4, d_model=128, length=2048):
         super().__init__(
-            base=widgets.FloatLogSlider(value=base, base=10, min=3, max=7, step=0.1,
-                                        description="base", readout_format=".3g"),
+            base=_log_slider("base", base, 3, 7),
             scale=_int_slider("factor s", scale, 1, 32),
             d_model=_int_slider("head dim", d_model, 16, 256, 16),
             length=_int_slider("train length L", length, 128, 8192, 128),
@@ -484,10 +486,8 @@ class PrecisionExplorer(Explorer):
 
     def __init__(self, log_position=3.0, base=10000.0, d_model=64):
         super().__init__(
-            position=widgets.FloatLogSlider(value=10**log_position, base=10, min=0, max=7.2, step=0.05,
-                                            description="position p", readout_format=".4g"),
-            base=widgets.FloatLogSlider(value=base, base=10, min=2, max=6, step=0.1,
-                                        description="base", readout_format=".3g"),
+            position=_log_slider("position p", 10**log_position, 0, 7.2, step=0.05, readout=".4g"),
+            base=_log_slider("base", base, 2, 6),
             d_model=_int_slider("d_model", d_model, 8, 256, 8),
         )
 
