@@ -141,7 +141,7 @@ def bench_explorers(steps: int = 60) -> None:
                 current[name] = float(c.base ** (c.min + c.step * rng.integers(0, round((c.max - c.min) / c.step) + 1)))
             else:
                 current[name] = int(c.min + c.step * rng.integers(0, (c.max - c.min) // c.step + 1))
-            settings.append(_valid(explorer, current))
+            settings.append(dict(current))  # redraw() itself clamps a pair index to d_model
         ours_queue, naive_queue = iter(settings), iter(settings)
 
         def ours():
@@ -159,14 +159,6 @@ def bench_explorers(steps: int = 60) -> None:
         times = alternate({"redraw in place": ours, "new figure (interact)": naive}, repeats=steps - 1, warmup=1)
         report(f"{cls.__name__}: one slider step (compute + redraw + PNG)", times, {},
                "redraw in place", "new figure (interact)")
-
-
-def _valid(explorer, values: dict) -> dict:
-    """Clamp a pair index to the pairs that exist for the chosen d_model."""
-    values = dict(values)
-    if "i" in values:
-        values["i"] = min(values["i"], (values["d_model"] + 1) // 2 - 1)
-    return values
 
 
 def main() -> None:

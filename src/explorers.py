@@ -341,7 +341,7 @@ class BaseExplorer(Explorer):
     def __init__(self, base=10000.0, d_model=512, length=512):
         super().__init__(
             base=_log_slider("base", base, 1, 7),
-            length=widgets.IntSlider(value=length, min=16, max=8192, step=16, description="length L"),
+            length=_int_slider("length L", length, 16, 8192, 16),
             d_model=_int_slider("d_model", d_model, 8, 1024, 8),
         )
 

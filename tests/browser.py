@@ -239,11 +239,7 @@ class Guard:
 
     async def route_async(self, context):
         async def handler(route):
-            self.requests += 1
-            url = route.request.url
-            local = self.is_local(url)
-            if not local:
-                self.external.append(url)
+            local = self._admit(route.request.url)
             try:
                 await (route.continue_() if local else route.abort("blockedbyclient"))
             except Exception:  # the page or context closed while the request was in flight
@@ -263,12 +259,16 @@ class Guard:
             return True
         return parts.hostname in self.allowed_hosts or f"[{parts.hostname}]" in self.allowed_hosts
 
-    def _route(self, route):
+    def _admit(self, url: str) -> bool:
+        """Count a request, record it if it leaves this host; True when it may go on."""
         self.requests += 1
-        url = route.request.url
         local = self.is_local(url)
         if not local:
             self.external.append(url)
+        return local
+
+    def _route(self, route):
+        local = self._admit(route.request.url)
         try:
             route.continue_() if local else route.abort("blockedbyclient")
         except Exception:  # the page or context closed while the request was in flight
