@@ -1,13 +1,22 @@
-"""Sphinx extension: make the HTML book self-contained (no CDN at read time).
+"""Sphinx extension: make the HTML book self-contained, light and readable.
 
-* MathJax is served from the book's own output, copied at build time from
-  the pinned PyPI package ``jupyter-server-mathjax`` (MathJax 2.7) into
+* MathJax 3 (CommonHTML output) is served from the book's own output, copied
+  at build time from the pinned PyPI package ``sphinx-mathjax-offline`` into
   ``_build/html/_vendor/mathjax`` -- outside ``_static``, which Jupyter Book
-  would otherwise inject into every page.
+  would otherwise inject into every page. Only its files are used; its own
+  Sphinx hook (copying into ``_static`` after the build) is not.
 * The ipywidgets embedding scripts (require.js and the widget manager from a
   CDN) are not loaded: the explorers carry their own browser renderer in
   their ``text/html`` output, which the book shows instead of the widget
-  view (see ``_config.yml``: ``nb_mime_priority_overrides``).
+  view (see ``_config.yml``: ``nb_mime_priority_overrides``). The widget
+  state that myst-nb would embed for them (50-160 KB a page) is dropped too.
+* Font Awesome's 1.5 MB SVG-replacement script, which pydata-sphinx-theme
+  loads render-blocking on every page, is removed from the written pages: the
+  theme's style sheet already draws the same icons with its web fonts.
+* No general index: the book has no index entries, so the page was empty.
+* Solution pages show answers, not authoring markers: the ``# BEGIN SOLUTION``
+  and ``# END SOLUTION`` lines (which ``make exercises`` needs in the source)
+  are dropped from the code shown in ``solutions/``.
 
 * Notebooks are executed two at a time before Sphinx reads them (the
   jupyter-cache parallel executor, into the same cache myst-nb reads), which
@@ -24,43 +33,44 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import re
 import shutil
 from fnmatch import fnmatch
+from importlib.metadata import distribution
 from pathlib import Path
 
-import jupyter_server_mathjax
+from docutils import nodes
 
-MATHJAX_SOURCE = Path(jupyter_server_mathjax.__file__).parent / "static"
+MATHJAX_SOURCE = Path(distribution("sphinx-mathjax-offline").locate_file("sphinx-mathjax-offline/static/mathjax"))
 VENDOR = "_vendor"
 MATHJAX_DIR = f"{VENDOR}/mathjax"
 # Sphinx resolves a relative mathjax_path against _static/, hence the "../".
-MATHJAX_PATH = f"../{MATHJAX_DIR}/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full"
-MATHJAX2_CONFIG = {
-    # The package ships MathJax's combined TeX + HTML-CSS configuration and the
-    # STIX web fonts (no SVG or CommonHTML output jax), so HTML-CSS it is. Its
-    # font probe uses an @font-face pointing at about:blank, which Chromium
-    # logs as a blocked font: benign, and not a network request.
-    "tex2jax": {
+MATHJAX_PATH = f"../{MATHJAX_DIR}/tex-chtml.js"
+MATHJAX3_CONFIG = {
+    "tex": {
         "inlineMath": [["\\(", "\\)"]],
         "displayMath": [["\\[", "\\]"]],
         "processRefs": False,
         "processEnvironments": True,
-        # only the math that myst marks, never code cells
-        "processClass": "tex2jax_process|mathjax_process|math|output_area",
-        "ignoreClass": "tex2jax_ignore|mathjax_ignore|document",
     },
-    "HTML-CSS": {"availableFonts": [], "webFont": "STIX-Web", "imageFont": None,
-                 "preferredFont": None},
-    "messageStyle": "none",
-    "showMathMenu": False,
+    "options": {
+        # only the math that myst marks (and the quizzes' math spans), never code cells
+        "processHtmlClass": "tex2jax_process|mathjax_process|math|output_area",
+        "ignoreHtmlClass": "tex2jax_ignore|mathjax_ignore|document",
+    },
+    # the fonts are found next to tex-chtml.js (output/chtml/fonts/woff-v2)
 }
+FONTAWESOME_SCRIPT = re.compile(r'[ \t]*<script\b[^>]*\bsrc="[^"]*_static/scripts/fontawesome\.js[^"]*"[^>]*></script>\n?')
+SOLUTION_MARKER = re.compile(r"^[ \t]*# (BEGIN|END) SOLUTION[ \t]*\n?", re.M)
+SOLUTION_PAGES = "solutions/"
 
 
 def configure(app, config) -> None:
     config.mathjax_path = MATHJAX_PATH
-    config.mathjax2_config = MATHJAX2_CONFIG
-    config.mathjax3_config = None
+    config.mathjax2_config = None
+    config.mathjax3_config = MATHJAX3_CONFIG
     config.nb_ipywidgets_js = {}
+    config.html_use_index = False
 
 
 SOURCES = Path(__file__).resolve().parent
@@ -139,14 +149,40 @@ def copy_mathjax(app) -> None:
 
 
 def drop_duplicate_scripts(app, pagename, templatename, context, doctree) -> None:
-    """sphinx-thebe registers its inline config once per read; twice is a page error."""
+    """sphinx-thebe registers its inline config once per read (twice is a page error); widget state is unused."""
     seen, unique = set(), []
     for script in context.get("script_files", []):
+        if script.attributes.get("type") == "application/vnd.jupyter.widget-state+json":
+            continue
         key = (str(script.filename or ""), tuple(sorted((k, str(v)) for k, v in script.attributes.items())))
         if key not in seen:
             seen.add(key)
             unique.append(script)
     context["script_files"] = unique
+
+
+def hide_solution_markers(app, doctree, docname) -> None:
+    """On solution pages, show the answer code without its # BEGIN/END SOLUTION lines."""
+    if not docname.startswith(SOLUTION_PAGES):
+        return
+    for block in list(doctree.findall(nodes.literal_block)):
+        text = block.astext()
+        if not SOLUTION_MARKER.search(text):
+            continue
+        shown = SOLUTION_MARKER.sub("", text)
+        # rawsource must equal the text, or Sphinx treats the block as parsed-literal and skips highlighting
+        clean = nodes.literal_block(shown, shown, **block.attributes)
+        block.replace_self(clean)
+
+
+def drop_fontawesome_script(app, exception) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    for page in Path(app.outdir).rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        lighter = FONTAWESOME_SCRIPT.sub("", text)
+        if lighter != text:
+            page.write_text(lighter, encoding="utf-8")
 
 
 def setup(app):
@@ -157,4 +193,6 @@ def setup(app):
     app.connect("build-finished", record_sources)
     app.connect("builder-inited", copy_mathjax)
     app.connect("html-page-context", drop_duplicate_scripts, priority=999)
+    app.connect("doctree-resolved", hide_solution_markers)
+    app.connect("build-finished", drop_fontawesome_script)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

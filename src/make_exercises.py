@@ -18,6 +18,12 @@ In markdown cells, "<!-- BEGIN SOLUTION -->" ... "<!-- END SOLUTION -->" is
 removed. A cell left empty is dropped; every other cell keeps its id, so the
 output is deterministic. Outputs are stripped.
 
+Cell tags say who sees a cell in the book. A cell tagged ``remove-cell`` is
+hidden on the answers page (maintainer notes, the final answer check). A cell
+tagged ``exercise-only`` (with ``remove-cell``: the exercise's title and its
+"replace each ..." instructions) is hidden on the answers page and shown in
+the exercise, which gets it without those two tags.
+
 An existing exercise notebook is overwritten only if it is unchanged since
 the last git commit (or already identical to the generated one): a modified
 or untracked file may hold a learner's answers.
@@ -42,6 +48,7 @@ BEGIN = re.compile(r"^(\s*)# BEGIN SOLUTION\s*$")
 END = re.compile(r"^\s*# END SOLUTION\s*$")
 MD_REGION = re.compile(r"<!--\s*BEGIN SOLUTION\s*-->.*?<!--\s*END SOLUTION\s*-->", re.S)
 ANSWER, CODE = "...  # YOUR ANSWER HERE", "...  # YOUR CODE HERE"
+EXERCISE_ONLY, HIDDEN = "exercise-only", "remove-cell"
 
 
 class AuthoringError(ValueError):
@@ -122,6 +129,13 @@ def exercise(solution) -> nbformat.NotebookNode:
                 cell.source = strip_markdown(cell.source)
         except AuthoringError as exc:
             raise AuthoringError(f"cell {n}: {exc}") from None
+        tags = cell.get("metadata", {}).get("tags", [])
+        if EXERCISE_ONLY in tags:
+            tags = [t for t in tags if t not in (EXERCISE_ONLY, HIDDEN)]
+            if tags:
+                cell.metadata["tags"] = tags
+            else:
+                del cell.metadata["tags"]
         if cell.source.strip():
             cells.append(cell)
     nb.cells = cells

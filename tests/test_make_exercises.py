@@ -232,3 +232,42 @@ def test_command_line_entry_point():
     result = subprocess.run([os.sys.executable, "-m", "make_exercises", "--check"], cwd=ROOT,
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def _md(source, tags=None):
+    cell = nbformat.v4.new_markdown_cell(source)
+    if tags:
+        cell.metadata["tags"] = list(tags)
+    return cell
+
+
+def test_exercise_only_cells_are_shown_in_the_exercise_without_their_hiding_tags():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        _md("# Practice: X\n\nReplace each `...`.", ["exercise-only", "remove-cell"]),
+        _md("<!-- BEGIN SOLUTION -->\n# Answers: X\n<!-- END SOLUTION -->"),
+        _md("keep my other tag", ["exercise-only", "remove-cell", "margin"]),
+        _md("<!-- BEGIN SOLUTION -->\nFor maintainers.\n<!-- END SOLUTION -->", ["remove-cell"]),
+        _md("hidden on both pages", ["remove-cell"]),
+    ]
+    out = exercise(nb)
+    assert [c.source for c in out.cells] == ["# Practice: X\n\nReplace each `...`.", "keep my other tag",
+                                             "hidden on both pages"]
+    assert "tags" not in out.cells[0].metadata
+    assert out.cells[1].metadata["tags"] == ["margin"]
+    assert out.cells[2].metadata["tags"] == ["remove-cell"]
+
+
+@pytest.mark.parametrize("path", SOLUTIONS, ids=lambda p: p.name)
+def test_answers_page_has_its_own_title_and_hides_the_exercise_instructions(path):
+    """In the book the answers page is titled 'Answers: ...'; 'Practice: ...' and 'Replace each' are hidden there."""
+    nb = nbformat.read(path, as_version=4)
+    shown = [c for c in nb.cells if "remove-cell" not in c.metadata.get("tags", [])]
+    first_heading = next(line for c in shown if c.cell_type == "markdown"
+                         for line in c.source.splitlines() if line.startswith("# "))
+    assert first_heading.startswith("# Answers: "), first_heading
+    text = "\n".join(c.source for c in shown)
+    assert "Replace each" not in text and "For maintainers" not in text and "make exercises" not in text
+    ex = nbformat.read(ROOT / "exercises" / path.name, as_version=4)
+    assert ex.cells[0].source.startswith("# Practice: "), ex.cells[0].source[:40]
+    assert first_heading.removeprefix("# Answers: ") == ex.cells[0].source.splitlines()[0].removeprefix("# Practice: ")
