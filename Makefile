@@ -13,7 +13,7 @@ help:
 	@echo "make book   build the HTML book into _build/html"
 	@echo "make test   run the whole suite (unit, notebooks, book build)"
 	@echo "make lab    open JupyterLab on 127.0.0.1"
-	@echo "make bench  time posenc and the explorers against their baselines"
+	@echo "make bench  time posenc, the explorers and the book's math typesetting against their baselines"
 	@echo "make exercises  regenerate exercises/ from solutions/ (refuses to overwrite your answers; FORCE=1 to override)"
 	@echo "make clean  remove the build and caches (keeps .venv)"
 
@@ -40,8 +40,8 @@ lab: $(STAMP)
 exercises: $(STAMP)
 	$(BIN)/python -m make_exercises $(if $(FORCE),--force,)
 
-bench: $(STAMP)
-	$(BIN)/python -m bench
+bench: book
+	$(BIN)/python -m benchmarks
 
 clean:
 	rm -rf _build .pytest_cache .hypothesis

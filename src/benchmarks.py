@@ -162,9 +162,12 @@ def bench_explorers(steps: int = 60) -> None:
 
 
 def main() -> None:
+    import book_timing
+
     print(f"torch {torch.__version__}, numpy {np.__version__}, threads {torch.get_num_threads()}")
     bench_core()
     bench_explorers()
+    book_timing.bench_typesetting()
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Sphinx extension: make the HTML book self-contained, light and readable.
 
-* MathJax 3 (CommonHTML output) is served from the book's own output, copied
+* MathJax 3 (TeX input, CommonHTML output, assistive MathML; no context
+  menu) is served from the book's own output, copied
   at build time from the pinned PyPI package ``sphinx-mathjax-offline`` into
   ``_build/html/_vendor/mathjax`` -- outside ``_static``, which Jupyter Book
   would otherwise inject into every page. Only its files are used; its own
@@ -45,8 +46,11 @@ MATHJAX_SOURCE = Path(distribution("sphinx-mathjax-offline").locate_file("sphinx
 VENDOR = "_vendor"
 MATHJAX_DIR = f"{VENDOR}/mathjax"
 # Sphinx resolves a relative mathjax_path against _static/, hence the "../".
-MATHJAX_PATH = f"../{MATHJAX_DIR}/tex-chtml.js"
+MATHJAX_PATH = f"../{MATHJAX_DIR}/startup.js"
 MATHJAX3_CONFIG = {
+    # TeX in, CommonHTML out, and the hidden MathML that screen readers read. Not the combined
+    # tex-chtml.js: it bundles the 426 KB context menu, which would be 40 % of MathJax's weight.
+    "loader": {"load": ["input/tex", "output/chtml", "a11y/assistive-mml"]},
     "tex": {
         "inlineMath": [["\\(", "\\)"]],
         "displayMath": [["\\[", "\\]"]],

@@ -18,20 +18,19 @@ Screenshots go to ``_build/screenshots/`` (``book/`` and ``lab/``).
 
 from __future__ import annotations
 
-import contextlib
-import functools
-import http.server
 import os
 import shutil
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 import yaml
+
+# serve(directory) -> base URL: the book as a static host serves it (gzip, no caching)
+from book_server import serve  # noqa: F401  (re-exported for the test modules)
 
 ROOT = Path(__file__).resolve().parent.parent
 HTML = ROOT / "_build" / "html"
@@ -49,16 +48,12 @@ SKIP_MESSAGE = "Chromium not installed: apt-get install chromium (CI installs it
 BENIGN_CONSOLE = [
     # Chromium logs every request we abort on purpose; the request itself is recorded as external.
     "net::ERR_BLOCKED_BY_CLIENT",
-    # MathJax 2.7.9's HTML-CSS output declares a placeholder font, @font-face {font-family: MathJax_Blank;
-    # src: url('about:blank')}, to detect web-font loading; Chromium refuses that URL for fonts (CORS) and
-    # says so. Nothing is fetched from anywhere and the math renders with the served STIX-Web fonts.
-    "Access to font at 'about:blank'",
     # pydata-sphinx-theme on a first visit (empty localStorage) reads mode "" and logs this before
     # falling back to "auto"; the page is unaffected.
     "Got invalid theme mode: . Resetting to auto.",
 ]
-# Failed requests that are not failures: MathJax's placeholder font above (never a network request).
-BENIGN_FAILED_URLS = {"about:blank"}
+# Failed requests that are not failures (none so far).
+BENIGN_FAILED_URLS: set[str] = set()
 
 
 # --------------------------------------------------------------------------
@@ -100,34 +95,6 @@ def chromium():
         if _SHARED["users"] == 0:
             _SHARED["browser"].close()
             _SHARED["playwright"].stop()
-
-
-# --------------------------------------------------------------------------
-# Local HTTP server
-# --------------------------------------------------------------------------
-
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-    def end_headers(self):
-        self.send_header("Cache-Control", "no-store")
-        super().end_headers()
-
-
-@contextlib.contextmanager
-def serve(directory: Path):
-    """Serve ``directory`` on 127.0.0.1 at an ephemeral port; yield the base URL (ending in /)."""
-    handler = functools.partial(_QuietHandler, directory=str(directory))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 # --------------------------------------------------------------------------

@@ -58,3 +58,26 @@ def test_chapter_links_to_its_exercises_and_solutions(build, page):
     assert f'href="../exercises/{name}.html"' in html
     assert f'href="../solutions/{name}.html"' in html
     assert (HTML / "exercises" / f"{name}.html").exists()
+
+
+@pytest.mark.parametrize("page", toc_files())
+def test_page_loads_mathjax3_from_the_book_and_nothing_it_does_not_use(build, page):
+    """book_assets.py: MathJax 3 from _vendor/, no Font Awesome script, no widget state, no link to an index."""
+    html = (HTML / f"{page}.html").read_text()
+    assert re.search(r'<script defer="defer" src="[./]*_static/\.\./_vendor/mathjax/startup\.js', html)
+    assert "fontawesome.js" not in html
+    assert "application/vnd.jupyter.widget-state+json" not in html
+    assert "genindex.html" not in html
+    mathjax = HTML / "_vendor" / "mathjax"
+    for component in ("startup.js", "core.js", "input/tex.js", "output/chtml.js", "a11y/assistive-mml.js",
+                      "output/chtml/fonts/tex.js", "output/chtml/fonts/woff-v2/MathJax_Main-Regular.woff"):
+        assert (mathjax / component).exists(), component
+
+
+@pytest.mark.parametrize("page", [p for p in toc_files() if p.startswith("solutions/")])
+def test_answers_page_code_has_no_solution_markers(build, page):
+    html = (HTML / f"{page}.html").read_text()
+    assert "BEGIN SOLUTION" not in html and "END SOLUTION" not in html
+    assert "assert_all_correct" not in html  # the maintainers' final check is hidden (remove-cell)
+    source = (ROOT / f"{page}.ipynb").read_text()
+    assert "# BEGIN SOLUTION" in source  # the generator still has its markers

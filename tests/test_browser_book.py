@@ -1,21 +1,37 @@
 """The built book in a real browser (Debian's Chromium driven by Playwright).
 
 Every page of the book is opened from a local HTTP server with every request
-to another host blocked, and checked: math rendered by MathJax (no raw TeX
-left), every image loaded, no missing local file, no page or console error,
-no external request, every slider alive (moving it redraws its explorer's
-canvas), each redraw within one frame (<= 16 ms). A full-page screenshot of
-every page goes to ``_build/screenshots/book/``. Search works offline. The
-browser explorers compute the same numbers as ``explorers.py``.
+to another host blocked, in three modes: a phone (390 px), a laptop (1280 px)
+and the laptop in dark mode. Each visit checks what a reader gets:
+
+* math typeset by MathJax 3 (no raw TeX left, in the prose or inside the
+  rendered math), inline math on the text's baseline;
+* geometry, measured from the rendered boxes (``page_audit.js``): no content
+  wider than its box without a scrollbar that reaches it (display math,
+  tables, code, outputs, images), no sideways pan of the page;
+* on the phone, the visible menu button opens the chapter list and the
+  "On this page" button opens the page's contents;
+* answers pages show no authoring markers and have titles of their own;
+* axe-core (``axe-playwright-python``) finds no serious or critical problem;
+* every image loaded, with alt text; no missing local file, no page or
+  console error, no external request; each page's weight;
+* every slider alive (moving it redraws its explorer's canvas), each redraw
+  within one frame (<= 16 ms).
+
+A full-page screenshot of every page in every mode goes to
+``_build/screenshots/book/<mode>/``. Search works offline. The browser
+explorers compute the same numbers as ``explorers.py``.
 
 The harness checks itself on small local fixtures first (a live and a dead
-slider, an external request, a missing file, raw TeX, a page error), so a
-green run means the checks can fail.
+slider, an external request, a missing file, raw TeX, a page error, cut and
+panning content, a dead menu button), so a green run means the checks can fail.
 
 Pages are visited concurrently (Playwright's async API in a thread), then the
 sliders are moved one page at a time so that no other tab competes for the CPU
 while update times are measured. ``test_report`` prints the numbers (also
-written to ``_build/screenshots/book/report.txt``).
+written to ``_build/screenshots/book/report.txt``). Typesetting time is
+reported here, not asserted (tabs share two cores); ``make bench`` measures it
+one page at a time.
 
 Run alone: ``.venv/bin/python -m pytest tests/test_browser_book.py -q``. The book
 is rebuilt first if it is older than its sources (``POSENC_REUSE_BUILD=1``: use
@@ -43,6 +59,12 @@ from browser import (  # noqa: F401  (book and chromium are fixtures)
 )
 
 PAGES = toc_pages()
+# name: (viewport width, height, colour scheme)
+MODES = {"laptop": (1280, 900, "light"), "phone": (390, 844, "light"), "dark": (1280, 900, "dark")}
+PAGE_BUDGET = 1.5e6       # bytes a chapter page may load, everything included
+BASELINE_PX = 1.0         # inline math may sit this far off the text's baseline
+AUDIT = (Path(__file__).parent / "page_audit.js").read_text()
+AUTHORING = ["BEGIN SOLUTION", "END SOLUTION", "For maintainers", "make exercises", "Replace each"]
 FRAME_MS = 16.0           # one frame at 60 Hz, the budget of one slider step
 STEPS_PER_SLIDER = 3      # key presses per slider
 EXPLORER_PAGES = ["chapters/02_sinusoidal_formula", "chapters/03_frequency_analysis", "chapters/04_linearity"]
@@ -60,42 +82,54 @@ def _needs_chromium():
 # --------------------------------------------------------------------------
 
 WAIT_FOR_MATHJAX = """async () => {
-  if (!document.querySelector('script[src*="MathJax.js"]')) return 'no MathJax script';
+  if (!document.querySelector('script[src*="_vendor/mathjax/"]')) return 'no MathJax script';
   const t0 = performance.now();
-  while (!(window.MathJax && MathJax.Hub && MathJax.Hub.Register)) {
+  // before it loads, window.MathJax is the configuration object; startup appears when MathJax runs
+  while (!(window.MathJax && MathJax.startup && MathJax.startup.promise)) {
     if (performance.now() - t0 > 15000) return 'MathJax did not load';
     await new Promise(r => setTimeout(r, 20));
   }
-  // (the hook must return nothing: a hook returning a callback makes the signal wait for it, a deadlock here)
-  const done = new Promise(r => MathJax.Hub.Register.StartupHook('End', () => { MathJax.Hub.Queue(() => r('ok')); }));
   const late = new Promise(r => setTimeout(() => r('MathJax did not finish typesetting within 30 s'), 30000));
-  return Promise.race([done, late]);
+  return Promise.race([MathJax.startup.promise.then(() => 'ok'), late]);
+}"""
+
+# Milliseconds from the start of navigation to the end of typesetting (MathJax.startup.promise resolved).
+TYPESET_DONE_AT = """async () => { if (window.MathJax && MathJax.startup) await MathJax.startup.promise; return performance.now(); }"""
+
+# Bytes the page loaded, the document and every resource: as sent (gzip for text, as static hosts
+# do; book_server.py) and as decoded.
+PAGE_BYTES = """() => { const all = performance.getEntriesByType('navigation').concat(performance.getEntriesByType('resource'));
+                      return {sent: all.reduce((s, e) => s + (e.encodedBodySize || 0), 0),
+                              decoded: all.reduce((s, e) => s + (e.decodedBodySize || 0), 0)}; }"""
+
+# How far inline math sits from the baseline of the words around it, in px (one value per inline formula).
+# A zero-size inline-block sits on the baseline; one inside span.math (a flex container) marks where the
+# math's baseline lies when the items are baseline-aligned, and the middle when the theme centres them.
+INLINE_BASELINES = """() => {
+  const mark = () => { const m = document.createElement('span');
+                       m.style.cssText = 'display:inline-block;width:0;height:0;margin:0;padding:0;border:0';
+                       return m; };
+  const out = [];
+  for (const span of document.querySelectorAll('article p span.math, article li span.math')) {
+    if (!span.querySelector('mjx-container') || !span.checkVisibility()) continue;
+    const outside = mark(), inside = mark();
+    span.parentNode.insertBefore(outside, span);
+    span.insertBefore(inside, span.firstChild);
+    const a = outside.getBoundingClientRect(), b = inside.getBoundingClientRect();
+    outside.remove(); inside.remove();
+    if (Math.abs(a.left - b.left) < 2) out.push(b.bottom - a.bottom);   // same line only
+  }
+  return out;
 }"""
 
 READ_MATH = r"""() => {
-  const rendered = el => el.querySelector('.MathJax, .MathJax_Display, .MathJax_SVG, .MathJax_CHTML, mjx-container');
-  // myst's math containers (MathJax's own HTML-CSS output also uses span.math inside .MathJax: not those)
-  const containers = [...document.querySelectorAll('span.math, div.math')]
-      .filter(el => !el.parentElement.closest('.MathJax, .MathJax_Display, .MathJax_Preview, .MathJax_MathML'));
+  const rendered = el => el.querySelector('mjx-container');
+  // myst's math containers (inline span.math, display div.math)
+  const containers = [...document.querySelectorAll('span.math, div.math')];
   const unrendered = containers.filter(el => !rendered(el)).map(el => el.textContent.trim().slice(0, 100));
-  // every piece of TeX MathJax found must have its rendered frame next to it
-  const jax = [...document.querySelectorAll('script[type^="math/tex"]')];
-  const frameless = jax.filter(s => !document.getElementById(s.id + '-Frame')).map(s => s.textContent.slice(0, 100));
-  const errors = [...document.querySelectorAll('.merror, .noError, .MathJax_Error, mjx-merror')]
+  const errors = [...document.querySelectorAll('mjx-merror, .MathJax_Error, .merror')]
       .map(el => el.textContent.trim().slice(0, 100));
-  // raw TeX in the visible text outside code
-  const skip = 'SCRIPT, STYLE, PRE, CODE, TEXTAREA, NOSCRIPT, .MathJax, .MathJax_Display, .MathJax_Preview, .highlight';
-  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-  const leftovers = [];
-  const tex = /\\\(|\\\)|\\\[|\\\]|\$\$|\\(frac|mathrm|mathbf|sin|cos|omega|sum|cdot|big|left|right|begin|end|lceil|lfloor|text)\b/;
-  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-    const parent = node.parentElement;
-    if (!parent || parent.closest(skip) || !parent.checkVisibility()) continue;
-    const m = node.textContent.match(tex);
-    if (m) leftovers.push(node.textContent.trim().slice(0, 120));
-  }
-  return {containers: containers.length, rendered: containers.length - unrendered.length,
-          jax: jax.length, unrendered, frameless, errors, leftovers};
+  return {containers: containers.length, rendered: containers.length - unrendered.length, unrendered, errors};
 }"""
 
 READ_IMAGES = """async () => {
@@ -184,11 +218,64 @@ class Visit:
     sliders: list[Slider]
     seconds: dict = field(default_factory=dict)  # wall time of each phase of the visit
     kinds: list = field(default_factory=list)    # the explorers' kinds (from their data-spec)
+    mode: str = "laptop"
+    audit: dict = field(default_factory=dict)    # page_audit.js: geometry, raw TeX, visible text, title
+    baselines: list = field(default_factory=list)  # inline math offsets from the text baseline, px
+    menus: dict = field(default_factory=dict)    # phone: {"menu" | "contents": what opening it showed}
+    axe: list = field(default_factory=list)      # serious and critical axe-core violations
+    bytes: dict = field(default_factory=dict)    # everything the page loaded: {"sent", "decoded"}
+    typeset_ms: float = float("nan")             # navigation start -> math typeset
 
 
-async def _open(browser, base_url: str, page: str, shot_dir: Path | None):
-    """Load ``page``, wait for MathJax, read math and images, take the screenshot; return (visit, context, tab, guard)."""
-    context = await browser.new_context(viewport={"width": 1280, "height": 900}, service_workers="block")
+async def _menu_opens(tab, toggle: str, target: str) -> dict:
+    """Click the visible ``toggle`` button(s); is a ``target`` link then on screen, unobstructed?
+
+    Returns {"buttons": visible toggles, "opened": bool, "detail": str}. The page is reloaded after
+    each click so that a dialog left open cannot hide a dead second button.
+    """
+    buttons = tab.locator(toggle)
+    visible = [n for n in range(await buttons.count()) if await buttons.nth(n).is_visible()]
+    result = {"buttons": len(visible), "opened": bool(visible), "detail": ""}
+    for n in visible:
+        await buttons.nth(n).click()
+        await tab.wait_for_timeout(400)  # the theme's open transition
+        seen = await tab.evaluate("""sel => {
+            const vw = innerWidth, vh = innerHeight;
+            return [...document.querySelectorAll(sel)].some(a => {
+              const r = a.getBoundingClientRect();
+              if (!a.checkVisibility({opacityProperty: true, visibilityProperty: true}) || r.width < 1) return false;
+              const x = r.left + Math.min(r.width / 2, 10), y = r.top + r.height / 2;
+              if (x < 0 || y < 0 || x > vw || y > vh) return false;
+              const hit = document.elementFromPoint(x, y);
+              return !!hit && (hit === a || a.contains(hit) || hit.contains(a));
+            });
+        }""", target)
+        if not seen:
+            result["opened"] = False
+            result["detail"] += f"button {n} of {toggle!r}: no {target!r} on screen after clicking. "
+        await tab.reload(wait_until="load")
+        await tab.evaluate(WAIT_FOR_MATHJAX)
+    return result
+
+
+async def _axe(tab) -> list[str]:
+    from axe_playwright_python.async_playwright import Axe
+
+    # no CSSOM preload: axe would fetch the style sheets again and resolve their @import against the page
+    results = await Axe().run(tab, options={"resultTypes": ["violations"], "preload": False})
+    return [f"{v['impact']}: {v['id']} ({v['help']}) x{len(v['nodes'])}: "
+            + "; ".join(", ".join(node["target"]) for node in v["nodes"][:3])
+            for v in results.response["violations"] if v["impact"] in ("serious", "critical")]
+
+
+async def _open(browser, base_url: str, page: str, shot_dir: Path | None, mode: str = "laptop", axe: bool = True):
+    """Load ``page`` in ``mode``, wait for MathJax, read math, images and geometry, take the screenshot.
+
+    Returns (visit, context, tab, guard, number of range inputs).
+    """
+    width, height, scheme = MODES[mode]
+    context = await browser.new_context(viewport={"width": width, "height": height}, color_scheme=scheme,
+                                        service_workers="block")
     guard = Guard(context, async_api=True)
     await guard.route_async(context)
     tab = guard.watch(await context.new_page())
@@ -197,20 +284,36 @@ async def _open(browser, base_url: str, page: str, shot_dir: Path | None):
     await tab.goto(url, wait_until="load")
     seconds["load"], t0 = time.perf_counter() - t0, time.perf_counter()
     mathjax = await tab.evaluate(WAIT_FOR_MATHJAX)
+    typeset_ms = await tab.evaluate(TYPESET_DONE_AT)
     seconds["mathjax"], t0 = time.perf_counter() - t0, time.perf_counter()
     math_info = await tab.evaluate(READ_MATH)
     images = await tab.evaluate(READ_IMAGES)
+    await tab.evaluate("() => document.fonts.ready")
+    audit = await tab.evaluate(AUDIT)
+    baselines = await tab.evaluate(INLINE_BASELINES)
+    weight = await tab.evaluate(PAGE_BYTES)
     seconds["read"], t0 = time.perf_counter() - t0, time.perf_counter()
     screenshot = None
     if shot_dir is not None:
-        screenshot = shot_dir / f"{page}.png"
+        screenshot = shot_dir / mode / f"{page}.png"
         screenshot.parent.mkdir(parents=True, exist_ok=True)
         await tab.screenshot(path=str(screenshot), full_page=True)
-    seconds["screenshot"] = time.perf_counter() - t0
+    seconds["screenshot"], t0 = time.perf_counter() - t0, time.perf_counter()
+    # axe in the laptop modes: its colour-contrast rule takes 2-10 s a page; the phone adds nothing it checks
+    violations = await _axe(tab) if axe and mode != "phone" else []
+    seconds["axe"], t0 = time.perf_counter() - t0, time.perf_counter()
+    menus = {}
+    if mode == "phone":
+        menus["menu"] = await _menu_opens(tab, ".primary-toggle", 'a[href$="01_order_problem.html"]')
+        if await tab.locator("nav.page-toc a, #pst-page-toc-nav a").count():
+            menus["contents"] = await _menu_opens(tab, ".secondary-toggle", "nav.page-toc a, #pst-page-toc-nav a")
+        seconds["menus"] = time.perf_counter() - t0
     kinds = await tab.evaluate("""() => [...document.querySelectorAll('.posenc-explorer')].map(e => {
         try { return JSON.parse(e.dataset.spec).kind; } catch (err) { return '?'; } })""")
     ranges = await tab.locator("input[type=range]").count()
-    v = Visit(page, url, {}, mathjax, math_info, images, screenshot, len(kinds), [], seconds, kinds)
+    v = Visit(page, url, {}, mathjax, math_info, images, screenshot, len(kinds), [], seconds, kinds,
+              mode=mode, audit=audit, baselines=baselines, menus=menus, axe=violations, bytes=weight,
+              typeset_ms=typeset_ms)
     return v, context, tab, guard, ranges
 
 
@@ -260,7 +363,8 @@ WAIT_FOR_UPDATE = """(el, n) => new Promise(done => {
 })"""
 
 
-async def _visit_all(executable: str, base_url: str, pages: list[str], shot_dir, concurrency: int) -> dict:
+async def _visit_all(executable: str, base_url: str, pages: list[str], shot_dir, concurrency: int,
+                     modes=tuple(MODES)) -> dict:
     from playwright.async_api import async_playwright
 
     async with async_playwright() as p:
@@ -268,43 +372,44 @@ async def _visit_all(executable: str, base_url: str, pages: list[str], shot_dir,
         gate = asyncio.Semaphore(concurrency)
         opened = {}
 
-        async def load(page):
+        async def load(page, mode):
             async with gate:
-                opened[page] = await _open(browser, base_url, page, shot_dir)
-                v, context, tab, guard, ranges = opened[page]
-                if not ranges:  # nothing to move: done with this page
+                opened[page, mode] = await _open(browser, base_url, page, shot_dir, mode)
+                v, context, tab, guard, ranges = opened[page, mode]
+                if not ranges or mode != "laptop":  # nothing to move here: done with this page
                     await tab.wait_for_timeout(50)
                     await context.close()
 
-        await asyncio.gather(*(load(page) for page in pages))
+        await asyncio.gather(*(load(page, mode) for page in pages for mode in modes))
         # Sliders one page at a time, with nothing else loading, so the update times are not
         # inflated by other tabs typesetting their math on the same cores.
         visits = {}
-        for page in pages:
-            v, context, tab, guard, ranges = opened[page]
-            if ranges:
+        for (page, mode), (v, context, tab, guard, ranges) in opened.items():
+            if ranges and mode == "laptop":
                 t0 = time.perf_counter()
                 v.sliders = await _exercise_sliders(tab)
                 v.seconds["sliders"] = time.perf_counter() - t0
                 await tab.wait_for_timeout(50)  # let late errors and requests arrive
                 await context.close()
             v.problems = {k: list(x) for k, x in guard.problems().items()}
-            visits[page] = v
+            visits[page, mode] = v
         await browser.close()
         return visits
 
 
-def visit_all(base_url: str, pages: list[str], shot_dir: Path | None = SHOT_DIR, concurrency: int = 3) -> dict:
-    """Visit ``pages`` (paths without .html) in Chromium, ``concurrency`` tabs at a time; return {page: Visit}.
+def visit_all(base_url: str, pages: list[str], shot_dir: Path | None = SHOT_DIR, concurrency: int = 3,
+              modes=tuple(MODES)) -> dict:
+    """Visit ``pages`` (paths without .html) in Chromium in each of ``modes``; return {(page, mode): Visit}.
 
-    Runs Playwright's async API in a thread of its own (the sync API of the other tests owns this one).
+    ``concurrency`` tabs at a time. Runs Playwright's async API in a thread of its own (the sync API of
+    the other tests owns this one).
     """
     executable = chromium_executable()
     result = {}
 
     def run():
         try:
-            result["visits"] = asyncio.run(_visit_all(executable, base_url, pages, shot_dir, concurrency))
+            result["visits"] = asyncio.run(_visit_all(executable, base_url, pages, shot_dir, concurrency, modes))
         except BaseException as exc:  # re-raised in the test's thread
             result["error"] = exc
 
@@ -327,9 +432,34 @@ def math_failures(v: Visit) -> list[str]:
     if v.math["containers"] and v.mathjax != "ok":
         out.append(f"{v.math['containers']} math elements but MathJax is not loaded")
     out += [f"unrendered: {t}" for t in v.math["unrendered"]]
-    out += [f"no rendered frame for: {t}" for t in v.math["frameless"]]
     out += [f"MathJax error: {t}" for t in v.math["errors"]]
-    out += [f"raw TeX in the text: {t}" for t in v.math["leftovers"]]
+    out += [f"raw TeX shown ({t})" for t in v.audit["rawTex"]]
+    return out
+
+
+def layout_failures(v: Visit) -> list[str]:
+    """Content cut off with no way to scroll to it, and a page that pans sideways."""
+    out = [f"cut off ({c['kind']}, {c['content']} px of content in a {c['width']} px box, "
+           f"{c['cut']} px hidden): {c['what']}" for c in v.audit["clipped"]]
+    if v.audit["pan"]:
+        out.append(f"the page pans sideways by {v.audit['pan']['by']} px; sticking out: "
+                   + "; ".join(v.audit["pan"]["offenders"]))
+    return out
+
+
+def baseline_failures(v: Visit) -> list[str]:
+    off = [d for d in v.baselines if abs(d) > BASELINE_PX]
+    return [f"{len(off)} of {len(v.baselines)} inline formulas sit off the text baseline "
+            f"(by {min(off):+.1f} to {max(off):+.1f} px)"] if off else []
+
+
+def menu_failures(v: Visit) -> list[str]:
+    out = []
+    for name, m in v.menus.items():
+        if not m["buttons"]:
+            out.append(f"no visible {name} button")
+        elif not m["opened"]:
+            out.append(f"the {name} button opens nothing: {m['detail']}")
     return out
 
 
@@ -380,20 +510,38 @@ def fake_explorer(id, live=True, busy_ms=0, value=10, max=100):
     return FAKE_EXPLORER % dict(id=id, live="true" if live else "false", busy_ms=busy_ms, value=value, max=max)
 
 
-GOOD_PAGE = f"""<!doctype html><html><head><meta charset="utf-8"><title>good</title></head><body>
+MENU = """
+<nav id="menu" hidden><a href="chapters/01_order_problem.html">The order problem</a></nav>
+<button class="primary-toggle" aria-label="Open the menu"%s>menu</button>
+"""
+
+OPENS = ''' onclick="document.getElementById('menu').hidden = false"'''
+WIDE_LINE = "a wide line that scrolls " * 8
+
+GOOD_PAGE = f"""<!doctype html><html lang="en"><head><meta charset="utf-8"><title>good</title></head><body>
+<main id="main-content"><article>
+<h1>Good</h1>
 <p>Plain text.</p><img src="dot.png" alt="a small red dot">
+<pre style="overflow-x: auto; width: 200px" tabindex="0">{WIDE_LINE}</pre>
+{MENU % OPENS}
 {fake_explorer("fast")}
 {fake_explorer("at-max", value=100)}
+</article></main>
 </body></html>"""
 
 BAD_PAGE = f"""<!doctype html><html><head><meta charset="utf-8"><title>bad</title></head><body>
+<main id="main-content"><article>
 <p>Raw TeX: <span class="math">\\(\\omega_i\\)</span> and $$x$$.</p>
 <img src="missing.png" alt="missing"><img src="http://example.com/x.png" alt="">
 <script>undefinedFunctionCall();</script>
 <script>console.error('something broke');</script>
+<div class="math" style="overflow: hidden; width: 120px"><span style="display: inline-block; width: 300px">cut</span></div>
+<div style="width: 2000px">pans</div>
+{MENU % ""}
 {fake_explorer("dead", live=False)}
 {fake_explorer("slow", busy_ms=40)}
 <input type="range" min="0" max="10" value="3">
+</article></main>
 </body></html>"""
 
 RED_DOT_PNG = bytes.fromhex(
@@ -403,17 +551,17 @@ RED_DOT_PNG = bytes.fromhex(
 
 @pytest.fixture(scope="module")
 def fixture_visits(tmp_path_factory):
-    """Both fixture pages visited by the same machinery as the book's pages."""
+    """Both fixture pages visited by the same machinery as the book's pages, on a laptop and a phone."""
     root = tmp_path_factory.mktemp("fixture_site")
     (root / "good.html").write_text(GOOD_PAGE)
     (root / "bad.html").write_text(BAD_PAGE)
     (root / "dot.png").write_bytes(RED_DOT_PNG)
     with serve(root) as base:
-        return visit_all(base, ["good", "bad"], shot_dir=None)
+        return visit_all(base, ["good", "bad"], shot_dir=None, modes=("laptop", "phone"))
 
 
 def test_harness_passes_a_healthy_page(fixture_visits):
-    v = fixture_visits["good"]
+    v, phone = fixture_visits["good", "laptop"], fixture_visits["good", "phone"]
     assert not any(v.problems.values()), describe(v.problems)
     assert not math_failures(v) and not image_failures(v) and not alt_failures(v)
     assert v.explorers == 2 and len(v.sliders) == 2
@@ -423,10 +571,16 @@ def test_harness_passes_a_healthy_page(fixture_visits):
     ms = [step.last_ms for s in v.sliders for step in s.steps]
     assert len(ms) == 2 * STEPS_PER_SLIDER and max(ms) <= FRAME_MS, ms
     assert all(step.latency_ms is not None for s in v.sliders for step in s.steps)
+    for visit in (v, phone):
+        assert not layout_failures(visit), layout_failures(visit)
+        assert [c["kind"] for c in visit.audit["scrolled"]] == ["code"], visit.audit["scrolled"]
+        assert not visit.axe, visit.axe
+        assert 0 < visit.bytes["sent"] <= visit.bytes["decoded"] and visit.audit["heading"] == "Good"
+    assert phone.menus["menu"] == {"buttons": 1, "opened": True, "detail": ""}
 
 
 def test_harness_catches_every_fault(fixture_visits):
-    v = fixture_visits["bad"]
+    v, phone = fixture_visits["bad", "laptop"], fixture_visits["bad", "phone"]
     assert v.problems["external requests"] == ["http://example.com/x.png"], v.problems
     assert any("missing.png" in m for m in v.problems["missing local files"]), v.problems
     assert any("undefinedFunctionCall" in e for e in v.problems["page errors"]), v.problems
@@ -438,6 +592,12 @@ def test_harness_catches_every_fault(fixture_visits):
     dead, slow, loose = v.sliders
     assert not dead.live and slow.live and not loose.live and not loose.labelled
     assert all(step.last_ms >= 40 for step in slow.steps)
+    layout = layout_failures(phone)
+    assert any(f.startswith("cut off (math, 300 px of content in a 120 px box") for f in layout), layout
+    assert any("pans sideways" in f and "pans" in f.split("sticking out:")[1] for f in layout), layout
+    assert menu_failures(phone) and not phone.menus["menu"]["opened"], phone.menus
+    assert any(a.startswith("critical: label") for a in v.axe), v.axe  # the range input without a label
+    assert any("html-has-lang" in a for a in v.axe), v.axe
 
 
 # --------------------------------------------------------------------------
@@ -445,15 +605,15 @@ def test_harness_catches_every_fault(fixture_visits):
 # --------------------------------------------------------------------------
 
 class Site:
-    """The served book; the first call visits every page at once (concurrently), later calls look up."""
+    """The served book; the first call visits every page in every mode (concurrently), later calls look up."""
 
     def __init__(self, chromium, base):
         self.chromium, self.base, self.visits = chromium, base, None
 
-    def __call__(self, page: str) -> Visit:
+    def __call__(self, page: str, mode: str = "laptop") -> Visit:
         if self.visits is None:
             self.visits = visit_all(self.base, PAGES)
-        return self.visits[page]
+        return self.visits[page, mode]
 
 
 @pytest.fixture(scope="module")
@@ -472,17 +632,63 @@ def test_every_built_page_is_in_the_toc(book):
                                        f"missing: {sorted(set(PAGES) - built)}"
 
 
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("page", PAGES)
-def test_page_makes_no_external_request_and_no_error(site, page):
-    v = site(page)
+def test_page_makes_no_external_request_and_no_error(site, page, mode):
+    v = site(page, mode)
     assert not any(v.problems.values()), describe(v.problems)
 
 
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("page", PAGES)
-def test_page_math_is_rendered(site, page):
-    v = site(page)
-    failures = math_failures(v)
+def test_page_math_is_rendered(site, page, mode):
+    v = site(page, mode)
+    failures = math_failures(v) + baseline_failures(v)
     assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("page", PAGES)
+def test_page_content_is_never_cut_off_and_never_pans(site, page, mode):
+    """Everything wider than its box scrolls within that box; the page itself never scrolls sideways."""
+    v = site(page, mode)
+    failures = layout_failures(v)
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_phone_menu_and_contents_buttons_open(site, page):
+    """At 390 px the visible menu button shows the chapter list; "On this page" shows the contents."""
+    v = site(page, "phone")
+    assert "menu" in v.menus
+    failures = menu_failures(v)
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("page", PAGES)
+def test_page_has_no_serious_accessibility_violation(site, page, mode):
+    v = site(page, mode)
+    assert not v.axe, "axe-core:\n" + "\n".join(v.axe)
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if p.startswith("solutions/")])
+def test_answers_page_shows_answers_not_authoring(site, page):
+    v = site(page)
+    exercise = site(page.replace("solutions/", "exercises/"))
+    shown = [marker for marker in AUTHORING if marker in v.audit["text"]]
+    assert not shown, f"authoring text on the answers page: {shown}"
+    assert v.audit["heading"].startswith("Answers: "), v.audit["heading"]
+    assert v.audit["title"] != exercise.audit["title"], (v.audit["title"], exercise.audit["title"])
+    assert v.audit["heading"].removeprefix("Answers: ") == exercise.audit["heading"].removeprefix("Practice: ")
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if p.startswith("chapters/")])
+def test_chapter_page_weight(site, page):
+    v = site(page)
+    assert v.bytes["sent"] <= PAGE_BUDGET, \
+        f"{page} loads {v.bytes['sent'] / 1e6:.2f} MB ({v.bytes['decoded'] / 1e6:.2f} MB decoded), " \
+        f"budget {PAGE_BUDGET / 1e6:.1f} MB"
 
 
 @pytest.mark.parametrize("page", PAGES)
@@ -509,10 +715,10 @@ def test_page_sliders_are_live(site, page):
     assert not unlabelled, f"sliders without a label: {unlabelled}"
 
 
-def test_every_page_has_a_screenshot(site):
-    shots = [site(page).screenshot for page in PAGES]
+def test_every_page_has_a_screenshot_in_every_mode(site):
+    shots = [site(page, mode).screenshot for page in PAGES for mode in MODES]
     assert all(shot is not None and shot.stat().st_size > 0 for shot in shots), shots
-    print(f"screenshots of {len(shots)} pages in {SHOT_DIR}")
+    print(f"screenshots of {len(PAGES)} pages in {len(MODES)} modes in {SHOT_DIR}")
 
 
 @pytest.mark.parametrize("page", EXPLORER_PAGES)
@@ -720,7 +926,8 @@ def test_report(site, capsys):
     steps = [step for v in visits for s in v.sliders for step in s.steps if s.in_explorer]
     reported = [s.last_ms for s in steps if s.last_ms is not None]
     latency = [s.latency_ms for s in steps if s.latency_ms is not None]
-    lines = [f"browser book check: {len(visits)} pages, screenshots in {SHOT_DIR}"]
+    lines = [f"browser book check: {len(visits)} pages x {len(MODES)} modes ({', '.join(MODES)}), "
+             f"screenshots in {SHOT_DIR}/<mode>/"]
     for v in visits:
         live = sum(s.live for s in v.sliders)
         bad = sum(len(x) for x in v.problems.values())
@@ -732,6 +939,30 @@ def test_report(site, capsys):
     lines.append(f"  math elements rendered: {sum(v.math['rendered'] for v in visits)} of "
                  f"{sum(v.math['containers'] for v in visits)}")
     lines.append(f"  external requests: {sum(len(v.problems['external requests']) for v in visits)}")
+    lines.append("  per mode (all pages):")
+    for mode in MODES:
+        seen = [site(page, mode) for page in PAGES]
+        scrolled = {}
+        for v in seen:
+            for box in v.audit["scrolled"]:
+                scrolled[box["kind"]] = scrolled.get(box["kind"], 0) + 1
+        offsets = [abs(d) for v in seen for d in v.baselines]
+        heaviest = max(seen, key=lambda v: v.bytes["sent"])
+        slowest = max(seen, key=lambda v: v.typeset_ms)
+        lines.append(
+            f"    {mode:6s} cut off {sum(len(v.audit['clipped']) for v in seen)}, pages that pan "
+            f"{sum(bool(v.audit['pan']) for v in seen)}, raw TeX {sum(len(v.audit['rawTex']) for v in seen)}, "
+            f"axe serious/critical {sum(len(v.axe) for v in seen)}, "
+            f"inline math off baseline max {max(offsets, default=0):.2f} px over {len(offsets)}; "
+            f"boxes that scroll sideways {dict(sorted(scrolled.items()))}; "
+            f"heaviest page {heaviest.bytes['sent'] / 1e6:.2f} MB sent ({heaviest.bytes['decoded'] / 1e6:.2f} MB "
+            f"decoded, {heaviest.page}); slowest typeset {slowest.typeset_ms:.0f} ms ({slowest.page}, "
+            f"tabs sharing the CPU)")
+    phone = [site(page, "phone") for page in PAGES]
+    lines.append(f"  phone menu opens the chapter list on {sum(v.menus['menu']['opened'] for v in phone)} of "
+                 f"{len(phone)} pages; contents button on "
+                 f"{sum(v.menus['contents']['opened'] for v in phone if 'contents' in v.menus)} of "
+                 f"{sum('contents' in v.menus for v in phone)}")
     if reported:
         lines.append(f"  slider steps: {len(steps)}; data-last-update-ms median {statistics.median(reported):.2f}, "
                      f"p95 {percentile(reported, 95):.2f}, max {max(reported):.2f} ms")

@@ -1,0 +1,140 @@
+// What a reader sees on one book page, measured in the page (Playwright evaluates this function).
+//
+// Returns an object with:
+//   pan        the page scrolls sideways: how far, and the outermost elements sticking out
+//   clipped    content wider than its box, with no scrollbar that reaches it
+//   scrolled   content wider than its box, reachable only by scrolling that box (by kind)
+//   rawTex     TeX shown as text: in the prose, or inside rendered math (\_ in \text{...})
+//   mathErrors MathJax error boxes
+//   text       the visible text of the article (for authoring-marker checks)
+//   title      the page's <title> and its first heading
+//   figures    rendered width / natural width of every image in the article
+//
+// "Content" is measured from the descendants' boxes, not from scrollWidth alone: glyphs
+// that are positioned absolutely (MathJax 2) do not count in scrollWidth but are cut all
+// the same. A box "clips" when its computed overflow-x is not visible; a nested clipping
+// box stands for its own subtree (it is measured on its own).
+() => {
+  const SLACK = 1;  // px: sub-pixel rounding
+  const vw = document.documentElement.clientWidth;
+  const article = document.querySelector('main#main-content article') || document.querySelector('article')
+                  || document.body;
+  const clips = el => {  // overflow does not apply to inline boxes, whatever the computed value says
+    const s = getComputedStyle(el);
+    return s.overflowX !== 'visible' && s.display !== 'inline' && s.display !== 'contents';
+  };
+  const invisible = el => {
+    if (!el.checkVisibility({opacityProperty: true, visibilityProperty: true})) return true;
+    const s = getComputedStyle(el);
+    // screen-reader-only text (MathJax's assistive MathML, skip links) is clipped to nothing on purpose;
+    // MathJax 2 also clips its glyph boxes with clip: rect(...), which leaves them visible
+    const rect = /rect\(\s*([-\d.]+)px,?\s*([-\d.]+)px,?\s*([-\d.]+)px,?\s*([-\d.]+)px/.exec(s.clip || '');
+    if (rect && (rect[2] - rect[4] <= 1 || rect[3] - rect[1] <= 1)) return true;
+    return /inset\(50%/.test(s.clipPath || '');
+  };
+  // boxes strictly inside a math rendering belong to MathJax's layout; the rendering's own box counts
+  const insideMath = el => !!(el.parentElement && el.parentElement.closest('mjx-container, .MathJax, .MathJax_Display, .MathJax_SVG'));
+  const describe = el => {
+    const cls = typeof el.className === 'string' && el.className.trim()
+      ? '.' + el.className.trim().split(/\s+/).slice(0, 3).join('.') : '';
+    const section = el.closest('section[id]');
+    const text = (el.textContent || '').replace(/\s+/g, ' ').trim().slice(0, 60);
+    return `${el.tagName.toLowerCase()}${el.id ? '#' + el.id : ''}${cls}`
+         + `${section ? ' in #' + section.id : ''}: "${text}"`;
+  };
+  const kindOf = el => {
+    if (el.closest('mjx-container, .MathJax_Display, div.math, .math')) return 'math';
+    if (el.closest('.cell_output, .output')) return 'output';
+    if (el.closest('table')) return 'table';
+    if (el.closest('pre, .highlight')) return 'code';
+    return 'other';
+  };
+
+  // The horizontal extent of what `box` shows: its descendants, nested clipping boxes as a whole.
+  const extent = box => {
+    let left = Infinity, right = -Infinity;
+    const walker = document.createTreeWalker(box, NodeFilter.SHOW_ELEMENT, {
+      acceptNode: node => {
+        if (invisible(node)) return NodeFilter.FILTER_REJECT;
+        const r = node.getBoundingClientRect();
+        if (r.width > 0 && r.height > 0 && getComputedStyle(node).position !== 'fixed') {
+          left = Math.min(left, r.left); right = Math.max(right, r.right);
+        }
+        return clips(node) && !insideMath(node) ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT;
+      },
+    });
+    while (walker.nextNode()) { /* acceptNode does the work */ }
+    return {left, right};
+  };
+
+  const clipped = [], scrolled = [];
+  const boxes = [article, ...article.querySelectorAll('*')].filter(
+    el => clips(el) && !insideMath(el) && !invisible(el));
+  for (const box of boxes) {
+    const r = box.getBoundingClientRect();
+    if (r.width < 2 || r.height < 2) continue;
+    const innerLeft = r.left + box.clientLeft, innerRight = innerLeft + box.clientWidth;
+    let {left, right} = extent(box);
+    // text runs are not elements: what overflows as text shows in scrollWidth
+    if (box.scrollWidth > box.clientWidth + SLACK) right = Math.max(right, innerLeft - box.scrollLeft + box.scrollWidth);
+    if (!(right > innerRight + SLACK || left < innerLeft - SLACK)) continue;
+    const s = getComputedStyle(box);
+    const scrollable = (s.overflowX === 'auto' || s.overflowX === 'scroll') && box.scrollWidth > box.clientWidth + SLACK;
+    const reach = innerLeft - box.scrollLeft + box.scrollWidth;
+    const item = {what: describe(box), kind: kindOf(box), width: Math.round(r.width),
+                  content: Math.round(right - left), cut: Math.round(Math.max(right - innerRight, innerLeft - left))};
+    if (scrollable && right <= reach + SLACK && left >= innerLeft - box.scrollLeft - SLACK) scrolled.push(item);
+    else clipped.push(item);
+  }
+
+  // Sideways pan: the document is wider than the window. Report the outermost elements that stick out.
+  const root = document.scrollingElement;
+  let pan = null;
+  if (root.scrollWidth > root.clientWidth + SLACK) {
+    const out = [];
+    const cutByBox = el => {  // inside a box that clips it within the window: not what makes the page pan
+      for (let a = el.parentElement; a && a !== document.body; a = a.parentElement)
+        if (clips(a) && a.getBoundingClientRect().right <= vw + SLACK) return true;
+      return false;
+    };
+    for (const el of document.body.querySelectorAll('*')) {
+      // (transparent elements count: a permalink icon shown on hover takes its room all the time)
+      if (!el.checkVisibility() || el.closest('dialog:not([open])') || cutByBox(el)) continue;
+      const r = el.getBoundingClientRect();
+      if (r.right > vw + SLACK && r.width > 0 && !(el.parentElement && el.parentElement.getBoundingClientRect().right > vw + SLACK))
+        out.push(describe(el) + ` (right edge ${Math.round(r.right)} px)`);
+    }
+    pan = {by: root.scrollWidth - root.clientWidth, offenders: out.slice(0, 10)};
+  }
+
+  // Raw TeX: in the visible prose, and inside rendered math.
+  const rawTex = [];
+  const skip = 'script, style, pre, code, textarea, noscript, mjx-container, .MathJax, .MathJax_Display, .MathJax_Preview, .highlight, .cell_input';
+  const tex = /\\\(|\\\)|\\\[|\\\]|\$\$|\\(frac|mathrm|mathbf|mathtt|sin|cos|omega|sum|cdot|big|left|right|begin|end|lceil|lfloor|text|times)\b|\\_/;
+  const walker = document.createTreeWalker(article, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const parent = node.parentElement;
+    if (!parent || parent.closest(skip) || !parent.checkVisibility()) continue;
+    if (tex.test(node.textContent)) rawTex.push('prose: ' + node.textContent.trim().slice(0, 100));
+  }
+  const textMacro = /\\(text|mbox|textrm|textit|textbf|textsf|texttt)\s*\{[^{}]*\\/;
+  if (window.MathJax && MathJax.startup && MathJax.startup.document) {        // MathJax 3
+    for (const item of MathJax.startup.document.math) {
+      const mml = MathJax.startup.toMML(item.root);
+      const shown = [...mml.matchAll(/<mtext[^>]*>([^<]*)<\/mtext>/g)].map(m => m[1]).filter(t => t.includes('\\'));
+      if (shown.length) rawTex.push(`math: ${item.math.slice(0, 80)} shows ${JSON.stringify(shown)}`);
+    }
+  } else if (window.MathJax && MathJax.Hub && MathJax.Hub.getAllJax) {          // MathJax 2
+    for (const jax of MathJax.Hub.getAllJax())
+      if (textMacro.test(jax.originalText)) rawTex.push(`math: ${jax.originalText.slice(0, 80)}`);
+  }
+  const mathErrors = [...document.querySelectorAll('mjx-merror, .MathJax_Error, .merror')]
+    .map(el => el.textContent.trim().slice(0, 80));
+
+  const heading = article.querySelector('h1');
+  const figures = [...article.querySelectorAll('img')].filter(img => img.naturalWidth > 0 && img.checkVisibility())
+    .map(img => ({src: img.getAttribute('src'), shown: Math.round(img.getBoundingClientRect().width),
+                  natural: img.naturalWidth}));
+  return {vw, pan, clipped, scrolled, rawTex, mathErrors, figures,
+          text: article.innerText, title: document.title, heading: heading ? heading.textContent.replace('#', '').trim() : null};
+}
