@@ -24,6 +24,11 @@ Format = str | Callable[[object], str] | None
 _TABLE_STYLE = "border-collapse:collapse;margin:0.25em 0 0.75em 0;font-size:0.9em;font-variant-numeric:tabular-nums"
 _CAPTION_STYLE = "caption-side:top;text-align:left;padding:0 0 0.3em 0;font-size:0.95em"
 _CELL_STYLE = "padding:0.2em 0.6em;border-bottom:1px solid rgba(128,128,128,0.35);vertical-align:top"
+# The wrapper scrolls a table that is still wider than a phone's column; below 600 px the
+# text and the padding shrink first, so that most tables fit without scrolling.
+_WRAP_STYLE = "overflow-x:auto;max-width:100%"
+_NARROW_CSS = ("@media (max-width:600px){table.pe-table{font-size:0.8em!important}"
+               "table.pe-table th,table.pe-table td{padding:0.15em 0.35em!important}}")
 
 
 def _is_number(value) -> bool:
@@ -108,14 +113,15 @@ class Table:
             side = "right" if self.align[j] == "r" else "left"
             return f'<{tag} style="{_CELL_STYLE};text-align:{side}">{html.escape(text)}</{tag}>'
 
-        parts = [f'<table class="pe-table" style="{_TABLE_STYLE}">']
+        parts = [f'<div class="pe-table-wrap" style="{_WRAP_STYLE}"><style>{_NARROW_CSS}</style>',
+                 f'<table class="pe-table" style="{_TABLE_STYLE}">']
         if self.caption:
             parts.append(f'<caption style="{_CAPTION_STYLE}">{html.escape(self.caption)}</caption>')
         parts.append("<thead><tr>" + "".join(td("th", h, j) for j, h in enumerate(self.headers)) + "</tr></thead>")
         parts.append("<tbody>")
         for row in self.text_rows():
             parts.append("<tr>" + "".join(td("td", t, j) for j, t in enumerate(row)) + "</tr>")
-        parts.append("</tbody></table>")
+        parts.append("</tbody></table></div>")
         return "\n".join(parts)
 
     def __repr__(self) -> str:
