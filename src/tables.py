@@ -22,7 +22,7 @@ Format = str | Callable[[object], str] | None
 
 # Inline styles only: the table must look right in the book, JupyterLab, VS Code and Colab alike.
 _TABLE_STYLE = "border-collapse:collapse;margin:0.25em 0 0.75em 0;font-size:0.9em;font-variant-numeric:tabular-nums"
-_CAPTION_STYLE = "caption-side:top;text-align:left;padding:0 0 0.3em 0;font-size:0.95em"
+_CAPTION_STYLE = "caption-side:top;text-align:left;padding:0 0 0.3em 0;font-size:0.95em;color:inherit"
 _CELL_STYLE = "padding:0.2em 0.6em;border-bottom:1px solid rgba(128,128,128,0.35);vertical-align:top"
 # The wrapper scrolls a table that is still wider than a phone's column; below 600 px the
 # text and the padding shrink first, so that most tables fit without scrolling.
