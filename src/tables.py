@@ -111,7 +111,11 @@ class Table:
     def _repr_html_(self) -> str:
         def td(tag, text, j):
             side = "right" if self.align[j] == "r" else "left"
-            return f'<{tag} style="{_CELL_STYLE};text-align:{side}">{html.escape(text)}</{tag}>'
+            content = html.escape(text)
+            if tag == "td" and self.align[j] == "r" and text:
+                # a number never breaks inside ("1.1e-" / "14"); "0.5 (0.4–0.6)" may break at its space
+                content = " ".join(f'<span style="white-space:nowrap">{html.escape(t)}</span>' for t in text.split(" "))
+            return f'<{tag} style="{_CELL_STYLE};text-align:{side}">{content}</{tag}>'
 
         parts = [f'<div class="pe-table-wrap" style="{_WRAP_STYLE}"><style>{_NARROW_CSS}</style>',
                  f'<table class="pe-table" style="{_TABLE_STYLE}">']
