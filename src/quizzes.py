@@ -232,7 +232,7 @@ class Quiz:
 
 
 def check_yourself(chapter: str) -> Quiz:
-    """The self-check quiz of ``chapter`` ("01" ... "05")."""
+    """The self-check quiz of ``chapter`` ("01" ... "07")."""
     if chapter not in QUIZZES:
         raise ValueError(f"no quiz for chapter {chapter!r}; there are quizzes for {sorted(QUIZZES)}")
     return Quiz(f"ch{chapter}", QUIZZES[chapter])
