@@ -21,8 +21,15 @@ loads nothing from anywhere: no fonts, scripts or images from other hosts.
 * The output is deterministic (ids come from the chapter key), so executing
   a chapter twice gives the same HTML.
 
+* Math: ``$...$`` in a prompt, a choice or a reason is TeX, written out as
+  ``<span class="math notranslate nohighlight">\\(...\\)</span>``, which the book's
+  MathJax and JupyterLab typeset. Every reason is rendered in advance in a
+  hidden element and only revealed on a click, so typesetting never waits for
+  a click (and the script asks MathJax 3 to typeset the revealed element, in
+  case it was skipped while hidden).
+
 Nothing is graded or recorded: the graded practice lives in ``exercises/``.
-Question text is plain text; `backticks` mark code.
+Question text is plain text, HTML-escaped; `backticks` mark code, ``$...$`` math.
 """
 
 from __future__ import annotations
@@ -61,6 +68,9 @@ class Question:
         for c in self.choices:
             if not c.text.strip() or not c.why.strip():
                 raise ValueError(f"every choice needs a text and a reason: {self.prompt!r}")
+        for text in (self.prompt, *(t for c in self.choices for t in (c.text, c.why))):
+            if re.sub(r"`[^`]+`", "", text).count("$") % 2:
+                raise ValueError(f"unbalanced $ (math is written $...$): {text!r}")
 
 
 def _q(prompt: str, *choices: tuple[str, bool, str], right: str | None = None) -> Question:
@@ -73,9 +83,24 @@ def _q(prompt: str, *choices: tuple[str, bool, str], right: str | None = None) -
     return Question(prompt, tuple(Choice(*c) for c in order))
 
 
+_MARKUP = re.compile(r"`([^`]+)`|\$([^$]+)\$")
+
+
 def _inline(text: str) -> str:
-    """Plain text to HTML: escape everything, then `code` -> <code>code</code>."""
-    return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(" ".join(text.split()), quote=False))
+    """Question text to HTML: `code` -> <code>, ``$tex$`` -> a MathJax span ``\\(tex\\)``,
+    everything else (and the inside of both) HTML-escaped."""
+    text = " ".join(text.split())
+    parts, end = [], 0
+    for m in _MARKUP.finditer(text):
+        parts.append(html.escape(text[end:m.start()], quote=False))
+        code, tex = m.groups()
+        if code is not None:
+            parts.append(f"<code>{html.escape(code, quote=False)}</code>")
+        else:
+            parts.append(f'<span class="math notranslate nohighlight">\\({html.escape(tex, quote=False)}\\)</span>')
+        end = m.end()
+    parts.append(html.escape(text[end:], quote=False))
+    return "".join(parts)
 
 
 # Colours come from the book theme's variables (pydata-sphinx-theme: light and dark), with
@@ -93,12 +118,13 @@ html[data-theme=dark] .bd-content div.cell_output div.text_html:has(.pe-quiz){ba
 .pe-quiz .pe-quiz-intro{margin:0 0 0.75em 0}
 .pe-quiz fieldset.pe-quiz-question{border:1px solid var(--pe-q-border);border-radius:6px;
  padding:0.6em 1em 0.8em 1em;margin:0 0 1em 0;min-width:0}
-.pe-quiz legend{font-weight:400;padding:0 0.3em;float:none;width:auto;font-size:1rem;margin:0;color:var(--pe-q-text)}
+.pe-quiz legend{font-weight:400;padding:0;float:left;width:100%;font-size:1rem;margin:0;color:var(--pe-q-text);
+ overflow-wrap:anywhere}
 .pe-quiz .pe-quiz-number{font-weight:700}
-.pe-quiz .pe-quiz-choices{display:flex;flex-direction:column;gap:0.4em;margin-top:0.4em}
+.pe-quiz .pe-quiz-choices{clear:both;display:flex;flex-direction:column;gap:0.4em;padding-top:0.5em}
 .pe-quiz button.pe-quiz-choice{display:block;width:100%;text-align:left;font:inherit;
  color:var(--pe-q-text);background:var(--pe-q-surface);border:1px solid var(--pe-q-border);
- border-left-width:4px;border-radius:4px;padding:0.45em 0.7em;cursor:pointer}
+ border-left-width:4px;border-radius:4px;padding:0.45em 0.7em;cursor:pointer;overflow-wrap:anywhere}
 .pe-quiz button.pe-quiz-choice:hover:not([disabled]){border-color:var(--pe-q-focus)}
 .pe-quiz button.pe-quiz-choice:focus-visible{outline:3px solid var(--pe-q-focus);outline-offset:2px}
 .pe-quiz button.pe-quiz-choice[disabled]{cursor:default;opacity:0.8}
@@ -106,10 +132,12 @@ html[data-theme=dark] .bd-content div.cell_output div.text_html:has(.pe-quiz){ba
 .pe-quiz button.pe-quiz-choice.pe-quiz-wrong{border-color:var(--pe-q-wrong)}
 .pe-quiz .pe-quiz-letter{font-weight:600;margin-right:0.4em}
 .pe-quiz .pe-quiz-feedback{margin:0.6em 0 0 0;min-height:1.5em}
-.pe-quiz .pe-quiz-feedback.pe-quiz-right .pe-quiz-verdict{color:var(--pe-q-right)}
-.pe-quiz .pe-quiz-feedback.pe-quiz-wrong .pe-quiz-verdict{color:var(--pe-q-wrong)}
+.pe-quiz .pe-quiz-why{margin:0}
+.pe-quiz .pe-quiz-why[hidden]{display:none}
+.pe-quiz .pe-quiz-why.pe-quiz-right .pe-quiz-verdict{color:var(--pe-q-right)}
+.pe-quiz .pe-quiz-why.pe-quiz-wrong .pe-quiz-verdict{color:var(--pe-q-wrong)}
 .pe-quiz .pe-quiz-verdict{font-weight:700}
-.pe-quiz code{font-size:0.9em}
+.pe-quiz code{font-size:0.9em;color:inherit;background:transparent}
 """
 
 # Finds its own block (document.currentScript in the book and in JupyterLab, the
@@ -135,9 +163,10 @@ _JS = """
         });
         button.classList.add(right ? "pe-quiz-right" : "pe-quiz-wrong");
         var why = root.querySelector("#" + button.getAttribute("data-why"));
-        out.className = "pe-quiz-feedback " + (right ? "pe-quiz-right" : "pe-quiz-wrong");
-        out.innerHTML = '<span class="pe-quiz-verdict">' +
-          (right ? "\\u2713 Right." : "\\u2717 Not this one.") + "</span> " + why.innerHTML;
+        Array.prototype.forEach.call(out.querySelectorAll(".pe-quiz-why"), function (other) {
+          other.hidden = other !== why;
+        });
+        if (window.MathJax && window.MathJax.typesetPromise) { window.MathJax.typesetPromise([why]); }
       });
     });
   });
@@ -168,11 +197,13 @@ def render(key: str, questions: list[Question] | tuple[Question, ...]) -> str:
                 f'<button type="button" class="pe-quiz-choice" aria-pressed="false" disabled '
                 f'data-correct="{"true" if c.correct else "false"}" data-why="{wid}">'
                 f'<span class="pe-quiz-letter">{letter}.</span>{_inline(c.text)}</button>')
-            reasons.append(f'<span id="{wid}" hidden>{_inline(c.why)}</span>')
+            verdict = "\u2713 Right." if c.correct else "\u2717 Not this one."
+            reasons.append(f'<p class="pe-quiz-why pe-quiz-{"right" if c.correct else "wrong"}" id="{wid}" hidden>'
+                           f'<span class="pe-quiz-verdict">{verdict}</span> {_inline(c.why)}</p>')
             if c.correct:
                 fallback.append(f"<li>Question {n}: <strong>{letter}</strong>. {_inline(c.why)}</li>")
         parts.append("</div>")
-        parts.append(f'<p class="pe-quiz-feedback" role="status" aria-live="polite"></p>{"".join(reasons)}')
+        parts.append(f'<div class="pe-quiz-feedback" role="status" aria-live="polite">{"".join(reasons)}</div>')
         parts.append("</fieldset>")
     parts.append('<details class="pe-quiz-fallback"><summary>Show the answers</summary>'
                  f'<ol style="list-style:none;padding-left:0">{"".join(fallback)}</ol></details>')
@@ -201,7 +232,7 @@ class Quiz:
 
 
 def check_yourself(chapter: str) -> Quiz:
-    """The self-check quiz of ``chapter`` ("01" ... "05")."""
+    """The self-check quiz of ``chapter`` ("01" ... "07")."""
     if chapter not in QUIZZES:
         raise ValueError(f"no quiz for chapter {chapter!r}; there are quizzes for {sorted(QUIZZES)}")
     return Quiz(f"ch{chapter}", QUIZZES[chapter])
@@ -223,7 +254,7 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
            ("Each output row is computed from its own token's query and from every token's key and "
             "value, and none of these depends on where a token sits; reordering the input only "
             "reorders the output.", True,
-            "Attention is permutation equivariant: Attn(PX) = P Attn(X), exactly, so a mean over "
+            "Attention is permutation equivariant: $\\operatorname{Attn}(PX) = P\\,\\operatorname{Attn}(X)$, exactly, so a mean over "
             "positions is identical for both sentences (sections 1.2 and 1.3)."),
            ("The attention-weight matrix is the same matrix for both sentences.", False,
             "It is the same matrix with its rows and columns reordered (the figure of section 1.3), "
@@ -231,46 +262,46 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
            ("The word embeddings are random here; trained embeddings would keep the order.", False,
             "Equivariance follows from the form of the computation, whatever the embeddings are. "
             "Only a position signal breaks it.")),
-        _q("Why is the raw index p a poor feature to add to token embeddings?",
+        _q("Why is the raw index $p$ a poor feature to add to token embeddings?",
            ("Integers cannot be added to floating-point vectors.", False,
             "They can; the trouble is their size and their range."),
            ("Neighbouring positions get the same value.", False,
-            "Raw indices are all different. Squeezing neighbours together is the problem of p/L."),
+            "Raw indices are all different. Squeezing neighbours together is the problem of $p/L$."),
            ("It grows with the position, so late tokens are swamped by it, and a longer input brings "
             "values the model never saw in training.", True,
             "Section 1.4 measures both: the position part outgrows the token by far in long "
             "sequences, and positions past the training length lie outside every value seen.")),
-        _q("The repair p/L keeps every feature in [0, 1). What goes wrong with it?",
+        _q("The repair $p/L$ keeps every feature in $[0, 1)$. What goes wrong with it?",
            ("One value means different positions at different lengths: 0.4 is position 2 when "
-            "L = 5 and position 4 when L = 10.", True,
-            "Section 1.5 checks it; neighbours also move closer together as L grows, and L is not "
+            "$L = 5$ and position 4 when $L = 10$.", True,
+            "Section 1.5 checks it; neighbours also move closer together as $L$ grows, and $L$ is not "
             "even known while a decoder is still generating."),
            ("The values still grow without bound.", False,
-            "p/L is below 1 at every position of every sequence."),
+            "$p/L$ is below 1 at every position of every sequence."),
            ("Two positions of the same sequence can get the same value.", False,
-            "Within one sequence p/L takes a different value at each position; the trouble is "
+            "Within one sequence $p/L$ takes a different value at each position; the trouble is "
             "across sequences of different lengths.")),
     ),
     "02": (
-        _q("In sin(p·ω_i) and cos(p·ω_i) with ω_i = base^(−2i/d), what does the index i count?",
-           ("Channels: i runs over 0, …, d − 1.", False,
-            "Then the exponent 2i/d would run up to almost 2, and half of the frequencies would fall "
-            "below 1/base: the doubled-exponent bug of section 2.5."),
-           ("Sine/cosine pairs: pair i fills channels 2i and 2i + 1.", True,
-            "There are ⌈d/2⌉ pairs, and the exponent 2i/d runs from 0 towards, but never reaching, 1 "
+        _q("In $\\sin(p\\,\\omega_i)$ and $\\cos(p\\,\\omega_i)$ with $\\omega_i = \\mathrm{base}^{-2i/d}$, what does the index $i$ count?",
+           ("Channels: $i$ runs over $0, \\dots, d - 1$.", False,
+            "Then the exponent $2i/d$ would run up to almost 2, and half of the frequencies would fall "
+            "below $1/\\mathrm{base}$: the doubled-exponent bug of section 2.5."),
+           ("Sine/cosine pairs: pair $i$ fills channels $2i$ and $2i + 1$.", True,
+            "There are $\\lceil d/2 \\rceil$ pairs, and the exponent $2i/d$ runs from 0 towards, but never reaching, 1 "
             "(section 2.1)."),
            ("Positions in the sequence.", False,
-            "The position is p; i picks the frequency.")),
+            "The position is $p$; $i$ picks the frequency.")),
         _q("A loop steps through the channels, `for c in range(0, d, 2)`, and uses the exponent "
            "`2 * c / d`. What happens?",
            ("It raises an IndexError for the last channel.", False,
-            "Nothing crashes: the table has the right shape and values in [−1, 1]."),
+            "Nothing crashes: the table has the right shape and values in $[-1, 1]$."),
            ("Nothing: only the name of the loop variable changed.", False,
-            "`c` is already the channel number 2i, so the exponent becomes 4i/d."),
-           ("It returns a plausible-looking table with the wrong frequencies: pair i gets the "
-            "frequency of pair 2i.", True,
+            "`c` is already the channel number $2i$, so the exponent becomes $4i/d$."),
+           ("It returns a plausible-looking table with the wrong frequencies: pair $i$ gets the "
+            "frequency of pair $2i$.", True,
             "Section 2.5 catches it two ways: against a reference table, and by the frequency of pair "
-            "d/4, which must be base^(−1/2)."),
+            "$d/4$, which must be $\\mathrm{base}^{-1/2}$."),
            ("Only an odd `d_model` is affected.", False,
             "Every width is affected; odd widths have a different problem (section 2.9).")),
         _q("How does the Transformer combine the position encoding with the token embeddings?",
@@ -280,9 +311,9 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
            ("It multiplies them entry by entry.", False,
             "A product would wipe out token channels wherever the encoding is 0: at position 0, "
             "every sine channel."),
-           ("It adds them entry by entry; both have width d.", True,
+           ("It adds them entry by entry; both have width $d$.", True,
             "Addition keeps the width and costs no parameters. How much of the sum is position depends "
-            "on the embeddings' scale, including the √d factor (section 2.8).")),
+            "on the embeddings' scale, including the $\\sqrt{d}$ factor (section 2.8).")),
         _q("The interleaved layout (sin, cos, sin, cos, …) and the concatenated one (all sines, then "
            "all cosines): which statement is true?",
            ("They use different frequencies, so they are different encodings.", False,
@@ -299,43 +330,43 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
     ),
     "03": (
         _q("For `d_model = 512`, which pair has the lowest frequency?",
-           ("Pair 256, with frequency exactly 1/base and wavelength 2π·base.", False,
-            "There is no pair 256: the 256 pairs are i = 0, …, 255. 2π·base is a limit that is never "
+           ("Pair 256, with frequency exactly $1/\\mathrm{base}$ and wavelength $2\\pi\\,\\mathrm{base}$.", False,
+            "There is no pair 256: the 256 pairs are $i = 0, \\dots, 255$, and $2\\pi\\,\\mathrm{base}$ is a limit that is never "
             "reached."),
            ("Pair 0.", False,
             "Pair 0 has frequency 1 for any base, the highest of all."),
-           ("Pair 255, the last one, with a wavelength a little below 2π·base.", True,
-            "Its exponent is 510/512, just under 1, so its frequency is just above 1/base "
+           ("Pair 255, the last one, with a wavelength a little below $2\\pi\\,\\mathrm{base}$.", True,
+            "Its exponent is $510/512$, just under 1, so its frequency is just above $1/\\mathrm{base}$ "
             "(section 3.1).")),
         _q("The base is raised, with `d_model` fixed. What happens?",
            ("More pairs stay at high frequency, so neighbours are told apart better.", False,
             "That is backwards, although it circulates in tutorials: section 3.5 counts fewer fast "
             "pairs for a larger base."),
-           ("Frequencies fall faster with i: fewer fast pairs and a longer longest wavelength, so "
+           ("Frequencies fall faster with $i$: fewer fast pairs and a longer longest wavelength, so "
             "longer contexts are covered at a coarser resolution.", True,
-            "The ratio between neighbouring frequencies is base^(−2/d), so a larger base makes it "
+            "The ratio between neighbouring frequencies is $\\mathrm{base}^{-2/d}$, so a larger base makes it "
             "smaller. This is why long-context models raise the base (section 3.5)."),
-           ("Positions are just rescaled, as if p were divided by the base.", False,
+           ("Positions are just rescaled, as if $p$ were divided by the base.", False,
             "Pair 0 keeps frequency 1 for every base, while the other pairs change by different "
             "factors; that is not a rescaling of positions.")),
-        _q("For an even `d_model`, what does the dot product PE(p)·PE(q) depend on?",
-           ("On p and q separately.", False,
-            "Each pair contributes sin a sin b + cos a cos b = cos(a − b), which involves only the "
+        _q("For an even `d_model`, what does the dot product $\\mathrm{PE}(p) \\cdot \\mathrm{PE}(q)$ depend on?",
+           ("On $p$ and $q$ separately.", False,
+            "Each pair contributes $\\sin a \\sin b + \\cos a \\cos b = \\cos(a - b)$, which involves only the "
             "difference."),
-           ("Only on the offset p − q: it is the sum over pairs of cos(ω_i (p − q)).", True,
+           ("Only on the offset $p - q$: it is $\\sum_i \\cos(\\omega_i (p - q))$.", True,
             "So the matrix of all dot products is constant along its diagonals (section 3.6)."),
-           ("Only on p + q.", False,
-            "The sum p + q would appear if sine and cosine were weighted differently (chapter 5); "
+           ("Only on $p + q$.", False,
+            "The sum $p + q$ would appear if sine and cosine were weighted differently (chapter 5); "
             "with equal weights it cancels."),
            right="A"),
         _q("What is special about position 0?",
            ("It has the largest norm of all positions.", False,
-            "Every position has the norm √(d/2), since each pair is a unit vector."),
+            "Every position has the norm $\\sqrt{d/2}$, since each pair is a unit vector."),
            ("Every sine channel is exactly 0 and every cosine 1, but its norm and its distances to "
             "the next positions are the same as for any other position.", True,
-            "Distances depend only on the offset, so 0 → k is like p → p + k (section 3.8)."),
+            "Distances depend only on the offset, so going from $0$ to $k$ is like going from $p$ to $p + k$ (section 3.8)."),
            ("It is far from all other positions, so the first token stands out.", False,
-            "Its distance to position k equals the distance between any p and p + k."),
+            "Its distance to position $k$ equals the distance between any $p$ and $p + k$."),
            right="C"),
     ),
     "04": (
@@ -345,10 +376,10 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             False,
             "Growing values are the problem of the raw index (chapter 1), and identical neighbours "
             "could not be told apart."),
-           ("A distinct, bounded vector for every position, and a shift by k that acts as one fixed "
-            "rotation T(k), the same at every position.", True,
+           ("A distinct, bounded vector for every position, and a shift by $k$ that acts as one fixed "
+            "rotation $T(k)$, the same at every position.", True,
             "The first says where; the second makes offsets a linear, position-independent operation, "
-            "so dot products depend only on k (sections 4.3 and 4.7)."),
+            "so dot products depend only on $k$ (sections 4.3 and 4.7)."),
            ("Vectors learned in training, each orthogonal to all the others.", False,
             "The encoding has no parameters, and its vectors are not orthogonal: the dot product of "
             "neighbours is large (section 4.7)."),
@@ -357,28 +388,28 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
            ("To give the model more parameters to learn.", False,
             "The encoding has no parameters at all."),
            ("Because a sine alone cannot take negative values.", False,
-            "A sine takes every value in [−1, 1]."),
+            "A sine takes every value in $[-1, 1]$."),
            ("Because shifting an angle needs both its sine and its cosine (angle addition); with sines "
-            "only, PE(0) is the zero vector and no matrix maps it to PE(k).", True,
+            "only, $\\mathrm{PE}(0)$ is the zero vector and no matrix maps it to $\\mathrm{PE}(k)$.", True,
             "Section 4.6 proves it and measures a large residual for the best sine-only fit; an odd "
             "`d_model` has one such lone sine, and `posenc.rotation` refuses it.")),
-        _q("How does PE(p)·PE(p + k) behave as the offset k grows from 0?",
+        _q("How does $\\mathrm{PE}(p) \\cdot \\mathrm{PE}(p + k)$ behave as the offset $k$ grows from 0?",
            ("It decreases steadily: a larger offset always means a smaller dot product.", False,
             "The curve of section 4.7 has bumps: some offsets are slightly more similar than smaller "
             "ones."),
-           ("It depends on k only, is largest at k = 0 and is symmetric, f(k) = f(−k), but it is not "
+           ("It depends on $k$ only, is largest at $k = 0$ and is symmetric, $f(k) = f(-k)$, but it is not "
             "monotone.", True,
-            "Each pair adds cos(k·ω_i); the fast pairs wrap around and make ripples (section 4.7). "
-            "The symmetry means the dot product cannot tell ahead from behind, while T(k) can."),
-           ("It is different for k and −k, so it tells ahead from behind.", False,
-            "cos is even, so f(−k) = f(k); only T(k) itself differs from T(−k) = T(k)ᵀ.")),
+            "Each pair adds $\\cos(k\\,\\omega_i)$; the fast pairs wrap around and make ripples (section 4.7). "
+            "The symmetry means the dot product cannot tell ahead from behind, while $T(k)$ can."),
+           ("It is different for $k$ and $-k$, so it tells ahead from behind.", False,
+            "$\\cos$ is even, so $f(-k) = f(k)$; only $T(k)$ itself differs from $T(-k) = T(k)^\\top$.")),
         _q("How do rotary embeddings (RoPE) use this chapter's rotation?",
-           ("They add T(p) to each token embedding.", False,
-            "T(p) is a matrix that acts on vectors; RoPE adds nothing to the input."),
-           ("They rotate the query at position p by T(p) and the key at position s by T(s), so the "
-            "score depends on the positions only through s − p.", True,
-            "T(p)ᵀ T(s) = T(s − p) by the algebra of shifts (sections 4.5 and 4.8)."),
-           ("They multiply each attention score by cos(s − p).", False,
+           ("They add $T(p)$ to each token embedding.", False,
+            "$T(p)$ is a matrix that acts on vectors; RoPE adds nothing to the input."),
+           ("They rotate the query at position $p$ by $T(p)$ and the key at position $s$ by $T(s)$, so the "
+            "score depends on the positions only through $s - p$.", True,
+            "$T(p)^\\top T(s) = T(s - p)$ by the algebra of shifts (sections 4.5 and 4.8)."),
+           ("They multiply each attention score by $\\cos(s - p)$.", False,
             "The rotation acts on every pair of query and key channels, each at its own frequency, "
             "not on the score as a whole."),
            right="C"),
@@ -397,15 +428,15 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             "trade-off.", False,
             "The formula extends; the trained model mostly does not (section 5.5)."),
            right="C"),
-        _q("In the offset-copy experiment at twice the training length L, where did the model with a "
+        _q("In the offset-copy experiment at twice the training length $L$, where did the model with a "
            "learned table fail?",
            ("Equally at every position.", False,
-            "The positions before L kept their accuracy (figure of section 5.5)."),
-           ("At the positions from L on, whose rows never received a gradient; the positions before L "
+            "The positions before $L$ kept their accuracy (figure of section 5.5)."),
+           ("At the positions from $L$ on, whose rows never received a gradient; the positions before $L$ "
             "stayed accurate.", True,
             "Untrained rows keep their small random initial values, so those positions look almost "
             "position-less (section 5.5)."),
-           ("Only before L, because the new positions disturbed the old ones.", False,
+           ("Only before $L$, because the new positions disturbed the old ones.", False,
             "That disturbance was seen in the sinusoidal models; the learned model's early positions "
             "hardly attend to the new keys.")),
         _q("Which way of encoding positions do most current open language models use?",
@@ -415,13 +446,13 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             "It is the 2017 Transformer's choice; current models act inside attention instead."),
            ("Rotary embeddings (RoPE), and some use ALiBi: both act inside attention.", True,
             "LLaMA and most open models since use RoPE; BLOOM and MPT use ALiBi (section 5.8).")),
-        _q("The input is x + w ⊙ PE with learned weights w. When does PE(p)·PE(q) still depend only "
-           "on p − q?",
-           ("When w is a scalar, or equal for the sine and the cosine of each pair.", True,
-            "Then each pair's share is a multiple of cos(a − b); unequal weights within a pair add a "
-            "term in p + q (section 5.7)."),
+        _q("The input is $x + w \\odot \\mathrm{PE}$ with learned weights $w$. When does "
+           "$(w \\odot \\mathrm{PE}(p)) \\cdot (w \\odot \\mathrm{PE}(q))$ still depend only on $p - q$?",
+           ("When $w$ is a scalar, or equal for the sine and the cosine of each pair.", True,
+            "Then each pair's share is a multiple of $\\cos(a - b)$; unequal weights within a pair add a "
+            "term in $p + q$ (section 5.7)."),
            ("Always: the waves are still sines and cosines.", False,
-            "Unequal weights within a pair add a cos(a + b) term, an absolute-position component."),
+            "Unequal weights within a pair add a $\\cos(a + b)$ term, an absolute-position component."),
            ("Never, once any weight is learned.", False,
             "A learned scalar only rescales the dot product.")),
     ),
@@ -437,13 +468,13 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             "Rounding the final values keeps positions apart; the collision happens earlier, in the "
             "position itself."),
            right="B"),
-        _q("A table built with the doubled exponent (2 * i / d with i the channel index) is still made "
+        _q("A table built with the doubled exponent (`2 * i / d` with `i` the channel index) is still made "
            "of sine and cosine pairs. Which check catches it?",
-           ("Its Gram matrix PE @ PE.T, which is no longer constant along diagonals.", False,
+           ("Its Gram matrix $\\mathrm{PE}\\,\\mathrm{PE}^\\top$, which is no longer constant along diagonals.", False,
             "It still is: every pair is a sine and a cosine of one frequency, so dot products depend "
-            "only on p − q (the scorecard of section 6.7)."),
-           ("Comparing it with posenc's table, or applying posenc's T(k): the frequencies are wrong.", True,
-            "Pair i runs at the frequency of pair 2i; only a check that knows the right frequencies "
+            "only on $p - q$ (the scorecard of section 6.7)."),
+           ("Comparing it with posenc's table, or applying posenc's $T(k)$: the frequencies are wrong.", True,
+            "Pair $i$ runs at the frequency of pair $2i$; only a check that knows the right frequencies "
             "sees it (section 6.7)."),
            ("A search for duplicate rows.", False,
             "Its positions stay distinct; the encoding is valid, just not the one the paper defines."),
@@ -452,7 +483,7 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
            "collide now?",
            ("Yes: any float16 table collides above 2048.", False,
             "The collisions come from rounding the position and the angle, not the final values."),
-           ("No: the angles were exact, only the final values are rounded (errors of a few 1e-4), and "
+           ("No: the angles were exact, only the final values are rounded (errors of a few $10^{-4}$), and "
             "the two rows still differ.", True,
             "Section 6.2 counts 0 collisions for the accurate table cast to float16."),
            ("Only in the slowest pairs, which change by less than float16's spacing.", False,
@@ -460,20 +491,20 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
            right="B"),
     ),
     "07": (
-        _q("RoPE rotates the query at position p and the key at position s by angles that grow with "
+        _q("RoPE rotates the query at position $p$ and the key at position $s$ by angles that grow with "
            "their positions. On what does their attention score depend?",
-           ("On the two contents and on both positions p and s.", False,
+           ("On the two contents and on both positions $p$ and $s$.", False,
             "That is the added encoding: its cross terms mix content with absolute positions (section 7.3)."),
-           ("On the two contents and on the offset s − p only.", True,
-            "T(p)ᵀ T(s) = T(s − p): the score is qᵀ T(s − p) k, checked for 200 × 200 position pairs "
+           ("On the two contents and on the offset $s - p$ only.", True,
+            "$T(p)^\\top T(s) = T(s - p)$: the score is $q^\\top T(s - p)\\, k$, checked for $200 \\times 200$ position pairs "
             "in section 7.1."),
-           ("On the offset s − p only, not on the contents.", False,
-            "Rotations keep norms and only turn q and k; the contents still set the score (section 7.1)."),
+           ("On the offset $s - p$ only, not on the contents.", False,
+            "Rotations keep norms and only turn $q$ and $k$; the contents still set the score (section 7.1)."),
            right="B"),
         _q("An ALiBi head has all its content scores equal. How does its attention spread over the "
            "keys before the query?",
            ("Evenly over all earlier keys.", False,
-            "The bias −m (i − j) is still there: the softmax turns it into weights that fall with the "
+            "The bias $-m\\,(i - j)$ is still there: the softmax turns it into weights that fall with the "
             "distance (section 7.4)."),
            ("Only on the key a fixed number of steps back.", False,
             "The bias ranks every nearer key above every farther one; it cannot single out one "
@@ -481,13 +512,13 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             "two back."),
            ("It decays geometrically with the distance: steep heads look at the last few tokens, "
             "heads with small slopes spread their attention far back.", True,
-            "The weights are proportional to e^(−m(i − j)); the half-attention distance roughly "
+            "The weights are proportional to $e^{-m(i - j)}$; the half-attention distance roughly "
             "doubles from one head to the next (section 7.4)."),
            right="C"),
         _q("Position interpolation was applied, without fine-tuning, to RoPE models trained to copy "
-           "the token k places back. What happened?",
-           ("They copied the token s·k places back: the angle they learned for k now belongs to the "
-            "offset s·k.", True,
+           "the token $k$ places back. What happened?",
+           ("They copied the token $s\\,k$ places back: the angle they learned for $k$ now belongs to the "
+            "offset $s\\,k$.", True,
             "Scored against that target they were right far more often than the no-order baseline "
             "(section 7.7)."),
            ("They improved at the new positions and kept the old ones intact.", False,

@@ -85,6 +85,44 @@ def test_text_is_escaped_and_backticks_become_code():
     assert "yes &amp; no" in text and "because <code>x</code>" in text
 
 
+def test_dollar_math_becomes_mathjax_spans_and_is_escaped():
+    q = Question("Is $a < b$ and `x$`?", (Choice("$\\omega_i = b^{-2i/d}$", True, "since $p - q$ & more"),
+                                          Choice("no", False, "y")))
+    text = render("t", [q])
+    assert "and <code>x$</code>?" in text
+    assert '<span class="math notranslate nohighlight">\\(a &lt; b\\)</span>' in text
+    assert '<span class="math notranslate nohighlight">\\(\\omega_i = b^{-2i/d}\\)</span>' in text
+    assert 'since <span class="math notranslate nohighlight">\\(p - q\\)</span> &amp; more' in text
+    assert "$" not in re.sub(r"<code>.*?</code>", "", text.split("<script>")[0])
+
+
+def test_unbalanced_dollars_are_refused():
+    with pytest.raises(ValueError, match="unbalanced"):
+        Question("Costs $5?", (Choice("a", True, "x"), Choice("b", False, "y")))
+
+
+def test_quiz_text_uses_real_notation():
+    """No plain-text math left outside $...$: exponents like base^(-2i/d), Greek letters, roots."""
+    for key, questions in quizzes.QUIZZES.items():
+        for q in questions:
+            for text in (q.prompt, *(t for c in q.choices for t in (c.text, c.why))):
+                outside = re.sub(r"\$[^$]*\$", "", re.sub(r"`[^`]*`", "", text))
+                assert not re.search(r"\^\(|[ωλπ√ᵀ⊙⌈→]|PE\(|T\([a-z]|\b[pqks] [−-] [pqks]\b", outside), (key, text)
+    html_ = check_yourself("02")._repr_html_()
+    assert html_.count('<span class="math notranslate nohighlight">') >= 5
+
+
+def test_every_reason_is_rendered_in_advance_with_its_verdict():
+    q = quizzes.QUIZZES["03"][0]
+    text = render("t", [q])
+    whys = re.findall(r'<p class="pe-quiz-why pe-quiz-(right|wrong)" id="[^"]+" hidden>'
+                      r'<span class="pe-quiz-verdict">([^<]+)</span>', text)
+    assert [w[0] for w in whys] == ["right" if c.correct else "wrong" for c in q.choices]
+    assert {w[1] for w in whys} == {"\u2713 Right.", "\u2717 Not this one."}
+    region = re.search(r'<div class="pe-quiz-feedback" role="status" aria-live="polite">(.*?)</div>', text).group(1)
+    assert region.count('class="pe-quiz-why') == len(q.choices)
+
+
 def test_plain_text_repr_lists_questions_without_answers():
     quiz = check_yourself("01")
     text = repr(quiz)
@@ -163,6 +201,21 @@ def test_keyboard_alone_answers(chromium):
     assert first.locator(".pe-quiz-feedback").inner_text().strip() != ""
     page.keyboard.press("Space")
     assert first.locator(".pe-quiz-feedback").inner_text().strip() != ""
+    page.close()
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_question_text_sits_inside_its_box(chromium, width, theme):
+    page = chromium.new_page(viewport={"width": width, "height": 900})
+    page.set_content(f'<!doctype html><html data-theme="{theme}"><body style="margin:0 12px">'
+                     f'<main>{check_yourself("04")._repr_html_()}</main></body></html>')
+    for n in range(page.locator(".pe-quiz-question").count()):
+        box = page.locator(".pe-quiz-question").nth(n).bounding_box()
+        legend = page.locator(".pe-quiz-question legend").nth(n).bounding_box()
+        assert legend["y"] >= box["y"] + 4, (n, legend, box)  # below the top border, not on it
+        assert legend["x"] >= box["x"] + 4 and legend["x"] + legend["width"] <= box["x"] + box["width"] - 4
+        assert box["x"] + box["width"] <= width
     page.close()
 
 
