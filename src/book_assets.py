@@ -15,6 +15,8 @@
   loads render-blocking on every page, is removed from the written pages: the
   theme's style sheet already draws the same icons with its web fonts.
 * No general index: the book has no index entries, so the page was empty.
+* The book's own ``_static/`` files reach the output whenever they change,
+  also in a build that rewrites no page (Sphinx skips copying then).
 * Solution pages show answers, not authoring markers: the ``# BEGIN SOLUTION``
   and ``# END SOLUTION`` lines (which ``make exercises`` needs in the source)
   are dropped from the code shown in ``solutions/``.
@@ -179,6 +181,22 @@ def hide_solution_markers(app, doctree, docname) -> None:
         block.replace_self(clean)
 
 
+def refresh_own_static_files(app, exception) -> None:
+    """Copy the book's own _static/ files into the output when they changed.
+
+    Sphinx copies static files only when some page is rewritten, so an edit of
+    _static/book.css alone would otherwise leave the old file in the build.
+    """
+    if exception is not None or app.builder.format != "html":
+        return
+    source, target = Path(app.srcdir) / "_static", Path(app.outdir) / "_static"
+    for path in source.rglob("*"):
+        out = target / path.relative_to(source)
+        if path.is_file() and (not out.exists() or out.read_bytes() != path.read_bytes()):
+            out.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, out)
+
+
 def drop_fontawesome_script(app, exception) -> None:
     if exception is not None or app.builder.format != "html":
         return
@@ -199,4 +217,5 @@ def setup(app):
     app.connect("html-page-context", drop_duplicate_scripts, priority=999)
     app.connect("doctree-resolved", hide_solution_markers)
     app.connect("build-finished", drop_fontawesome_script)
+    app.connect("build-finished", refresh_own_static_files)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

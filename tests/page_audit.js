@@ -4,6 +4,7 @@
 //   pan        the page scrolls sideways: how far, and the outermost elements sticking out
 //   clipped    content wider than its box, with no scrollbar that reaches it
 //   scrolled   content wider than its box, reachable only by scrolling that box (by kind)
+//   spuriousStops  boxes given a tab stop for scrolling whose visible content is not wider than them
 //   rawTex     TeX shown as text: in the prose, or inside rendered math (\_ in \text{...})
 //   mathErrors MathJax error boxes
 //   text       the visible text of the article (for authoring-marker checks)
@@ -50,17 +51,27 @@
     return 'other';
   };
 
-  // The horizontal extent of what `box` shows: its descendants, nested clipping boxes as a whole.
+  // The horizontal extent of what `box` shows: its descendants' boxes and text runs, nested clipping
+  // boxes as a whole.
+  const range = document.createRange();
   const extent = box => {
     let left = Infinity, right = -Infinity;
-    const walker = document.createTreeWalker(box, NodeFilter.SHOW_ELEMENT, {
+    const walker = document.createTreeWalker(box, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT, {
       acceptNode: node => {
+        if (node.nodeType === Node.TEXT_NODE) {
+          if (node.textContent.trim()) {
+            range.selectNodeContents(node);
+            const r = range.getBoundingClientRect();
+            if (r.width > 0) { left = Math.min(left, r.left); right = Math.max(right, r.right); }
+          }
+          return NodeFilter.FILTER_SKIP;
+        }
         if (invisible(node)) return NodeFilter.FILTER_REJECT;
         const r = node.getBoundingClientRect();
         if (r.width > 0 && r.height > 0 && getComputedStyle(node).position !== 'fixed') {
           left = Math.min(left, r.left); right = Math.max(right, r.right);
         }
-        return clips(node) && !insideMath(node) ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT;
+        return node !== box && clips(node) && !insideMath(node) ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT;
       },
     });
     while (walker.nextNode()) { /* acceptNode does the work */ }
@@ -74,9 +85,7 @@
     const r = box.getBoundingClientRect();
     if (r.width < 2 || r.height < 2) continue;
     const innerLeft = r.left + box.clientLeft, innerRight = innerLeft + box.clientWidth;
-    let {left, right} = extent(box);
-    // text runs are not elements: what overflows as text shows in scrollWidth
-    if (box.scrollWidth > box.clientWidth + SLACK) right = Math.max(right, innerLeft - box.scrollLeft + box.scrollWidth);
+    const {left, right} = extent(box);
     if (!(right > innerRight + SLACK || left < innerLeft - SLACK)) continue;
     const s = getComputedStyle(box);
     const scrollable = (s.overflowX === 'auto' || s.overflowX === 'scroll') && box.scrollWidth > box.clientWidth + SLACK;
@@ -131,10 +140,18 @@
   const mathErrors = [...document.querySelectorAll('mjx-merror, .MathJax_Error, .merror')]
     .map(el => el.textContent.trim().slice(0, 80));
 
+  // A tab stop given to a box because it scrolls (book.js marks those) must be on a box whose visible
+  // content really is wider than it.
+  const spuriousStops = [...document.querySelectorAll('[data-scroll-stop]')].filter(box => {
+    const r = box.getBoundingClientRect(), {left, right} = extent(box);
+    const innerLeft = r.left + box.clientLeft;
+    return !(right > innerLeft + box.clientWidth + SLACK || left < innerLeft - SLACK);
+  }).map(describe);
+
   const heading = article.querySelector('h1');
   const figures = [...article.querySelectorAll('img')].filter(img => img.naturalWidth > 0 && img.checkVisibility())
     .map(img => ({src: img.getAttribute('src'), shown: Math.round(img.getBoundingClientRect().width),
                   natural: img.naturalWidth}));
-  return {vw, pan, clipped, scrolled, rawTex, mathErrors, figures,
+  return {vw, pan, clipped, scrolled, spuriousStops, rawTex, mathErrors, figures,
           text: article.innerText, title: document.title, heading: heading ? heading.textContent.replace('#', '').trim() : null};
 }

@@ -103,8 +103,8 @@ PAGE_BYTES = """() => { const all = performance.getEntriesByType('navigation').c
                               decoded: all.reduce((s, e) => s + (e.decodedBodySize || 0), 0)}; }"""
 
 # How far inline math sits from the baseline of the words around it, in px (one value per inline formula).
-# A zero-size inline-block sits on the baseline; one inside span.math (a flex container) marks where the
-# math's baseline lies when the items are baseline-aligned, and the middle when the theme centres them.
+# A zero-size inline-block sits on the baseline of its line: one before span.math marks the words' baseline,
+# one at the end of the mjx-container (whose line holds the formula, mjx-math) marks the formula's.
 INLINE_BASELINES = """() => {
   const mark = () => { const m = document.createElement('span');
                        m.style.cssText = 'display:inline-block;width:0;height:0;margin:0;padding:0;border:0';
@@ -114,10 +114,11 @@ INLINE_BASELINES = """() => {
     if (!span.querySelector('mjx-container') || !span.checkVisibility()) continue;
     const outside = mark(), inside = mark();
     span.parentNode.insertBefore(outside, span);
-    span.insertBefore(inside, span.firstChild);
-    const a = outside.getBoundingClientRect(), b = inside.getBoundingClientRect();
+    span.querySelector('mjx-container').appendChild(inside);
+    const a = outside.getBoundingClientRect(), b = inside.getBoundingClientRect(), s = span.getBoundingClientRect();
     outside.remove(); inside.remove();
-    if (Math.abs(a.left - b.left) < 2) out.push(b.bottom - a.bottom);   // same line only
+    // only where the formula starts on the words' line (the marker before it touches its left edge)
+    if (Math.abs(a.left - s.left) < 2 && a.bottom > s.top && a.top < s.bottom) out.push(b.bottom - a.bottom);
   }
   return out;
 }"""
@@ -258,11 +259,14 @@ async def _menu_opens(tab, toggle: str, target: str) -> dict:
     return result
 
 
-async def _axe(tab) -> list[str]:
+async def _axe(tab, contrast: bool = True) -> list[str]:
     from axe_playwright_python.async_playwright import Axe
 
     # no CSSOM preload: axe would fetch the style sheets again and resolve their @import against the page
-    results = await Axe().run(tab, options={"resultTypes": ["violations"], "preload": False})
+    options = {"resultTypes": ["violations"], "preload": False}
+    if not contrast:
+        options["rules"] = {"color-contrast": {"enabled": False}}
+    results = await Axe().run(tab, options=options)
     return [f"{v['impact']}: {v['id']} ({v['help']}) x{len(v['nodes'])}: "
             + "; ".join(", ".join(node["target"]) for node in v["nodes"][:3])
             for v in results.response["violations"] if v["impact"] in ("serious", "critical")]
@@ -299,8 +303,9 @@ async def _open(browser, base_url: str, page: str, shot_dir: Path | None, mode: 
         screenshot.parent.mkdir(parents=True, exist_ok=True)
         await tab.screenshot(path=str(screenshot), full_page=True)
     seconds["screenshot"], t0 = time.perf_counter() - t0, time.perf_counter()
-    # axe in the laptop modes: its colour-contrast rule takes 2-10 s a page; the phone adds nothing it checks
-    violations = await _axe(tab) if axe and mode != "phone" else []
+    # axe on the laptop, light and dark; the phone adds nothing it checks. Its colour-contrast rule (2-15 s
+    # on a long page) runs in dark mode, where the course's own colours are most at risk.
+    violations = await _axe(tab, contrast=mode == "dark") if axe and mode != "phone" else []
     seconds["axe"], t0 = time.perf_counter() - t0, time.perf_counter()
     menus = {}
     if mode == "phone":
@@ -441,6 +446,8 @@ def layout_failures(v: Visit) -> list[str]:
     """Content cut off with no way to scroll to it, and a page that pans sideways."""
     out = [f"cut off ({c['kind']}, {c['content']} px of content in a {c['width']} px box, "
            f"{c['cut']} px hidden): {c['what']}" for c in v.audit["clipped"]]
+    out += [f"a tab stop for scrolling on a box that shows nothing wider than itself: {what}"
+            for what in v.audit["spuriousStops"]]
     if v.audit["pan"]:
         out.append(f"the page pans sideways by {v.audit['pan']['by']} px; sticking out: "
                    + "; ".join(v.audit["pan"]["offenders"]))
@@ -515,15 +522,25 @@ MENU = """
 <button class="primary-toggle" aria-label="Open the menu"%s>menu</button>
 """
 
+# inline math in a flex container aligning its items (%s), with a taller item beside the formula, as
+# MathJax 2's preview and rendering sat side by side in the theme's span.math
+INLINE_MATH = """<p>Words and <span class="math" style="display: inline-flex; align-items: %s">
+<span style="font-size: 60px">&nbsp;</span><mjx-container style="display: inline-block">x</mjx-container></span>
+words.</p>"""
 OPENS = ''' onclick="document.getElementById('menu').hidden = false"'''
 WIDE_LINE = "a wide line that scrolls " * 8
 
-GOOD_PAGE = f"""<!doctype html><html lang="en"><head><meta charset="utf-8"><title>good</title></head><body>
+# a stand-in for MathJax 3: typesetting done at once, nothing to read back
+FAKE_MATHJAX = "window.MathJax = {startup: {promise: Promise.resolve(), document: {math: []}, toMML: () => ''}};"
+
+GOOD_PAGE = f"""<!doctype html><html lang="en"><head><meta charset="utf-8"><title>good</title>
+<script src="_vendor/mathjax/startup.js"></script></head><body>
 <main id="main-content"><article>
 <h1>Good</h1>
 <p>Plain text.</p><img src="dot.png" alt="a small red dot">
 <pre style="overflow-x: auto; width: 200px" tabindex="0">{WIDE_LINE}</pre>
 {MENU % OPENS}
+{INLINE_MATH % "baseline"}
 {fake_explorer("fast")}
 {fake_explorer("at-max", value=100)}
 </article></main>
@@ -538,6 +555,8 @@ BAD_PAGE = f"""<!doctype html><html><head><meta charset="utf-8"><title>bad</titl
 <div class="math" style="overflow: hidden; width: 120px"><span style="display: inline-block; width: 300px">cut</span></div>
 <div style="width: 2000px">pans</div>
 {MENU % ""}
+{INLINE_MATH % "center"}
+<div data-scroll-stop tabindex="0" style="overflow-x: auto; width: 200px">short</div>
 {fake_explorer("dead", live=False)}
 {fake_explorer("slow", busy_ms=40)}
 <input type="range" min="0" max="10" value="3">
@@ -556,6 +575,8 @@ def fixture_visits(tmp_path_factory):
     (root / "good.html").write_text(GOOD_PAGE)
     (root / "bad.html").write_text(BAD_PAGE)
     (root / "dot.png").write_bytes(RED_DOT_PNG)
+    (root / "_vendor" / "mathjax").mkdir(parents=True)
+    (root / "_vendor" / "mathjax" / "startup.js").write_text(FAKE_MATHJAX)
     with serve(root) as base:
         return visit_all(base, ["good", "bad"], shot_dir=None, modes=("laptop", "phone"))
 
@@ -577,6 +598,7 @@ def test_harness_passes_a_healthy_page(fixture_visits):
         assert not visit.axe, visit.axe
         assert 0 < visit.bytes["sent"] <= visit.bytes["decoded"] and visit.audit["heading"] == "Good"
     assert phone.menus["menu"] == {"buttons": 1, "opened": True, "detail": ""}
+    assert len(v.baselines) == 1 and not baseline_failures(v), v.baselines
 
 
 def test_harness_catches_every_fault(fixture_visits):
@@ -596,6 +618,8 @@ def test_harness_catches_every_fault(fixture_visits):
     assert any(f.startswith("cut off (math, 300 px of content in a 120 px box") for f in layout), layout
     assert any("pans sideways" in f and "pans" in f.split("sticking out:")[1] for f in layout), layout
     assert menu_failures(phone) and not phone.menus["menu"]["opened"], phone.menus
+    assert any("tab stop for scrolling" in f for f in layout), layout
+    assert baseline_failures(v) and abs(v.baselines[0]) > 5, v.baselines  # centred, not on the baseline
     assert any(a.startswith("critical: label") for a in v.axe), v.axe  # the range input without a label
     assert any("html-has-lang" in a for a in v.axe), v.axe
 
