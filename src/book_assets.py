@@ -66,6 +66,15 @@ MATHJAX3_CONFIG = {
     },
     # the fonts are found next to tex-chtml.js (output/chtml/fonts/woff-v2)
 }
+# What MathJax fetches on every page, one step after another (startup.js loads the components, which
+# load the font data, whose web fonts the typeset math then asks for): announced in the page's head so
+# the browser fetches them while it is still parsing the page.
+MATHJAX_PRELOAD = {
+    "script": ["core.js", "input/tex.js", "output/chtml.js", "a11y/assistive-mml.js", "output/chtml/fonts/tex.js"],
+    "font": [f"output/chtml/fonts/woff-v2/MathJax_{name}.woff" for name in ("Zero", "Main-Regular", "Math-Italic",
+                                                                         "Size1-Regular")],
+}
+MATHJAX_TYPEWRITER = "output/chtml/fonts/woff-v2/MathJax_Typewriter-Regular.woff"  # for \mathtt
 FONTAWESOME_SCRIPT = re.compile(r'[ \t]*<script\b[^>]*\bsrc="[^"]*_static/scripts/fontawesome\.js[^"]*"[^>]*></script>\n?')
 SOLUTION_MARKER = re.compile(r"^[ \t]*# (BEGIN|END) SOLUTION[ \t]*\n?", re.M)
 SOLUTION_PAGES = "solutions/"
@@ -167,6 +176,22 @@ def drop_duplicate_scripts(app, pagename, templatename, context, doctree) -> Non
     context["script_files"] = unique
 
 
+def preload_mathjax(app, pagename, templatename, context, doctree) -> None:
+    """<link rel="preload"> for MathJax's components and the fonts its math will ask for, on pages with math."""
+    if doctree is None:
+        return
+    tex = " ".join(node.astext() for node in doctree.findall(lambda n: isinstance(n, (nodes.math, nodes.math_block))))
+    if not tex:
+        return
+    fonts = MATHJAX_PRELOAD["font"] + [MATHJAX_TYPEWRITER] * ("\\mathtt" in tex or "\\texttt" in tex)
+    pathto = context["pathto"]
+    links = [f'<link rel="preload" as="script" href="{pathto(f"{MATHJAX_DIR}/{name}", 1)}" />'
+             for name in MATHJAX_PRELOAD["script"]]
+    links += [f'<link rel="preload" as="font" type="font/woff" crossorigin href="{pathto(f"{MATHJAX_DIR}/{name}", 1)}" />'
+              for name in fonts]
+    context["metatags"] = context.get("metatags", "") + "\n".join(links) + "\n"
+
+
 def hide_solution_markers(app, doctree, docname) -> None:
     """On solution pages, show the answer code without its # BEGIN/END SOLUTION lines."""
     if not docname.startswith(SOLUTION_PAGES):
@@ -216,6 +241,7 @@ def setup(app):
     app.connect("builder-inited", copy_mathjax)
     app.connect("html-page-context", drop_duplicate_scripts, priority=999)
     app.connect("doctree-resolved", hide_solution_markers)
+    app.connect("html-page-context", preload_mathjax)
     app.connect("build-finished", drop_fontawesome_script)
     app.connect("build-finished", refresh_own_static_files)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
