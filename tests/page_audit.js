@@ -10,6 +10,7 @@
 //   text       the visible text of the article (for authoring-marker checks)
 //   title      the page's <title> and its first heading
 //   figures    rendered width / natural width of every image in the article
+//   searchBoxes how many search controls are visible
 //
 // "Content" is measured from the descendants' boxes, not from scrollWidth alone: glyphs
 // that are positioned absolutely (MathJax 2) do not count in scrollWidth but are cut all
@@ -148,10 +149,15 @@
     return !(right > innerLeft + box.clientWidth + SLACK || left < innerLeft - SLACK);
   }).map(describe);
 
+  // Search controls a reader can see (the theme once showed two side by side on wide screens)
+  const searchBoxes = [...document.querySelectorAll('input[type=search], .search-button, .search-button-field')]
+    .filter(el => el.checkVisibility({visibilityProperty: true}) && el.getBoundingClientRect().width > 0
+                  && !el.closest('dialog:not([open])')).length;
+
   const heading = article.querySelector('h1');
   const figures = [...article.querySelectorAll('img')].filter(img => img.naturalWidth > 0 && img.checkVisibility())
     .map(img => ({src: img.getAttribute('src'), shown: Math.round(img.getBoundingClientRect().width),
                   natural: img.naturalWidth}));
-  return {vw, pan, clipped, scrolled, spuriousStops, rawTex, mathErrors, figures,
+  return {vw, pan, clipped, scrolled, spuriousStops, rawTex, mathErrors, figures, searchBoxes,
           text: article.innerText, title: document.title, heading: heading ? heading.textContent.replace('#', '').trim() : null};
 }

@@ -707,6 +707,12 @@ def test_answers_page_shows_answers_not_authoring(site, page):
     assert v.audit["heading"].removeprefix("Answers: ") == exercise.audit["heading"].removeprefix("Practice: ")
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_one_search_control_per_page(site, mode):
+    counts = {page: site(page, mode).audit["searchBoxes"] for page in PAGES}
+    assert all(n == 1 for n in counts.values()), counts
+
+
 @pytest.mark.parametrize("page", [p for p in PAGES if p.startswith("chapters/")])
 def test_chapter_page_weight(site, page):
     v = site(page)
