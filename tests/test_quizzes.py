@@ -2,7 +2,6 @@
 and (where a Chromium is installed) answers that respond to clicks and keys with no network."""
 
 import re
-import shutil
 from pathlib import Path
 
 import nbformat
@@ -13,7 +12,6 @@ from quizzes import Choice, Question, Quiz, check_yourself, render
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 
 
 HOW_TO = ("add 2-4 questions as quizzes.QUIZZES[{n!r}] and, before the chapter's Summary, a markdown cell "
@@ -149,18 +147,7 @@ def test_chapter_ends_with_its_quiz_before_the_summary(path):
 # In a browser (skipped where no Chromium is installed)
 # --------------------------------------------------------------------------
 
-try:  # the course's browser harness: Debian's Chromium, skipped without it, required under CI=true
-    from browser import chromium  # noqa: F401  (a pytest fixture)
-except ImportError:
-    @pytest.fixture(scope="module")
-    def chromium():
-        if CHROMIUM is None:
-            pytest.skip("no Chromium on this machine")
-        sync_api = pytest.importorskip("playwright.sync_api")
-        with sync_api.sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-            yield browser
-            browser.close()
+from browser import chromium  # noqa: E402,F401  (a pytest fixture: Debian's Chromium, skipped without it, required under CI=true)
 
 
 def open_quiz(chromium, key="02", javascript=True):

@@ -96,21 +96,7 @@ def test_empty_table_and_show(capsys):
 # In a browser (skipped where no Chromium is installed)
 # --------------------------------------------------------------------------
 
-try:  # the course's browser harness: Debian's Chromium, skipped without it, required under CI=true
-    from browser import chromium  # noqa: F401  (a pytest fixture)
-except ImportError:
-    import shutil
-
-    @pytest.fixture(scope="module")
-    def chromium():
-        path = shutil.which("chromium")
-        if path is None:
-            pytest.skip("no Chromium on this machine")
-        sync_api = pytest.importorskip("playwright.sync_api")
-        with sync_api.sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=path, args=["--no-sandbox"])
-            yield browser
-            browser.close()
+from browser import chromium  # noqa: E402,F401  (a pytest fixture: Debian's Chromium, skipped without it, required under CI=true)
 
 
 def test_a_wide_table_stays_inside_a_phone_column(chromium):
