@@ -163,7 +163,7 @@ def copy_mathjax(app) -> None:
     stamp.write_text(str(MATHJAX_SOURCE))
 
 
-def drop_duplicate_scripts(app, pagename, templatename, context, doctree) -> None:
+def prune_scripts(app, pagename, templatename, context, doctree) -> None:
     """sphinx-thebe registers its inline config once per read (twice is a page error); widget state is unused."""
     seen, unique = set(), []
     for script in context.get("script_files", []):
@@ -239,7 +239,7 @@ def setup(app):
     app.connect("env-get-outdated", reread_notebooks)
     app.connect("build-finished", record_sources)
     app.connect("builder-inited", copy_mathjax)
-    app.connect("html-page-context", drop_duplicate_scripts, priority=999)
+    app.connect("html-page-context", prune_scripts, priority=999)
     app.connect("doctree-resolved", hide_solution_markers)
     app.connect("html-page-context", preload_mathjax)
     app.connect("build-finished", drop_fontawesome_script)

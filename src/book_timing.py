@@ -42,8 +42,6 @@ TYPESET_DONE = """async version => {
   if (version === 3) { await MathJax.startup.promise; return performance.now(); }
   return new Promise(r => MathJax.Hub.Register.StartupHook('End', () => { MathJax.Hub.Queue(() => r(performance.now())); }));
 }"""
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--no-first-run", "--disable-sync", "--disable-quic"]
 
 
 def with_mathjax2(html: str) -> str:
@@ -85,7 +83,7 @@ async def _visit(browser, url: str, version: int) -> float:
 async def _measure(pages: list[str], repeats: int) -> dict:
     from playwright.async_api import async_playwright
 
-    from book_server import serve
+    from book_server import CHROMIUM_ARGS, serve
 
     times = {page: {3: [], 2: []} for page in pages}
     with serve(HTML) as base:

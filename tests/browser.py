@@ -30,17 +30,12 @@ import pytest
 import yaml
 
 # serve(directory) -> base URL: the book as a static host serves it (gzip, no caching)
-from book_server import serve  # noqa: F401  (re-exported for the test modules)
+from book_server import CHROMIUM_ARGS, serve  # noqa: F401  (re-exported for the test modules)
 
 ROOT = Path(__file__).resolve().parent.parent
 HTML = ROOT / "_build" / "html"
 SCREENSHOTS = ROOT / "_build" / "screenshots"
 
-# Without the background-networking flags Chromium phones Google hosts on its own.
-CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-    "--no-first-run", "--disable-sync", "--disable-quic",
-]
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "[::1]", "::1"}
 SKIP_MESSAGE = "Chromium not installed: apt-get install chromium (CI installs it)"
 
@@ -128,6 +123,11 @@ def stale_pages() -> list[str]:
             stale.append(page)
         elif max(config, source.stat().st_mtime if source else 0) > html.stat().st_mtime:
             stale.append(page)
+    # the book's own CSS and JavaScript: every page uses them
+    for path in (ROOT / "_static").rglob("*"):
+        built = HTML / "_static" / path.relative_to(ROOT / "_static")
+        if path.is_file() and (not built.exists() or built.read_bytes() != path.read_bytes()):
+            return toc_pages()
     return stale
 
 

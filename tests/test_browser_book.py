@@ -989,6 +989,10 @@ def test_report(site, capsys):
             f"decoded, {heaviest.page}); slowest typeset {slowest.typeset_ms:.0f} ms ({slowest.page}, "
             f"tabs sharing the CPU)")
     phone = [site(page, "phone") for page in PAGES]
+    shown = [f["shown"] / f["natural"] for v in phone for f in v.audit["figures"]]
+    if shown:
+        lines.append(f"  figures on the phone: shown at {min(shown):.0%}-{max(shown):.0%} of their size "
+                     f"({len(shown)} figures)")
     lines.append(f"  phone menu opens the chapter list on {sum(v.menus['menu']['opened'] for v in phone)} of "
                  f"{len(phone)} pages; contents button on "
                  f"{sum(v.menus['contents']['opened'] for v in phone if 'contents' in v.menus)} of "
