@@ -1,8 +1,8 @@
 // Boxes that scroll sideways: wide display math, a figure on a phone; and
 // inline math wider than its line, which is let scroll only when
 // it needs to (class "scrolls", see book.css). Each gets a tab stop so that
-// it can be scrolled from the keyboard. Checked after MathJax has typeset
-// the page and again when the window is resized; a box that no longer
+// it can be scrolled from the keyboard. Checked once the math's web fonts
+// have loaded (the math is typeset at build time; its width depends on them) and again when the window is resized; a box that no longer
 // scrolls loses what it was given.
 (() => {
   // (code and text output get theirs from pydata-sphinx-theme)
@@ -33,8 +33,7 @@
     }
     for (const box of document.querySelectorAll(BOXES)) stop(box, scrolls(box));
   };
-  const typeset = () => (window.MathJax && MathJax.startup && MathJax.startup.promise) || Promise.resolve();
-  const start = () => typeset().then(mark);
+  const start = () => document.fonts.ready.then(mark);
   if (document.readyState === "complete") start();
   else window.addEventListener("load", start);
   let timer;

@@ -1,11 +1,12 @@
 """Sphinx extension: make the HTML book self-contained, light and readable.
 
-* MathJax 3 (TeX input, CommonHTML output, assistive MathML; no context
-  menu) is served from the book's own output, copied
-  at build time from the pinned PyPI package ``sphinx-mathjax-offline`` into
-  ``_build/html/_vendor/mathjax`` -- outside ``_static``, which Jupyter Book
-  would otherwise inject into every page. Only its files are used; its own
-  Sphinx hook (copying into ``_static`` after the build) is not.
+* The math is typeset at build time (``math_prerender.py``: MathJax 3 in
+  Node.js, both from pinned PyPI packages): pages arrive with their formulas
+  drawn, their style sheet inline and their web fonts served from the book's
+  own output (``_vendor/mathjax/fonts``). No MathJax runs in the reader's
+  browser, so Sphinx's MathJax scripts are left out of every page. Each
+  written page is also kept as Sphinx wrote it, with its TeX, in
+  ``_build/html-tex`` (``make bench`` times browser-side MathJax on it).
 * The ipywidgets embedding scripts (require.js and the widget manager from a
   CDN) are not loaded: the explorers carry their own browser renderer in
   their ``text/html`` output, which the book shows instead of the widget
@@ -39,51 +40,18 @@ import os
 import re
 import shutil
 from fnmatch import fnmatch
-from importlib.metadata import distribution
 from pathlib import Path
 
 from docutils import nodes
+from sphinx.util import logging as sphinx_logging
 
-MATHJAX_SOURCE = Path(distribution("sphinx-mathjax-offline").locate_file("sphinx-mathjax-offline/static/mathjax"))
-VENDOR = "_vendor"
-MATHJAX_DIR = f"{VENDOR}/mathjax"
-# Sphinx resolves a relative mathjax_path against _static/, hence the "../".
-MATHJAX_PATH = f"../{MATHJAX_DIR}/startup.js"
-MATHJAX3_CONFIG = {
-    # TeX in, CommonHTML out, and the hidden MathML that screen readers read. Not the combined
-    # tex-chtml.js: it bundles the 426 KB context menu, which would be 40 % of MathJax's weight.
-    "loader": {"load": ["input/tex", "output/chtml", "a11y/assistive-mml"]},
-    "tex": {
-        "inlineMath": [["\\(", "\\)"]],
-        "displayMath": [["\\[", "\\]"]],
-        "processRefs": False,
-        "processEnvironments": True,
-    },
-    "options": {
-        # only the math that myst marks (and the quizzes' math spans), never code cells
-        "processHtmlClass": "tex2jax_process|mathjax_process|math|output_area",
-        "ignoreHtmlClass": "tex2jax_ignore|mathjax_ignore|document",
-    },
-    # the fonts are found next to tex-chtml.js (output/chtml/fonts/woff-v2)
-}
-# What MathJax fetches on every page, one step after another (startup.js loads the components, which
-# load the font data, whose web fonts the typeset math then asks for): announced in the page's head so
-# the browser fetches them while it is still parsing the page.
-MATHJAX_PRELOAD = {
-    "script": ["core.js", "input/tex.js", "output/chtml.js", "a11y/assistive-mml.js", "output/chtml/fonts/tex.js"],
-    "font": [f"output/chtml/fonts/woff-v2/MathJax_{name}.woff" for name in ("Zero", "Main-Regular", "Math-Italic",
-                                                                         "Size1-Regular")],
-}
-MATHJAX_TYPEWRITER = "output/chtml/fonts/woff-v2/MathJax_Typewriter-Regular.woff"  # for \mathtt
+TEX_PAGES = "html-tex"  # next to the output directory: the pages before typesetting, for make bench
 FONTAWESOME_SCRIPT = re.compile(r'[ \t]*<script\b[^>]*\bsrc="[^"]*_static/scripts/fontawesome\.js[^"]*"[^>]*></script>\n?')
 SOLUTION_MARKER = re.compile(r"^[ \t]*# (BEGIN|END) SOLUTION[ \t]*\n?", re.M)
 SOLUTION_PAGES = "solutions/"
 
 
 def configure(app, config) -> None:
-    config.mathjax_path = MATHJAX_PATH
-    config.mathjax2_config = None
-    config.mathjax3_config = MATHJAX3_CONFIG
     config.nb_ipywidgets_js = {}
     config.html_use_index = False
 
@@ -152,44 +120,20 @@ def preexecute_in_parallel(app, config) -> None:
     executor.run_and_cache(filter_pks=[r.pk for r in records], timeout=config.nb_execution_timeout)
 
 
-def copy_mathjax(app) -> None:
-    if app.builder.format != "html":
-        return
-    target = Path(app.outdir) / MATHJAX_DIR
-    stamp = target / ".source"
-    if stamp.exists() and stamp.read_text() == str(MATHJAX_SOURCE):
-        return  # already there: keep no-change rebuilds fast
-    shutil.copytree(MATHJAX_SOURCE, target, dirs_exist_ok=True)
-    stamp.write_text(str(MATHJAX_SOURCE))
-
-
 def prune_scripts(app, pagename, templatename, context, doctree) -> None:
-    """sphinx-thebe registers its inline config once per read (twice is a page error); widget state is unused."""
+    """sphinx-thebe registers its inline config once per read (twice is a page error); widget state is unused;
+    MathJax is not needed in the browser (the math is typeset at build time)."""
     seen, unique = set(), []
     for script in context.get("script_files", []):
         if script.attributes.get("type") == "application/vnd.jupyter.widget-state+json":
+            continue
+        if "mathjax" in str(script.filename or "").lower() or script.attributes.get("body", "").startswith("window.MathJax"):
             continue
         key = (str(script.filename or ""), tuple(sorted((k, str(v)) for k, v in script.attributes.items())))
         if key not in seen:
             seen.add(key)
             unique.append(script)
     context["script_files"] = unique
-
-
-def preload_mathjax(app, pagename, templatename, context, doctree) -> None:
-    """<link rel="preload"> for MathJax's components and the fonts its math will ask for, on pages with math."""
-    if doctree is None:
-        return
-    tex = " ".join(node.astext() for node in doctree.findall(lambda n: isinstance(n, (nodes.math, nodes.math_block))))
-    if not tex:
-        return
-    fonts = MATHJAX_PRELOAD["font"] + [MATHJAX_TYPEWRITER] * ("\\mathtt" in tex or "\\texttt" in tex)
-    pathto = context["pathto"]
-    links = [f'<link rel="preload" as="script" href="{pathto(f"{MATHJAX_DIR}/{name}", 1)}" />'
-             for name in MATHJAX_PRELOAD["script"]]
-    links += [f'<link rel="preload" as="font" type="font/woff" crossorigin href="{pathto(f"{MATHJAX_DIR}/{name}", 1)}" />'
-              for name in fonts]
-    context["metatags"] = context.get("metatags", "") + "\n".join(links) + "\n"
 
 
 def hide_solution_markers(app, doctree, docname) -> None:
@@ -232,16 +176,33 @@ def drop_fontawesome_script(app, exception) -> None:
             page.write_text(lighter, encoding="utf-8")
 
 
+def typeset_math(app, exception) -> None:
+    """Typeset every written page's math (math_prerender.py); keep each page's TeX version for make bench."""
+    if exception is not None or app.builder.format != "html":
+        return
+    import math_prerender
+
+    out, tex = Path(app.outdir), Path(app.outdir).parent / TEX_PAGES
+    for page in out.rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        if math_prerender.formulas(text):  # written by this build: not typeset yet
+            kept = tex / page.relative_to(out)
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            kept.write_text(text, encoding="utf-8")
+    counts = math_prerender.prerender_book(out)
+    sphinx_logging.getLogger(__name__).info("typeset %d formulas on %d pages in %.1f s", counts["formulas"], counts["pages"],
+                                     counts["seconds"])
+
+
 def setup(app):
     app.connect("config-inited", configure, priority=900)
     app.connect("config-inited", invalidate_stale_cache, priority=901)
     app.connect("config-inited", preexecute_in_parallel, priority=902)
     app.connect("env-get-outdated", reread_notebooks)
     app.connect("build-finished", record_sources)
-    app.connect("builder-inited", copy_mathjax)
     app.connect("html-page-context", prune_scripts, priority=999)
     app.connect("doctree-resolved", hide_solution_markers)
-    app.connect("html-page-context", preload_mathjax)
     app.connect("build-finished", drop_fontawesome_script)
+    app.connect("build-finished", typeset_math)
     app.connect("build-finished", refresh_own_static_files)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,13 +1,21 @@
-"""Time from navigation to typeset math, for the built book, against MathJax 2.
+"""Time from navigation until a page's math is on screen, as built and against browser-side MathJax.
 
-Part of ``make bench``. Each page of the built book (``_build/html``) is
-opened in headless Chromium, one page at a time, as it is built (MathJax 3,
-``book_assets.py``) and as the book used to be: the same page with MathJax 2.7
-(``jupyter-server-mathjax``, HTML-CSS output with STIX fonts) swapped in by
-rewriting its ``<head>`` on the way to the browser. The two versions alternate
-(3, 2, 3, 2, ...) so that machine noise hits both alike. A visit is a cold
-load (no cache); its time is ``performance.now()`` when the first typeset has
-finished, i.e. milliseconds since the navigation started.
+Part of ``make bench``. Each chapter page of the built book is opened in
+headless Chromium, one page at a time, in three versions that alternate in the
+same run so that machine noise hits all alike:
+
+* ``build time``: the page as the book ships it, math typeset when the book
+  was built (``math_prerender.py``);
+* ``MathJax 3``: the same page as Sphinx wrote it (with its TeX, kept in
+  ``_build/html-tex``) typeset in the browser by MathJax 3 -- the same files,
+  the configuration the book used before (``MATHJAX3_CONFIG``);
+* ``MathJax 2``: that TeX page typeset by MathJax 2.7 (``jupyter-server-mathjax``,
+  HTML-CSS output with STIX fonts), as the book first did.
+
+A visit is a cold load (nothing cached). Its time, in milliseconds since the
+navigation started, is when the math is on screen as the reader sees it: the
+latest of the math typeset (the page parsed, for the version that arrives
+typeset), the page's first paint and the last math font received.
 """
 
 from __future__ import annotations
@@ -21,8 +29,17 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 HTML = ROOT / "_build" / "html"
-MATHJAX2_URL = "_mathjax2/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full"
-MATHJAX2_CONFIG = {  # what the book used before MathJax 3 (see git history of book_assets.py)
+TEX_PAGES = ROOT / "_build" / "html-tex"
+VERSIONS = ("build time", "MathJax 3", "MathJax 2")
+
+MATHJAX3_CONFIG = {  # what the book used when it typeset its math in the browser
+    "loader": {"load": ["input/tex", "output/chtml", "a11y/assistive-mml"]},
+    "tex": {"inlineMath": [["\\(", "\\)"]], "displayMath": [["\\[", "\\]"]], "processRefs": False,
+            "processEnvironments": True},
+    "options": {"processHtmlClass": "tex2jax_process|mathjax_process|math|output_area",
+                "ignoreHtmlClass": "tex2jax_ignore|mathjax_ignore|document"},
+}
+MATHJAX2_CONFIG = {  # what the book used before MathJax 3
     "tex2jax": {"inlineMath": [["\\(", "\\)"]], "displayMath": [["\\[", "\\]"]], "processRefs": False,
                 "processEnvironments": True,
                 "processClass": "tex2jax_process|mathjax_process|math|output_area",
@@ -31,51 +48,82 @@ MATHJAX2_CONFIG = {  # what the book used before MathJax 3 (see git history of b
     "messageStyle": "none",
     "showMathMenu": False,
 }
-MATHJAX3_HEAD = re.compile(
-    r'<script>window\.MathJax = .*?</script>\s*<script defer="defer" src="([^"]*?)_vendor/mathjax/startup\.js[^"]*"></script>',
-    re.S)
-TYPESET_DONE = """async version => {
-  const t0 = performance.now();
-  const ready = () => version === 3 ? !!(window.MathJax && MathJax.startup && MathJax.startup.promise)
-                                    : !!(window.MathJax && MathJax.Hub && MathJax.Hub.Register);
-  while (!ready()) { if (performance.now() - t0 > 30000) return -1; await new Promise(r => setTimeout(r, 5)); }
-  if (version === 3) { await MathJax.startup.promise; return performance.now(); }
-  return new Promise(r => MathJax.Hub.Register.StartupHook('End', () => { MathJax.Hub.Queue(() => r(performance.now())); }));
-}"""
+HEADS = {
+    "MathJax 3": f'<script>window.MathJax = {json.dumps(MATHJAX3_CONFIG)}</script>\n'
+                 '<script defer="defer" src="/_mathjax3/startup.js"></script>\n',
+    "MathJax 2": f'<script type="text/x-mathjax-config">MathJax.Hub.Config({json.dumps(MATHJAX2_CONFIG)})</script>\n'
+                 '<script async="async" src="/_mathjax2/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full"></script>\n',
+}
+
+# Installed before the page's own scripts: window.__mathReady resolves with the time (ms since navigation
+# started) at which the page's math is on screen, typeset, in its own fonts: the latest of
+#   - the math typeset: the page parsed (domInteractive) when it arrives typeset; the end of typesetting
+#     by the MathJax in the page otherwise;
+#   - the page first painted (first-contentful-paint);
+#   - the last math font received (resource timing: MathJax 3's MJX*, MathJax 2's STIX fonts).
+MATH_READY = """(() => {
+  const version = %s;
+  const until = async test => { while (!test()) await new Promise(r => setTimeout(r, 5)); };
+  const typeset = async () => {
+    if (version === 'MathJax 3') {
+      await until(() => window.MathJax && MathJax.startup && MathJax.startup.promise);
+      await MathJax.startup.promise;
+    } else if (version === 'MathJax 2') {
+      await until(() => window.MathJax && MathJax.Hub && MathJax.Hub.Register);
+      // (the hook must not return the queue's callback: MathJax 2 would wait for it and never end)
+      await new Promise(r => MathJax.Hub.Register.StartupHook('End', () => { MathJax.Hub.Queue(r); }));
+    } else {
+      return performance.getEntriesByType('navigation')[0].domInteractive;
+    }
+    return performance.now();
+  };
+  const painted = () => new Promise(r => new PerformanceObserver((list, observer) => {
+    const fcp = list.getEntriesByName('first-contentful-paint')[0];
+    if (fcp) { observer.disconnect(); r(fcp.startTime); }
+  }).observe({type: 'paint', buffered: true}));
+  window.__mathReady = new Promise(resolve => document.addEventListener('DOMContentLoaded', async () => {
+    const typesetAt = await typeset();
+    void document.body.offsetHeight;          // lay the page out: the math fonts it uses start loading
+    await Promise.all([...document.fonts].filter(f => /^(MJX|STIX)/.test(f.family) && f.status === 'loading')
+                                         .map(f => f.loaded.catch(() => null)));
+    const fonts = performance.getEntriesByType('resource')
+                             .filter(e => /MathJax_[^/]*[.]woff/.test(e.name.split('/').pop()));
+    resolve(Math.max(typesetAt, await painted(), ...fonts.map(e => e.responseEnd)));
+  }));
+})();"""
 
 
-def with_mathjax2(html: str) -> str:
-    """The page's MathJax 3 head swapped for the MathJax 2 one (same page otherwise)."""
-    def swap(m):
-        prefix = m.group(1)
-        return (f'<script type="text/x-mathjax-config">MathJax.Hub.Config({json.dumps(MATHJAX2_CONFIG)})</script>\n'
-                f'<script async="async" src="{prefix}{MATHJAX2_URL}"></script>')
-    out, n = MATHJAX3_HEAD.subn(swap, html)
-    if n != 1:
-        raise ValueError(f"expected one MathJax 3 head in the page, found {n}")
-    return out
+def tex_page(html: str, version: str) -> str:
+    """A page as Sphinx wrote it (TeX in place) with ``version``'s MathJax added to its head."""
+    if html.count("</head>") != 1:
+        raise ValueError(f"expected one </head> in the page, found {html.count('</head>')}")
+    return html.replace("</head>", HEADS[version] + "</head>")
 
 
-async def _visit(browser, url: str, version: int) -> float:
+async def _visit(browser, base: str, page: str, version: str) -> float:
     import jupyter_server_mathjax
 
-    mathjax2 = Path(jupyter_server_mathjax.__file__).parent / "static"
+    from math_prerender import MATHJAX
+
+    assets = {"_mathjax3": MATHJAX, "_mathjax2": Path(jupyter_server_mathjax.__file__).parent / "static"}
     context = await browser.new_context(viewport={"width": 1280, "height": 900}, service_workers="block")
-    if version == 2:
-        async def page(route):
-            response = await route.fetch()
-            await route.fulfill(response=response, body=with_mathjax2(await response.text()),
-                                headers={**response.headers, "content-encoding": "identity"})
+    await context.add_init_script(script=MATH_READY % json.dumps(version))
+    html = (HTML if version == "build time" else TEX_PAGES) / f"{page}.html"
+    body = html.read_text(encoding="utf-8")
+    body = body if version == "build time" else tex_page(body, version)
 
-        async def asset(route):
-            rel = route.request.url.split("/_mathjax2/", 1)[1].split("?", 1)[0]
-            await route.fulfill(path=str(mathjax2 / rel))
+    async def fulfil_page(route):   # every version is delivered the same way
+        await route.fulfill(body=body, content_type="text/html; charset=utf-8")
 
-        await context.route(url, page)
-        await context.route("**/_mathjax2/**", asset)
+    async def asset(route):
+        top, rel = re.match(r"[^:]+://[^/]+/(_mathjax[23])/([^?]*)", route.request.url).groups()
+        await route.fulfill(path=str(assets[top] / rel))
+
+    await context.route(f"{base}{page}.html", fulfil_page)
+    await context.route(re.compile(r".*/_mathjax[23]/.*"), asset)
     tab = await context.new_page()
-    await tab.goto(url, wait_until="load")
-    ms = await tab.evaluate(TYPESET_DONE, version)
+    await tab.goto(f"{base}{page}.html", wait_until="load")
+    ms = await tab.evaluate("() => window.__mathReady")
     await context.close()
     return ms
 
@@ -85,21 +133,21 @@ async def _measure(pages: list[str], repeats: int) -> dict:
 
     from book_server import CHROMIUM_ARGS, serve
 
-    times = {page: {3: [], 2: []} for page in pages}
+    times = {page: {v: [] for v in VERSIONS} for page in pages}
     with serve(HTML) as base:
         async with async_playwright() as p:
             browser = await p.chromium.launch(executable_path=shutil.which("chromium"), args=CHROMIUM_ARGS)
-            await _visit(browser, f"{base}{pages[0]}.html", 3)  # warm-up: the browser's own start
+            await _visit(browser, base, pages[0], VERSIONS[0])  # warm-up: the browser's own start
             for _ in range(repeats):
                 for page in pages:
-                    for version in (3, 2):
-                        times[page][version].append(await _visit(browser, f"{base}{page}.html", version))
+                    for version in VERSIONS:
+                        times[page][version].append(await _visit(browser, base, page, version))
             await browser.close()
     return times
 
 
 def bench_typesetting(pages: list[str] | None = None, repeats: int = 3) -> dict:
-    """Print, per page, the median time to typeset math with MathJax 3 and 2; return the medians."""
+    """Print, per page, the median time until its math is on screen in each version; return the medians."""
     if not (HTML / "index.html").exists():
         raise SystemExit("no built book in _build/html: run `make book` first")
     if shutil.which("chromium") is None:
@@ -107,18 +155,23 @@ def bench_typesetting(pages: list[str] | None = None, repeats: int = 3) -> dict:
     if pages is None:
         toc = (ROOT / "_toc.yml").read_text()
         pages = ["intro"] + re.findall(r"file: (chapters/\S+)", toc)
+    missing = [p for p in pages if not (TEX_PAGES / f"{p}.html").exists()]
+    if missing:
+        raise SystemExit(f"no TeX version of {missing} in {TEX_PAGES}: run `make clean book`")
     times = asyncio.run(_measure(pages, repeats))
-    print(f"\nBook: navigation -> math typeset, headless Chromium, one page at a time, median of {repeats}")
-    print(f"  {'page':36s} {'MathJax 3':>10s} {'MathJax 2':>10s} {'2 / 3':>6s}")
-    medians = {}
-    for page, t in times.items():
-        m3, m2 = statistics.median(t[3]), statistics.median(t[2])
-        medians[page] = (m3, m2)
-        print(f"  {page:36s} {m3:8.0f} ms {m2:8.0f} ms {m2 / m3:5.1f}x")
-    slow3 = max(medians.items(), key=lambda kv: kv[1][0])
-    slow2 = max(medians.items(), key=lambda kv: kv[1][1])
-    print(f"  slowest page: MathJax 3 {slow3[1][0]:.0f} ms ({slow3[0]}), MathJax 2 {slow2[1][1]:.0f} ms ({slow2[0]}); "
-          f"ratio {slow2[1][1] / slow3[1][0]:.1f}x")
+    print(f"\nBook: navigation -> math on screen (typeset, painted, fonts loaded), headless Chromium, one page at a time, "
+          f"median of {repeats}")
+    print(f"  {'page':36s} " + " ".join(f"{v:>12s}" for v in VERSIONS) + "   MJ3 / built   MJ2 / built")
+    medians = {page: {v: statistics.median(t[v]) for v in VERSIONS} for page, t in times.items()}
+    for page, m in medians.items():
+        print(f"  {page:36s} " + " ".join(f"{m[v]:9.0f} ms" for v in VERSIONS)
+              + f"   {m['MathJax 3'] / m['build time']:10.1f}x   {m['MathJax 2'] / m['build time']:10.1f}x")
+    slowest = {v: max(medians, key=lambda page: medians[page][v]) for v in VERSIONS}
+    print("  slowest page: " + "; ".join(f"{v} {medians[slowest[v]][v]:.0f} ms ({slowest[v]})" for v in VERSIONS))
+    print(f"  ratio of the slowest pages: MathJax 3 / build time "
+          f"{medians[slowest['MathJax 3']]['MathJax 3'] / medians[slowest['build time']]['build time']:.1f}x, "
+          f"MathJax 2 / build time "
+          f"{medians[slowest['MathJax 2']]['MathJax 2'] / medians[slowest['build time']]['build time']:.1f}x")
     return medians
 
 

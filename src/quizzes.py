@@ -22,11 +22,11 @@ loads nothing from anywhere: no fonts, scripts or images from other hosts.
   a chapter twice gives the same HTML.
 
 * Math: ``$...$`` in a prompt, a choice or a reason is TeX, written out as
-  ``<span class="math notranslate nohighlight">\\(...\\)</span>``, which the book's
-  MathJax and JupyterLab typeset. Every reason is rendered in advance in a
-  hidden element and only revealed on a click, so typesetting never waits for
-  a click (and the script asks MathJax 3 to typeset the revealed element, in
-  case it was skipped while hidden).
+  ``<span class="math notranslate nohighlight">\\(...\\)</span>``, which the book
+  typesets when it is built (``math_prerender.py``) and JupyterLab's MathJax
+  when the output is shown. Every reason is in the HTML in advance, hidden,
+  and only revealed on a click (where a MathJax 3 runs in the page, the script
+  asks it to typeset the revealed element, in case it was skipped while hidden).
 
 Nothing is graded or recorded: the graded practice lives in ``exercises/``.
 Question text is plain text, HTML-escaped; `backticks` mark code, ``$...$`` math.

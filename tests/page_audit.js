@@ -128,13 +128,12 @@
     if (tex.test(node.textContent)) rawTex.push('prose: ' + node.textContent.trim().slice(0, 100));
   }
   const textMacro = /\\(text|mbox|textrm|textit|textbf|textsf|texttt)\s*\{[^{}]*\\/;
-  if (window.MathJax && MathJax.startup && MathJax.startup.document) {        // MathJax 3
-    for (const item of MathJax.startup.document.math) {
-      const mml = MathJax.startup.toMML(item.root);
-      const shown = [...mml.matchAll(/<mtext[^>]*>([^<]*)<\/mtext>/g)].map(m => m[1]).filter(t => t.includes('\\'));
-      if (shown.length) rawTex.push(`math: ${item.math.slice(0, 80)} shows ${JSON.stringify(shown)}`);
-    }
-  } else if (window.MathJax && MathJax.Hub && MathJax.Hub.getAllJax) {          // MathJax 2
+  // MathJax 3 (typeset at build time or in the page): the MathML it keeps for screen readers says what is shown
+  for (const math of document.querySelectorAll('mjx-assistive-mml math')) {
+    const shown = [...math.querySelectorAll('mtext')].map(t => t.textContent).filter(t => t.includes('\\'));
+    if (shown.length) rawTex.push(`math: ${math.textContent.slice(0, 80)} shows ${JSON.stringify(shown)}`);
+  }
+  if (window.MathJax && MathJax.Hub && MathJax.Hub.getAllJax) {          // MathJax 2
     for (const jax of MathJax.Hub.getAllJax())
       if (textMacro.test(jax.originalText)) rawTex.push(`math: ${jax.originalText.slice(0, 80)}`);
   }
