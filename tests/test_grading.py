@@ -23,7 +23,7 @@ CHAPTERS = ["01", "02", "03", "04", "05"]
 @pytest.fixture(autouse=True)
 def fresh_progress(monkeypatch):
     grading.reset()
-    monkeypatch.setattr(grading, "TIME_LIMIT", 5.0)
+    monkeypatch.setattr(grading.kinds, "TIME_LIMIT", 5.0)
     yield
     grading.reset()
 
@@ -391,7 +391,7 @@ GARBAGE = {
 @pytest.mark.parametrize("name", list(GARBAGE))
 @pytest.mark.parametrize("qid", list(QUESTIONS))
 def test_garbage_gets_a_message(qid, name, capsys, monkeypatch):
-    monkeypatch.setattr(grading, "TIME_LIMIT", 0.2)
+    monkeypatch.setattr(grading.kinds, "TIME_LIMIT", 0.2)
     verdict, out = feedback(capsys, qid, GARBAGE[name])
     assert not verdict
     assert out.startswith(qid) and ("✗" in out or "not answered" in out), out
@@ -404,7 +404,7 @@ FUNCTIONS = [q for q, question in QUESTIONS.items() if question.kind == "functio
 
 @pytest.mark.parametrize("qid", FUNCTIONS)
 def test_function_garbage_messages_are_specific(qid, capsys, monkeypatch):
-    monkeypatch.setattr(grading, "TIME_LIMIT", 0.2)
+    monkeypatch.setattr(grading.kinds, "TIME_LIMIT", 0.2)
     expectations = [(raising, "raised RuntimeError: boom"), (slow, "too slow"), (endless, "too slow"),
                     (exits, "raised SystemExit"),
                     (wrong_type, "the string 'hello'")]
@@ -568,7 +568,7 @@ def test_hints_only_where_they_apply(capsys):
 
 def test_an_endless_loop_is_stopped(capsys, monkeypatch):
     import threading
-    monkeypatch.setattr(grading, "TIME_LIMIT", 0.2)
+    monkeypatch.setattr(grading.kinds, "TIME_LIMIT", 0.2)
     before = threading.active_count()
     verdict, out = feedback(capsys, "02.5", endless)
     assert not verdict and "too slow" in out

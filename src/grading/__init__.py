@@ -1,0 +1,127 @@
+"""The grader of the practice notebooks: ``check`` and a question bank.
+
+In a notebook::
+
+    from grading import check, summary
+    answer = posenc.frequencies(512)[128]
+    check("02.3", answer)      # prints one line of feedback; True if correct
+    summary("02")              # "Chapter 02: 6 of 7 correct." and what is left
+
+Four kinds of question:
+
+* ``Numeric``   one number, within a relative tolerance; says too high / too
+                low, off by a factor of 2, or names a known mistake.
+* ``Choice``    one letter or a set of letters ("B", "ac", ["A", "C"]).
+* ``Array``     an array of numbers; checks shape, then names the first wrong
+                element.
+* ``Function``  a function (or a class) the learner writes. It is called on
+                many seeded random inputs in a worker thread with a time limit
+                and compared with ``posenc``; exceptions, wrong types, wrong
+                shapes, NaN and changed inputs each get their own message.
+
+Expected answers are computed from ``posenc`` when a question is checked, never
+typed in. An answer left as ``...`` (the placeholder of the exercise
+notebooks) is "not answered yet". ``check`` never lets an exception of its own
+reach the learner: whatever it is given, it prints a message.
+"""
+
+from __future__ import annotations
+
+from grading.bank import QUESTIONS
+from grading.feedback import _short
+from grading.kinds import CORRECT, UNANSWERED, WRONG
+
+__all__ = ["check", "summary", "assert_all_correct", "progress", "reset", "QUESTIONS"]
+
+_status: dict[str, str] = {}  # question id -> latest status
+
+
+# --------------------------------------------------------------------------
+# The public functions
+# --------------------------------------------------------------------------
+
+class Verdict:
+    """What ``check`` returns: true when the answer is correct.
+
+    Behaves like ``True``/``False`` in ``if`` and ``==``; in Jupyter it shows
+    nothing, so a question cell ends with the feedback line alone.
+    """
+
+    def __init__(self, ok: bool):
+        self.ok = bool(ok)
+
+    def __bool__(self):
+        return self.ok
+
+    def __eq__(self, other):
+        return self.ok == other
+
+    def __hash__(self):
+        return hash(self.ok)
+
+    def __repr__(self):
+        return repr(self.ok)
+
+    def _ipython_display_(self):
+        pass
+
+
+def check(qid, answer) -> Verdict:
+    """Grade ``answer`` to question ``qid``, print feedback, record progress."""
+    question = QUESTIONS.get(qid) if isinstance(qid, str) else None
+    if question is None:
+        print(f"{qid!r} is not a question id; ids look like '02.3' ({len(QUESTIONS)} questions known).")
+        return Verdict(False)
+    try:
+        if answer is Ellipsis:
+            status, message = UNANSWERED, "replace the ... with your answer, then run this cell again."
+        else:
+            status, message = question.judge(answer)
+    except Exception as exc:  # a bug of ours or an answer too strange to inspect
+        status = WRONG
+        message = f"the grader could not check this answer ({type(exc).__name__}: {_short(exc)})."
+    _status[qid] = status
+    mark = {CORRECT: "✓ correct", WRONG: "✗", UNANSWERED: "· not answered yet:"}[status]
+    print(f"{qid} {mark}" + ("" if status == CORRECT and not message else f" {message}"))
+    return Verdict(status == CORRECT)
+
+
+def progress(chapter) -> dict[str, str]:
+    """Status of every question of ``chapter``: correct, wrong, unanswered or unchecked."""
+    chapter = _chapter(chapter)
+    return {q: _status.get(q, "unchecked") for q in QUESTIONS if q.split(".")[0] == chapter}
+
+
+def summary(chapter) -> None:
+    """Print "n of m correct" for ``chapter`` and list what is not correct yet."""
+    states = progress(chapter)
+    if not states:
+        print(f"No questions for chapter {chapter!r}.")
+        return
+    done = [q for q, s in states.items() if s == CORRECT]
+    print(f"Chapter {_chapter(chapter)}: {len(done)} of {len(states)} correct.")
+    for status, label in [(WRONG, "wrong"), (UNANSWERED, "not answered yet"),
+                          ("unchecked", "not checked yet (run their cells)")]:
+        ids = [q for q, s in states.items() if s == status]
+        if ids:
+            print(f"  {label}: {', '.join(ids)}")
+    if len(done) == len(states):
+        print("  All answers are correct.")
+
+
+def assert_all_correct(chapter) -> None:
+    """Raise AssertionError naming every question of ``chapter`` not answered correctly."""
+    states = progress(chapter)
+    bad = {q: s for q, s in states.items() if s != CORRECT}
+    if not states or bad:
+        listing = ", ".join(f"{q} ({s})" for q, s in bad.items()) or "no questions"
+        raise AssertionError(f"chapter {chapter}: not all answers are correct: {listing}")
+
+
+def reset() -> None:
+    """Forget all recorded results (used by the tests)."""
+    _status.clear()
+
+
+def _chapter(chapter) -> str:
+    return f"{chapter:02d}" if isinstance(chapter, int) else str(chapter)

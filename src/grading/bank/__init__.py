@@ -1,0 +1,16 @@
+"""The question bank: one module per chapter, each adding its questions here.
+
+To add a question to chapter 04, open ``ch04.py`` and ``_add(...)`` it there;
+``grading.kinds`` has the four kinds, ``common.py`` what chapters share.
+"""
+
+from __future__ import annotations
+
+QUESTIONS: dict = {}  # question id -> Question, in the order the chapters add them
+
+
+def _add(question):
+    QUESTIONS[question.qid] = question
+
+
+from grading.bank import ch01, ch02, ch03, ch04, ch05, ch06, ch07  # noqa: E402,F401  (each adds its questions)

@@ -1,0 +1,86 @@
+"""Questions of chapter 01, the order problem (exercises/01_*.ipynb)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import posenc
+from grading.bank import _add
+from grading.kinds import Case, Choice, Function, Numeric
+from grading.feedback import _like, _reference_verifier
+from grading.bank.common import CONCAT_HINT, DOUBLED_HINT, _doubled_omega, _pe, _table
+
+
+_add(Choice("01.1", "why swapping words changes nothing", "ABCD", "AC", {
+    "B": "the softmax normalises each row of scores; it does not sort anything.",
+    "D": "Attn(PX) = P·Attn(X) holds exactly, up to floating-point rounding, at every d_model.",
+}))
+
+
+def _ch01_norm():
+    return float(np.linalg.norm(_pe(1234, 16)))
+
+
+_add(Numeric("01.2", "norm of PE(p)", _ch01_norm, mistakes=[
+    (lambda: math.sqrt(16), "that is sqrt(d_model); there are d_model/2 pairs, each a unit vector (sin² + cos² = 1)."),
+    (lambda: 16 / 2, "that is the squared norm d_model/2; take its square root."),
+]))
+
+
+def _add_positions(x):
+    x = np.asarray(x)
+    return x + posenc.sinusoidal(x.shape[0], x.shape[1])
+
+
+def _cases_add_positions(rng):
+    widths = [4, 1, 2, 3, 7, 16, 15, 33, 64, 5, 128, 9]
+    cases = []
+    for k in range(20):
+        d = widths[k] if k < len(widths) else int(rng.integers(1, 100))
+        n = int(rng.integers(1, 300))
+        odd = f"d_model = {d} is odd" if d % 2 else ""
+        cases.append(Case((rng.normal(size=(n, d)),), f"x of shape ({n}, {d})", note=odd))
+    return cases
+
+
+_add(Function("01.3", "add positions to token vectors", _add_positions, _cases_add_positions,
+              _reference_verifier(_add_positions, atol=1e-8), mistakes=[
+    (_like(lambda x: x + _table(np.arange(1, len(x) + 1), x.shape[1])), "your positions start at 1; the first token is position 0."),
+    (_like(lambda x: x + _table(np.arange(len(x)), x.shape[1], layout="concatenated")), CONCAT_HINT),
+    (_like(lambda x: posenc.sinusoidal(len(x), x.shape[1])), "you returned the encoding alone; add it to x."),
+    (_like(lambda x: x + _table(np.arange(len(x)), x.shape[1], _doubled_omega(x.shape[1]))), DOUBLED_HINT),
+]))
+
+
+def _ch01_same_value():
+    fractions = np.arange(20) / 20
+    return int(np.flatnonzero(np.isclose(fractions, 2 / 5))[0])
+
+
+_add(Numeric("01.4", "p / L at another length", _ch01_same_value, integer=True, mistakes=[
+    (lambda: 2, "2 is the position at L = 5; at L = 20 the same value 0.4 names another position."),
+    (lambda: 0.4 * 20 - 1, "off by one: p / L = 0.4 means p = 0.4·L, with positions counted from 0."),
+]))
+
+
+def _ch01_raw_ratio():
+    d, last = 16, 1000 - 1
+    return float(np.linalg.norm(np.full(d, float(last))) / np.sqrt(d))
+
+
+_add(Numeric("01.5", "raw index versus token norm", _ch01_raw_ratio, mistakes=[
+    (lambda: 1000.0, "positions start at 0: the last of L = 1000 tokens is at position 999."),
+    (lambda: 999.0 * 4, "that is the norm of the position vector itself; divide by the token norm, 4."),
+]))
+
+_add(Choice("01.6", "the two simple repairs", "ABCDE", "ABD", {
+    "C": "with p / L, neighbours are 1/L apart: the longer the sequence, the closer they get.",
+    "E": "every entry is a sine or a cosine, so it stays in [-1, 1] at every position.",
+}))
+
+_add(Choice("01.7", "invariant or equivariant", "ABC", "B", {
+    "A": "the outputs are the same vectors, but in the permuted order, not in the original one.",
+    "C": "there is an exact rule: permute the input rows and the output rows permute the same way.",
+}))

@@ -1,0 +1,70 @@
+"""Questions of chapter 03, frequency analysis (exercises/03_*.ipynb)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import posenc
+from grading.bank import _add
+from grading.kinds import Array, Choice, Function, Numeric
+from grading.feedback import _like, _reference_verifier
+from grading.bank.common import CONCAT_HINT, DOUBLED_HINT, FLOAT32_HINT, _doubled_omega, _error_grows_with_position, _pe_cases, _table
+
+
+_PAIRS_03 = [0, 64, 128, 192, 255]
+
+
+def _doubled_wavelengths(d, base=10000.0):
+    return 2 * math.pi / _doubled_omega(d, base)
+
+
+_add(Array("03.1", "wavelengths of five pairs", lambda: posenc.wavelengths(512)[_PAIRS_03], rtol=1e-3, mistakes=[
+    (lambda: np.r_[posenc.wavelengths(512)[_PAIRS_03[:-1]], 2 * math.pi * 10000],
+     "your last value is 2π·10000, the wavelength of a pair i = 256 that does not exist; the last pair is i = 255."),
+    (lambda: _doubled_wavelengths(512)[_PAIRS_03], DOUBLED_HINT),
+    (lambda: posenc.frequencies(512)[_PAIRS_03], "these are the frequencies ω_i; the wavelength is 2π/ω_i."),
+    (lambda: 1 / posenc.frequencies(512)[_PAIRS_03], "the factor 2π is missing: λ_i = 2π/ω_i."),
+]))
+
+
+def _ch03_cycles():
+    return int(np.sum(posenc.wavelengths(512) <= 1000))
+
+
+_add(Numeric("03.2", "pairs that cycle within 1000 positions", _ch03_cycles, integer=True, mistakes=[
+    (lambda: 256 - _ch03_cycles(), "you counted the pairs that do NOT complete a cycle (wavelength above 1000)."),
+    (lambda: int(np.sum(_doubled_wavelengths(512) <= 1000)), DOUBLED_HINT),
+]))
+
+_add(Choice("03.3", "PE(0) versus PE(1000)", "ABCD", "AB", {
+    "C": "slow pairs change little between neighbours, but they are what tells far-apart positions apart.",
+    "D": "ω_i = base^(-2i/d) decreases with i: small i means high frequency.",
+}))
+
+_add(Choice("03.4", "raising the base", "ABCD", "AB", {
+    "C": "a larger base makes ω_i = base^(-2i/d) smaller for every i > 0: fewer pairs are fast, not more.",
+    "D": "ω_0 = base^0 = 1 whatever the base.",
+}))
+
+_add(Numeric("03.5", "longest wavelength at base 500,000", lambda: posenc.wavelengths(128, 500000.0)[-1], mistakes=[
+    (lambda: 2 * math.pi * 500000.0, "2π·base is a limit the encoding never reaches: the last pair is i = 63, exponent 126/128."),
+    (lambda: _doubled_wavelengths(128, 500000.0)[-1], DOUBLED_HINT),
+    (lambda: posenc.wavelengths(128)[-1], "that is the longest wavelength at base 10,000."),
+]))
+
+_add(Numeric("03.6", "float32 angle error at p = 10^6", lambda: float(np.spacing(np.float32(1e6))) / 2, mistakes=[
+    (lambda: float(np.spacing(np.float32(1e6))), "that is the gap between neighbouring float32 numbers; rounding to the nearest is off by at most half of it."),
+    (lambda: float(np.spacing(np.float64(1e6))) / 2, "that is the float64 value; the question is about float32."),
+    (lambda: float(np.finfo(np.float32).eps), "that is the relative precision of float32 near 1; near 10^6 the gap is 10^6 times larger."),
+]))
+
+_add(Function("03.7", "accurate float32 table", lambda positions, d: posenc.sinusoidal(positions, d, dtype=np.float32),
+              lambda rng: _pe_cases(rng, n_cases=20, max_pos=10**7, max_n=80),
+              _reference_verifier(lambda positions, d: posenc.sinusoidal(positions, d), dtype=np.float32, atol=5e-7),
+              mistakes=[
+    (_error_grows_with_position, FLOAT32_HINT),
+    (_like(lambda p, d: _table(p, d, _doubled_omega(d)), atol=1e-6), DOUBLED_HINT),
+    (_like(lambda p, d: _table(p, d, layout="concatenated"), atol=1e-6), CONCAT_HINT),
+]))

@@ -1,0 +1,101 @@
+"""Questions of chapter 04, linearity (exercises/04_*.ipynb)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import posenc
+from grading.bank import _add
+from grading.kinds import Array, Case, Choice, Function, Numeric
+from grading.feedback import _like, _verify_array
+from grading.bank.common import DOUBLED_HINT, _doubled_omega, _pe
+
+
+_add(Array("04.1", "T(k) for one pair", lambda: posenc.rotation(3, 8)[2:4, 2:4], atol=1e-6, mistakes=[
+    (lambda: posenc.rotation(3, 8)[2:4, 2:4].T, "this is the transpose, the rotation by -k. Check with sin(a+b) = sin a cos b + cos a sin b."),
+    (lambda: posenc.rotation(3, 2), "you rotated by k radians; pair i = 1 turns by k·ω_1."),
+    (lambda: _rotation_block(3, _doubled_omega(8)[1]), DOUBLED_HINT),
+]))
+
+
+def _rotation_block(k, omega):
+    c, s = math.cos(k * omega), math.sin(k * omega)
+    return np.array([[c, s], [-s, c]])
+
+
+def _rotation_cases(rng):
+    fixed = {0: (3, 8), 1: (-2, 2), 2: (0.5, 4), 4: (1000, 6), 5: (-7, 64), 6: (2.25, 10)}
+    cases = []
+    for n in range(24):
+        if n % 4 == 3:
+            d = 2 * int(rng.integers(0, 40)) + 1
+            cases.append(Case((int(rng.integers(-50, 50)), d), f"odd d_model = {d}", raises=ValueError,
+                              note="no T(k) exists: the last channel is a sine without its cosine partner"))
+            continue
+        if n in fixed:
+            k, d = fixed[n]
+        else:
+            d = 2 * int(rng.integers(1, 40))
+            k = int(rng.integers(-10**4, 10**4)) if n % 2 else float(rng.uniform(-100, 100))
+        cases.append(Case((k, d), f"k = {k:g}, d_model = {d}"))
+    return cases
+
+
+def _verify_rotation(out, case):
+    return _verify_array(out, posenc.rotation(*case.args), atol=1e-8)
+
+
+_add(Function("04.2", "write T(k)", lambda k, d: posenc.rotation(k, d), _rotation_cases, _verify_rotation, mistakes=[
+    (_like(lambda k, d: posenc.rotation(k, d).T), "this is T(-k), the transpose: with (sin, cos) in a pair, the block is [[cos, sin], [-sin, cos]]."),
+    (_like(lambda k, d: _block_diag(k, _doubled_omega(d))), DOUBLED_HINT),
+    (_like(lambda k, d: posenc.rotation(k, d, layout="concatenated")), "that is T(k) for the concatenated layout; use the interleaved one."),
+]))
+
+
+def _block_diag(k, omegas):
+    t = np.zeros((2 * len(omegas), 2 * len(omegas)))
+    for i, w in enumerate(omegas):
+        t[2 * i:2 * i + 2, 2 * i:2 * i + 2] = _rotation_block(k, w)
+    return t
+
+
+_add(Choice("04.3", "sine only", "ABCD", "AB", {
+    "C": "two sines of different frequencies cannot produce cos(p·ω): that needs a cosine of the same frequency.",
+    "D": "a sine is bounded by 1 whatever the position.",
+}))
+
+_add(Choice("04.4", "the two key properties", "ABCDE", "AB", {
+    "C": "the sinusoidal encoding is fixed by a formula; nothing in it is learned.",
+    "D": "the formula is defined at every position, but a model trained on short sequences has never seen "
+         "the larger phases, and measured extrapolation is poor.",
+    "E": "PE(p)·PE(q) = Σ cos((p - q)ω_i), which is not zero in general.",
+}))
+
+
+def _ch04_dot():
+    return float(_pe(0, 64) @ _pe(7, 64))
+
+
+_add(Numeric("04.5", "PE(p)·PE(p+7)", _ch04_dot, mistakes=[
+    (lambda: 64 / 2, "that is PE(p)·PE(p) = d/2, the offset 0; the question asks for offset 7."),
+    (lambda: _ch04_dot() / 32, "that is the cosine similarity (divided by the norms, d/2 = 32); give the plain dot product."),
+    (lambda: float(np.sum(np.cos(7 * _doubled_omega(64)))), DOUBLED_HINT),
+]))
+
+_add(Choice("04.6", "odd d_model", "ABC", "B", {
+    "A": "the last channel holds sin(p·ω) alone, and sin(a + b) is not a fixed multiple of sin(a) for all a.",
+    "C": "the obstacle is the missing cosine partner, whatever k is.",
+}))
+
+
+def _ch04_concat():
+    return posenc.rotation(2, 6, layout="concatenated")
+
+
+_add(Array("04.7", "T(k) in the concatenated layout", _ch04_concat, atol=1e-6, mistakes=[
+    (lambda: posenc.rotation(2, 6), "that is T(2) for the interleaved layout; permute rows and columns with posenc.layout_permutation(6)."),
+    (lambda: posenc.rotation(2, 6)[np.ix_(*[np.argsort(posenc.layout_permutation(6))] * 2)], "you permuted the wrong way (with the inverse permutation)."),
+    (lambda: _ch04_concat().T, "this is the transpose, T(-2)."),
+]))

@@ -1,0 +1,152 @@
+"""Questions of chapter 05, learned versus fixed (exercises/05_*.ipynb)."""
+
+from __future__ import annotations
+
+import math
+
+from torch import nn
+import numpy as np
+import torch
+
+import posenc
+from grading.bank import _add
+from grading.kinds import Case, Choice, Function, Numeric
+from grading.feedback import _describe, _index
+from grading.bank.common import CONCAT_HINT, _table
+
+
+_add(Choice("05.1", "why learned tables stop at max_len", "ABCD", "AB", {
+    "C": "then every later position gets the same vector, and the model can no longer tell them apart.",
+    "D": "nn.Embedding takes any number of rows; the limit is the max_len the model was built and trained with.",
+}))
+
+_add(Choice("05.2", "600 tokens into a 512-position model", "ABCD", "ABC", {
+    "D": "each row was trained on its own; nothing defines a vector for position 512 or later.",
+}))
+
+
+def _ch05_uncovered():
+    table = posenc.LearnedPositionalEmbedding(1024, 8)
+    return 1500 - table.embedding.num_embeddings
+
+
+_add(Numeric("05.3", "positions without a learned row", _ch05_uncovered, integer=True, mistakes=[
+    (lambda: _ch05_uncovered() - 1, "off by one: the positions are 0 ... 1499 and the table covers 0 ... 1023."),
+    (lambda: _ch05_uncovered() + 1, "off by one: the positions are 0 ... 1499 and the table covers 0 ... 1023."),
+    (lambda: 0, "every position from 1024 on has no row in the table."),
+]))
+
+
+def _ch05_params():
+    return sum(p.numel() for p in posenc.LearnedPositionalEmbedding(512, 768).parameters() if p.requires_grad)
+
+
+_add(Numeric("05.4", "parameters of a learned table", _ch05_params, integer=True, mistakes=[
+    (lambda: 512 + 768, "the table has one row of d_model numbers per position: multiply."),
+    (lambda: 0, "that is the sinusoidal encoding's count; the learned table is trained."),
+    (lambda: 2 * 512 * 768, "one table, not two."),
+]))
+
+_add(Choice("05.5", "the trade-off", "ABCD", "A", {
+    "B": "the formula is defined at every position, but models trained on short sequences extrapolate poorly in practice.",
+    "C": "most current open LLMs use rotary embeddings (RoPE); BERT and GPT-2 used learned tables.",
+    "D": "a learned position vector is a row lookup, no matrix product.",
+}))
+
+_add(Choice("05.6", "a learned weight on PE", "ABCD", "ABD", {
+    "C": "w·PE(p) still depends on p only through PE(p).",
+}))
+
+
+class _TokenPositionEmbedding(nn.Module):
+    """Reference for 05.7: sqrt(d)-scaled token embedding plus the sinusoidal encoding."""
+
+    def __init__(self, vocab_size, d_model):
+        super().__init__()
+        self.tokens = nn.Embedding(vocab_size, d_model)
+        self.positions = posenc.SinusoidalPositionalEncoding(d_model)
+        self.scale = math.sqrt(d_model)
+
+    def forward(self, tokens):
+        return self.positions(self.tokens(tokens) * self.scale)
+
+
+def _layer_cases(rng):
+    cases = []
+    for k in range(12):
+        vocab = int(rng.integers(2, 1000))
+        d = [16, 7, 1, 2, 64, 33][k] if k < 6 else int(rng.integers(1, 70))
+        batch = int(rng.integers(1, 4))
+        seq = [15, 1, 600, 2500][k % 4] if k < 8 else int(rng.integers(1, 3000))
+        tokens = torch.from_numpy(rng.integers(0, vocab, size=(batch, seq)))
+        cases.append(Case((vocab, d, tokens), f"vocab_size = {vocab}, d_model = {d}, tokens of shape ({batch}, {seq})",
+                          note="a fixed encoding has no length limit: build the table for the actual seq"
+                          if seq > 512 else (f"d_model = {d} is odd" if d % 2 else "")))
+    return cases
+
+
+def _call_layer(cls, vocab, d, tokens):
+    torch.manual_seed(0)
+    module = cls(vocab, d)
+    if not isinstance(module, nn.Module):
+        return module, None
+    module.eval()
+    with torch.no_grad():
+        return module, module(tokens)
+
+
+def _verify_layer(result, case):
+    module, out = result
+    vocab, d, tokens = case.args
+    if not isinstance(module, nn.Module):
+        return f"calling your class should create a torch.nn.Module, got {_describe(module)}."
+    tables = [m for m in module.modules() if isinstance(m, nn.Embedding) and tuple(m.weight.shape) == (vocab, d)]
+    if len(tables) != 1:
+        return f"expected one nn.Embedding(vocab_size, d_model) for the tokens, found {len(tables)}."
+    extra = sum(p.numel() for p in module.parameters() if p.requires_grad) - vocab * d
+    if extra:
+        return (f"your module has {extra} trainable parameters besides the token embedding: the positional "
+                "encoding must be fixed (computed, or a buffer), not learned.")
+    if not isinstance(out, torch.Tensor):
+        return f"forward returned {_describe(out)}; return a torch tensor."
+    if tuple(out.shape) != (*tokens.shape, d):
+        return f"forward should return shape {(*tokens.shape, d)}, got {tuple(out.shape)}."
+    if out.dtype != torch.float32:
+        return f"expected dtype float32, got {out.dtype}."
+    got = out.double().numpy()
+    if np.isnan(got).any():
+        return f"element {_index(np.argwhere(np.isnan(got))[0])} is NaN."
+    want = tables[0].weight.detach().double().numpy()[tokens.numpy()] * math.sqrt(d) + posenc.sinusoidal(tokens.shape[1], d)
+    bad = np.abs(got - want) > 1e-3 + 1e-5 * np.abs(want)
+    if bad.any():
+        b, p, c = np.argwhere(bad)[0]
+        return f"wrong value at batch {b}, position {p}, channel {c}: {got[b, p, c]:.6g}, expected {want[b, p, c]:.6g}."
+    return None
+
+
+def _layer_mistake(kind):
+    def test(result, case):
+        module, out = result
+        vocab, d, tokens = case.args
+        table = next(m for m in module.modules() if isinstance(m, nn.Embedding) and tuple(m.weight.shape) == (vocab, d))
+        tok = table.weight.detach().double().numpy()[tokens.numpy()]
+        pe = posenc.sinusoidal(tokens.shape[1], d)
+        if kind == "clamped":  # from some position on, every row gets the same encoding
+            part = out.double().numpy() - tok * math.sqrt(d)
+            bad = np.flatnonzero(np.abs(part - pe).max(axis=(0, 2)) > 1e-3)
+            return bad.size > 0 and bad[0] > 0 and np.allclose(part[:, bad[0]:], part[:, bad[0] - 1:bad[0]], atol=1e-3)
+        model = {"unscaled": tok + pe,
+                 "concatenated": tok * math.sqrt(d) + _table(np.arange(tokens.shape[1]), d, layout="concatenated"),
+                 "only tokens": tok * math.sqrt(d)}[kind]
+        return np.allclose(out.double().numpy(), model, atol=1e-3)
+    return test
+
+
+_add(Function("05.7", "token + position embedding layer", _TokenPositionEmbedding, _layer_cases, _verify_layer,
+              call=_call_layer, mistakes=[
+    (_layer_mistake("unscaled"), "scale the token embeddings by sqrt(d_model) before adding the positions."),
+    (_layer_mistake("concatenated"), CONCAT_HINT),
+    (_layer_mistake("only tokens"), "the positional encoding is missing."),
+    (_layer_mistake("clamped"), "from some position on, every position gets the same vector: are positions clamped "
+                                "to a max_len? A fixed encoding needs no length limit."),
+]))

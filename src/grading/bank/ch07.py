@@ -1,0 +1,123 @@
+"""Questions of chapter 07, rotary embeddings (RoPE) and ALiBi (exercises/07_*.ipynb)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import posenc
+from grading.bank import _add
+from grading.kinds import Array, Case, Choice, Function, Numeric
+from grading.feedback import _like, _verify_array
+from grading.bank.common import DOUBLED_HINT, FLOAT32_HINT, _doubled_omega
+
+
+# ---- Chapter 07: rotary embeddings (RoPE) and ALiBi ------------------------
+# (appended as one block)
+
+_add(Choice("07.1", "why the RoPE score depends on s - p", "ABCD", "A", {
+    "B": "the fastest pair turns a whole radian per position; nothing about RoPE needs small angles.",
+    "C": "RoPE adds nothing to queries, keys or tokens: it only rotates queries and keys.",
+    "D": "rotations do keep norms, but that alone says nothing about which positions the score depends on; "
+         "the composition rule T(p)ᵀ T(s) = T(s - p) does.",
+}))
+
+
+def _rope_one(x, p, layout="interleaved"):
+    return posenc.apply_rope(np.asarray(x, dtype=np.float64)[None], [p], layout=layout)[0]
+
+
+def _rope_with(x, p, omega, layout="interleaved"):
+    """RoPE of one vector with arbitrary frequencies ``omega`` (models of mistakes)."""
+    x = np.asarray(x, dtype=np.float64)
+    h = x.shape[0] // 2
+    angle = p * np.asarray(omega[:h], dtype=np.float64)
+    c, s = np.cos(angle), np.sin(angle)
+    a, b = (x[0::2], x[1::2]) if layout == "interleaved" else (x[:h], x[h:])
+    ra, rb = a * c - b * s, a * s + b * c
+    if layout == "interleaved":
+        return np.stack([ra, rb], -1).reshape(-1)
+    return np.concatenate([ra, rb])
+
+
+def _rope_cases(rng):
+    widths = [2, 4, 8, 64, 6, 128, 10, 16]
+    fixed_p = [0, 1, 5, 1000, 123_456, 7, 999_999, 3]
+    cases = []
+    for k in range(24):
+        d = widths[k] if k < len(widths) else 2 * int(rng.integers(1, 100))
+        p = fixed_p[k] if k < len(fixed_p) else int(rng.integers(0, 10**6))
+        layout = "concatenated" if k % 3 == 2 else "interleaved"
+        cases.append(Case((rng.normal(size=d), p, layout), f"d = {d}, p = {p:,}, layout = {layout!r}"))
+    return cases
+
+
+def _rope_float32(out, case):
+    """True when the error grows with the position like float32 angles (about p·6e-8 radians)."""
+    x, p, layout = case.args
+    if not isinstance(out, np.ndarray) or out.shape != x.shape:
+        return False
+    err = np.abs(out.astype(np.float64) - _rope_one(x, p, layout)).max()
+    return 1e-8 < err <= (1e-5 + 3e-7 * abs(p)) * np.abs(x).max()
+
+
+_add(Function("07.2", "RoPE for one vector, both layouts", _rope_one, _rope_cases,
+              lambda out, case: _verify_array(out, _rope_one(*case.args), atol=1e-8),
+              call=lambda f, x, p, layout: f(x, p, layout=layout), mistakes=[
+    (_like(lambda x, p, layout: _rope_one(x, -p, layout)),
+     "you rotated by -p·ω_i: the rotated pair is (x_a cos - x_b sin, x_a sin + x_b cos)."),
+    (_like(lambda x, p, layout: _rope_with(x, p, _doubled_omega(len(x)), layout)), DOUBLED_HINT),
+    (_like(lambda x, p, layout: _rope_one(x, p) if layout == "concatenated" else None),
+     "for layout='concatenated' pair i is channels (i, i + d/2); you paired neighbouring channels."),
+    (_like(lambda x, p, layout: _rope_one(x, p, "concatenated") if layout == "interleaved" else None),
+     "for layout='interleaved' pair i is channels (2i, 2i+1); you used the half-split pairs (i, i + d/2)."),
+    (_rope_float32, FLOAT32_HINT),
+]))
+
+_add(Numeric("07.3", "ALiBi slope of head 3 of 16", lambda: posenc.alibi_slopes(16)[2], mistakes=[
+    (lambda: 2.0 ** -3, "that is 2^(-h), the rule for 8 heads; for n heads the slopes are 2^(-8h/n)."),
+    (lambda: posenc.alibi_slopes(16)[1], "heads are counted from h = 1 (the first slope is 2^(-8/n)), so head 3 has h = 3."),
+    (lambda: posenc.alibi_slopes(16)[3], "that is head 4; head 3 has h = 3 in 2^(-8h/n)."),
+    (lambda: 2.0 ** (-3 / 16), "the exponent is -8h/n: the factor 8 is missing."),
+]))
+
+_add(Choice("07.4", "equal RoPE scores", "ABCDE", "ABD", {
+    "C": "the offsets are +7 and -7, and T(7) ≠ T(-7): RoPE, unlike PE(p)·PE(s), can tell ahead from behind.",
+    "E": "the offsets are 2 and 4; RoPE depends on the difference s - p, not on the ratio.",
+}))
+
+_add(Numeric("07.5", "position-interpolation factor", lambda: 4096 / 16384, mistakes=[
+    (lambda: 16384 / 4096, "that stretches positions further out; interpolation squeezes the new positions "
+                           "into the trained range: multiply by L_train / L_new."),
+    (lambda: 16384 - 4096, "the factor is a ratio of the two lengths, not their difference."),
+    (lambda: 1 / 16384, "that is 1 / L_new, which would squeeze every position into [0, 1); the factor is L_train / L_new."),
+]))
+
+
+def _ch07_ntk_base():
+    return 10000.0 * 4.0 ** (128 / 126)
+
+
+_add(Numeric("07.6", "NTK-aware base", _ch07_ntk_base, mistakes=[
+    (lambda: 10000.0 * 4, "with base·s the last pair slows down by only s^((d-2)/d); "
+                          "the exponent d/(d-2) makes it exactly s."),
+    (lambda: 10000.0 * 4.0 ** (126 / 128), "the exponent is upside down: d/(d-2), not (d-2)/d."),
+    (lambda: 10000.0 / 4, "the base must grow: a larger base means slower pairs and longer wavelengths."),
+]))
+
+
+def _ch07_bias_row():
+    return posenc.alibi_bias(4, 6)[1, 5]
+
+
+_add(Array("07.7", "ALiBi bias of one query", _ch07_bias_row, atol=1e-6, mistakes=[
+    (lambda: -_ch07_bias_row(), "the sign is wrong: ALiBi subtracts m·(i - j), a penalty for distant keys."),
+    (lambda: _ch07_bias_row()[::-1], "the keys are in reverse order: key j = 0 is the farthest, key j = 5 the query itself."),
+    (lambda: posenc.alibi_bias(4, 6)[2, 5], "that is head 3 (h = 3); head 2 has slope 2^(-8·2/4)."),
+    (lambda: -2.0 ** -2 * (5 - np.arange(6)), "that slope, 2^(-2), is head 2 of 8 heads; with 4 heads it is 2^(-8·2/4)."),
+]))
+
+_add(Choice("07.8", "interpolation and a raised base", "ABCD", "AB", {
+    "C": "that is position interpolation; a raised base leaves the fastest pair as it is and slows the last one by s.",
+    "D": "the interpolated model still attends to the angle it learned for k, which now belongs to the offset s·k: "
+         "it copies the token s·k back. Interpolation is meant to be followed by fine-tuning.",
+}))

@@ -1,0 +1,81 @@
+"""What several chapters' questions share: models of real mistakes (to name a bug in feedback), their hints, test inputs."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+import posenc
+from grading.kinds import Case
+
+
+def _table(positions, d, omega=None, *, layout="interleaved", swap=False):
+    """float64 sinusoidal table built from arbitrary frequencies ``omega``."""
+    omega = posenc.frequencies(d) if omega is None else np.asarray(omega)
+    angle = np.outer(np.asarray(positions, dtype=np.float64), omega)
+    s, c = (np.cos(angle), np.sin(angle)) if swap else (np.sin(angle), np.cos(angle))
+    out = np.empty((angle.shape[0], 2 * angle.shape[1]))
+    out[:, 0::2], out[:, 1::2] = s, c
+    out = out[:, :d]
+    return out[:, posenc.layout_permutation(d)] if layout == "concatenated" else out
+
+
+def _doubled_omega(d, base=10000.0):
+    """The loop ``for i in range(0, d, 2)`` with ``2 * i / d``: i is already 2k."""
+    return base ** (-2.0 * np.arange(0, d, 2) / d)
+
+
+def _float32_angles(positions, d):
+    """The common PyTorch recipe: positions and angles in float32."""
+    pos = torch.as_tensor(np.asarray(positions), dtype=torch.float32)[:, None]
+    div = torch.exp(torch.arange(0, d, 2, dtype=torch.float32) * (-math.log(10000.0) / d))
+    out = torch.zeros(pos.shape[0], d)
+    out[:, 0::2] = torch.sin(pos * div)
+    out[:, 1::2] = torch.cos(pos * div)[:, : d // 2]
+    return out.double().numpy()
+
+
+def _error_grows_with_position(out, case):
+    """True when every row's error fits within float32 rounding of the angle p·ω (about p·6e-8)."""
+    positions, d, layout = np.asarray(case.args[0]), case.args[1], (case.args[2:] or ["interleaved"])[0]
+    if not isinstance(out, np.ndarray):
+        return False
+    err = np.abs(out.astype(np.float64) - posenc.sinusoidal(positions, d, layout=layout)).max(axis=1)
+    return err.max() > 2e-7 and bool(np.all(err <= 1e-5 + 1e-6 * np.abs(positions)))
+
+
+FLOAT32_HINT = ("the error grows with the position, the mark of angles p·ω computed in float32 "
+                "(about p·6e-8 radians off). Form the angles in float64 and convert only the result.")
+DOUBLED_HINT = ("your exponent is doubled: i counts (sin, cos) pairs, so ω_i = base^(-2i/d). "
+                "If you loop over channels 0, 2, 4, ..., that channel index already is 2i.")
+CONCAT_HINT = "you used the concatenated layout (all sines, then all cosines); this one interleaves sin, cos, sin, cos, ..."
+SWAP_HINT = "sine and cosine are swapped: channel 2i holds the sine, channel 2i+1 the cosine."
+
+
+def _pe_cases(rng, n_cases=24, max_pos=10**6, max_n=120, layouts=False):
+    """Position arrays (some contiguous, some scattered and large) and d_model, odd and even;
+    with ``layouts``, every fourth case asks for the concatenated layout."""
+    cases = []
+    widths = [8, 1, 2, 3, 5, 16, 7, 64, 33, 128, 129, 4]
+    for k in range(n_cases):
+        d = widths[k] if k < len(widths) else int(rng.integers(1, 130))
+        n = int(rng.integers(1, max_n))
+        if k % 3 == 0:
+            positions = np.arange(n)
+        else:
+            positions = np.sort(rng.integers(0, max_pos, size=n))
+            positions[0] = int(rng.integers(0, 50))
+        odd = f"d_model = {d} is odd: there is one more sine column than cosine columns" if d % 2 else ""
+        label = f"{n} positions up to {positions.max():,} and d_model = {d}"
+        if layouts:
+            layout = "concatenated" if k % 4 == 2 else "interleaved"
+            cases.append(Case((positions, d, layout), f"{label}, layout = {layout!r}", note=odd))
+        else:
+            cases.append(Case((positions, d), label, note=odd))
+    return cases
+
+
+def _pe(p, d, **kw):
+    return posenc.sinusoidal([p], d, **kw)[0]

@@ -1,0 +1,208 @@
+"""The four kinds of question: Numeric, Choice, Array and Function."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+import re
+
+from torch import nn
+import numpy as np
+
+from grading.feedback import _as_array, _as_number, _close, _describe, _how_far, _index, _safely, _same, _seed, _short
+from grading.runner import _run
+
+
+CORRECT, WRONG, UNANSWERED = "correct", "wrong", "unanswered"
+TIME_LIMIT = 10.0  # seconds a learner's function may take over all its test inputs
+
+
+class Question:
+    kind = "?"
+
+    def __init__(self, qid, title):
+        self.qid, self.title = qid, title
+
+    def judge(self, answer) -> tuple[str, str]:
+        raise NotImplementedError
+
+    def reference(self):
+        """A correct answer (the tests check that it passes)."""
+        raise NotImplementedError
+
+
+class Numeric(Question):
+    """One real number. ``mistakes``: (function giving a wrong value, hint)."""
+
+    kind = "numeric"
+
+    def __init__(self, qid, title, expected, *, rtol=1e-3, integer=False, mistakes=()):
+        super().__init__(qid, title)
+        self.expected, self.rtol, self.integer, self.mistakes = expected, rtol, integer, mistakes
+
+    def reference(self):
+        return self.expected()
+
+    def judge(self, answer):
+        x, problem = _as_number(answer)
+        if problem:
+            return WRONG, problem
+        want = float(self.expected())
+        if self.integer:
+            if x != round(x):
+                return WRONG, f"the answer is a whole number; you gave {x:g}."
+            if x == want:
+                return CORRECT, ""
+        elif _close(x, want, self.rtol):
+            return CORRECT, ""
+        for value, hint in self.mistakes:
+            if _close(x, float(value()), max(self.rtol, 1e-9)):
+                return WRONG, hint
+        return WRONG, _how_far(x, want)
+
+
+class Choice(Question):
+    """Multiple choice. ``correct`` is a string of letters; ``hints`` explain wrong letters."""
+
+    kind = "choice"
+
+    def __init__(self, qid, title, letters, correct, hints=None):
+        super().__init__(qid, title)
+        self.letters, self.correct, self.hints = letters.upper(), set(correct.upper()), hints or {}
+
+    def reference(self):
+        return "".join(sorted(self.correct))
+
+    def judge(self, answer):
+        chosen, problem = self._letters(answer)
+        if problem:
+            return WRONG, problem
+        options = ", ".join(self.letters)
+        unknown = sorted(chosen - set(self.letters))
+        if unknown:
+            return WRONG, f"unknown option {', '.join(unknown)}: the options are {options}."
+        if len(self.correct) == 1 and len(chosen) > 1:
+            return WRONG, "choose exactly one letter."
+        wrong = sorted(chosen - self.correct)
+        if wrong:
+            names = ", ".join(wrong[:-1]) + " and " + wrong[-1] if len(wrong) > 1 else wrong[0]
+            hint = self.hints.get(wrong[0], "read that option again.")
+            return WRONG, f"{names} {'is' if len(wrong) == 1 else 'are'} not right. {wrong[0]}: {hint}"
+        missing = len(self.correct - chosen)
+        if missing:
+            return WRONG, f"right so far, but {missing} more option{'s' if missing > 1 else ''} {'apply' if missing > 1 else 'applies'}."
+        return CORRECT, ""
+
+    def _letters(self, answer):
+        example = "'B'" if len(self.correct) == 1 else "'AC'"
+        if isinstance(answer, (list, tuple, set, frozenset)) and all(isinstance(a, str) for a in answer):
+            answer = " ".join(answer)
+        if not isinstance(answer, str):
+            return None, f"give the letter(s) as a string, e.g. {example}; got {_describe(answer)}."
+        tokens = [t for t in re.split(r"[\s,;/+&()\[\].:]+", answer.upper()) if t and t not in ("AND", "OR")]
+        if not tokens:
+            return None, f"no letter given: write e.g. {example}."
+        chosen = set()
+        for token in tokens:
+            if not token.isalpha():
+                return None, f"{token!r} is not an option letter; write e.g. {example}."
+            chosen |= set(token)
+        return chosen, None
+
+
+class Array(Question):
+    """An array of numbers, compared element-wise with ``expected()``."""
+
+    kind = "array"
+
+    def __init__(self, qid, title, expected, *, atol=1e-6, rtol=0.0, mistakes=()):
+        super().__init__(qid, title)
+        self.expected, self.atol, self.rtol, self.mistakes = expected, atol, rtol, mistakes
+
+    def reference(self):
+        return self.expected()
+
+    def judge(self, answer):
+        want = np.asarray(self.expected(), dtype=np.float64)
+        got, problem = _as_array(answer)
+        if problem:
+            return WRONG, problem
+        if got.shape != want.shape:
+            return WRONG, f"expected an array of shape {want.shape}, got shape {got.shape}."
+        if np.isnan(got).any():
+            return WRONG, f"element {_index(np.argwhere(np.isnan(got))[0])} is NaN."
+        bad = np.abs(got - want) > self.atol + self.rtol * np.abs(want)
+        if not bad.any():
+            return CORRECT, ""
+        for value, hint in self.mistakes:
+            other = np.asarray(value(), dtype=np.float64)
+            if other.shape == got.shape and np.allclose(got, other, rtol=self.rtol, atol=self.atol):
+                return WRONG, hint
+        where = np.argwhere(bad)[0]
+        high = got[tuple(where)] > want[tuple(where)]
+        close = " Close: give more decimals (compute the values instead of typing them)." \
+            if np.abs(got - want).max() <= 1e-2 * max(1.0, np.abs(want).max()) else ""
+        return WRONG, (f"{int(bad.sum())} of {bad.size} elements are wrong; the first is element "
+                       f"{_index(where)} (too {'high' if high else 'low'}).{close}")
+
+
+@dataclass
+class Case:
+    """One set of test inputs for a Function question."""
+
+    args: tuple
+    label: str           # how the message names these inputs
+    raises: type | None = None  # the call must raise this exception type
+    note: str = ""       # added to the message if the learner's code raises here
+
+
+class Function(Question):
+    """A function (or class) written by the learner, run on many random inputs.
+
+    ``cases(rng)`` lists the inputs; ``call(f, *args)`` runs the learner's
+    code (default ``f(*args)``); ``verify(out, case)`` returns a message or
+    None; ``mistakes`` are (predicate(out, case), hint) pairs consulted when
+    verify fails, to name a known bug.
+    """
+
+    kind = "function"
+
+    def __init__(self, qid, title, reference, cases, verify, *, call=None, mistakes=()):
+        super().__init__(qid, title)
+        self._reference, self.cases, self.verify, self.mistakes = reference, cases, verify, mistakes
+        self.call = call or (lambda f, *args: f(*args))
+
+    def reference(self):
+        return self._reference
+
+    def judge(self, f):
+        if isinstance(f, type) and issubclass(f, nn.Module) and f.forward is nn.Module.forward:
+            return UNANSWERED, f"the class {f.__name__} has no forward method yet."
+        if not callable(f):
+            return WRONG, f"expected a function, got {_describe(f)}."
+        cases = self.cases(np.random.default_rng(_seed(self.qid)))
+        runs, timed_out = _run(lambda args: self.call(f, *args), cases, TIME_LIMIT)
+        for n, (case, out, exc, given) in enumerate(runs):
+            where = f"for {case.label}"
+            if exc is not None and not (case.raises and isinstance(exc, case.raises)):
+                note = f" ({case.note})" if case.note else ""
+                return WRONG, f"your code raised {type(exc).__name__}: {_short(exc)} {where}{note}."
+            if not _same(given, case.args):
+                return WRONG, (f"your code changed its input {where}. Do not modify the arguments "
+                               "(e.g. write x + pe, not x += pe).")
+            if exc is not None:
+                continue
+            if out is None:
+                if n == 0:
+                    return UNANSWERED, "your function returns None (no code yet, or a missing return)."
+                return WRONG, f"your function returned None {where}."
+            if case.raises:
+                return WRONG, (f"{where} your code should raise {case.raises.__name__} ({case.note}), "
+                               f"but it returned {_describe(out)}.")
+            problem = self.verify(out, case)
+            if problem:
+                hints = [hint for test, hint in self.mistakes if _safely(test, out, case)]
+                return WRONG, f"{where}: {problem}" + (f" Hint: {hints[0]}" if hints else "")
+        if timed_out:
+            return WRONG, (f"too slow: only {len(runs)} of {len(cases)} test inputs finished within "
+                           f"{TIME_LIMIT:g} s (an endless loop, or a loop that could be vectorised?).")
+        return CORRECT, f"on all {len(cases)} random test inputs."
