@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-import posenc
+from grading.reference import posenc
 from grading.bank import _add
 from grading.kinds import Array, Case, Choice, Function, Numeric
 from grading.feedback import _like, _verify_array

@@ -8,7 +8,7 @@ from torch import nn
 import numpy as np
 import torch
 
-import posenc
+from grading.reference import posenc
 from grading.bank import _add
 from grading.kinds import Case, Choice, Function, Numeric
 from grading.feedback import _describe, _index

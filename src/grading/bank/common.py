@@ -7,7 +7,7 @@ import math
 import numpy as np
 import torch
 
-import posenc
+from grading.reference import posenc
 from grading.kinds import Case
 
 
