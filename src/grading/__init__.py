@@ -87,16 +87,21 @@ def check(qid, answer) -> Verdict:
 
 
 def progress(chapter) -> dict[str, str]:
-    """Status of every question of ``chapter``: correct, wrong, unanswered or unchecked."""
+    """Status of every question of ``chapter``: correct, wrong, unanswered or unchecked.
+
+    ``chapter`` may be written "02", "2", " 02", 2 or 2.0; an unknown one raises
+    ValueError naming the chapters that exist.
+    """
     chapter = _chapter(chapter)
     return {q: _status.get(q, "unchecked") for q in QUESTIONS if q.split(".")[0] == chapter}
 
 
 def summary(chapter) -> None:
     """Print "n of m correct" for ``chapter`` and list what is not correct yet."""
-    states = progress(chapter)
-    if not states:
-        print(f"No questions for chapter {chapter!r}.")
+    try:
+        states = progress(chapter)
+    except ValueError as exc:
+        print(exc)
         return
     done = [q for q, s in states.items() if s == CORRECT]
     print(f"Chapter {_chapter(chapter)}: {len(done)} of {len(states)} correct.")
@@ -110,12 +115,16 @@ def summary(chapter) -> None:
 
 
 def assert_all_correct(chapter) -> None:
-    """Raise AssertionError naming every question of ``chapter`` not answered correctly."""
-    states = progress(chapter)
+    """Raise AssertionError naming every question of ``chapter`` not answered correctly
+    (or the chapters that exist, when ``chapter`` is not one of them)."""
+    try:
+        states = progress(chapter)
+    except ValueError as exc:
+        raise AssertionError(str(exc)) from None
     bad = {q: s for q, s in states.items() if s != CORRECT}
-    if not states or bad:
-        listing = ", ".join(f"{q} ({s})" for q, s in bad.items()) or "no questions"
-        raise AssertionError(f"chapter {chapter}: not all answers are correct: {listing}")
+    if bad:
+        listing = ", ".join(f"{q} ({s})" for q, s in bad.items())
+        raise AssertionError(f"chapter {_chapter(chapter)}: not all answers are correct: {listing}")
 
 
 def reset() -> None:
@@ -124,4 +133,17 @@ def reset() -> None:
 
 
 def _chapter(chapter) -> str:
-    return f"{chapter:02d}" if isinstance(chapter, int) else str(chapter)
+    """The two-digit chapter id ("02") of 2, 2.0, "2", " 02" or "02"; ValueError for anything else."""
+    chapters = sorted({q.split(".")[0] for q in QUESTIONS})
+    name = None
+    if isinstance(chapter, str):
+        name = f"{int(chapter):02d}" if chapter.strip().isdecimal() else None
+    elif not isinstance(chapter, bool):
+        try:
+            value = float(chapter)  # 2, 2.0, numpy integers and floats
+        except (TypeError, ValueError, OverflowError):
+            value = None
+        name = f"{int(value):02d}" if value is not None and value.is_integer() else None
+    if name not in chapters:
+        raise ValueError(f"No questions for chapter {chapter!r}: the chapters are {', '.join(chapters)}.")
+    return name

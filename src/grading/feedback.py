@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import math
 import numbers
+import warnings
 import zlib
 
 import numpy as np
@@ -48,12 +49,45 @@ def _seed(qid: str) -> int:
     return zlib.crc32(qid.encode())
 
 
-def _as_number(answer):
-    """(float, None) or (None, message)."""
+COMPLEX = "The answer is real: if your computation went through complex numbers, take the real part (.real) yourself."
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _digits(a, b, least=8) -> tuple[str, str]:
+    """``a`` and ``b`` printed with the fewest significant digits (at least ``least``) that tell them apart."""
+    for n in range(least, 18):
+        shown = f"{a:.{n}g}", f"{b:.{n}g}"
+        if shown[0] != shown[1]:
+            break
+    return shown
+
+
+def _tolerance(rtol=0.0, atol=0.0) -> str:
+    """How close an answer must be, in words: "within 0.1% of the right value", "within 1e-06"."""
+    parts = ([f"{atol:g}"] if atol else []) + ([f"{rtol * 100:g}% of the right value"] if rtol else [])
+    return "within " + " + ".join(parts) if parts else "exact"
+
+
+def _as_number(answer, _depth=0):
+    """(float, None) or (None, message).
+
+    Any real scalar is read: Python and numpy numbers of every width, a
+    one-element array or tensor of any real dtype (bfloat16 included), and a
+    one-item list or tuple such as ``[0.01]``. Complex values are refused.
+    """
+    if isinstance(answer, (list, tuple)):
+        if len(answer) == 1 and _depth < 3:
+            return _as_number(answer[0], _depth + 1)
+        kind = type(answer).__name__
+        got = f"an empty {kind}" if not answer else f"a {kind} of {_plural(len(answer), 'item')}"
+        return None, f"expected one number, got {got}."
     if isinstance(answer, torch.Tensor):
         if answer.numel() != 1:
             return None, f"expected one number, got {_describe(answer)}."
-        answer = answer.item()
+        answer = answer.detach().cpu().reshape(()).item()
     if isinstance(answer, np.ndarray):
         if answer.size != 1:
             return None, f"expected one number, got {_describe(answer)}."
@@ -62,13 +96,14 @@ def _as_number(answer):
         return None, f"expected a number, got the bool {answer}."
     if isinstance(answer, str):
         return None, f"expected a number, got {_describe(answer)}: write the number without quotes."
-    if isinstance(answer, (list, tuple)):
-        return None, f"expected one number, got a {type(answer).__name__} of {len(answer)} items."
     if isinstance(answer, numbers.Complex) and not isinstance(answer, numbers.Real):
-        return None, "expected a real number, got a complex one."
+        return None, f"expected a real number, got the complex number {complex(answer)!r}. {COMPLEX}"
     if not isinstance(answer, numbers.Real):
         return None, f"expected a number, got {_describe(answer)}."
-    x = float(answer)
+    try:
+        x = float(answer)
+    except OverflowError:
+        return None, "your answer is too large to be a float: check the computation that produced it."
     if math.isnan(x):
         return None, "your answer is NaN (not a number): check the computation that produced it."
     if math.isinf(x):
@@ -76,29 +111,69 @@ def _as_number(answer):
     return x, None
 
 
-def _how_far(x, want) -> str:
-    if want != 0 and x != 0 and (x > 0) != (want > 0):
-        return "the sign is wrong."
+def _how_far(x, want, rtol, *, integer=False) -> str:
+    """What is wrong with the number ``x``, in words that do not give the answer away.
+
+    Only the direction and a coarse size (more than 10 times, 2 to 10 times,
+    less than 2 times, within 10%) are said. A precise ratio or difference
+    ("about 9.65e+03 times the right value", "by 3.4%") would let a blind
+    guess recover the answer in two or three tries. The named mistakes (a
+    factor of 2, the square) are said only when undoing them gives an answer
+    within the tolerance: a learner who got there computed the right thing
+    but for that one slip, and a blind guess lands there no more often than on
+    the answer itself.
+    """
+    def hit(value):
+        return value == want if integer else _close(value, want, rtol)
+
+    exact = "the answer is a whole number, so it must be exact" if integer else \
+        f"it must be {_tolerance(rtol)}"
     if want == 0 or x == 0:
-        return "too high." if x > want else "too low."
-    ratio = x / want
-    if _close(ratio, 2.0, 0.01) or _close(ratio, 0.5, 0.01):
-        return f"off by a factor of 2 (too {'high' if ratio > 1 else 'low'})."
-    if 0 < abs(want) != 1 and _close(math.log(abs(x)) / math.log(abs(want)), 2.0, 0.01):
+        return f"too {'high' if x > want else 'low'}."
+    if (x > 0) != (want > 0):
+        return "the sign is wrong" + (" (the size is right)." if hit(-x) else ".")
+    direction = "too high" if x > want else "too low"
+    if hit(x / 2) or hit(x * 2):
+        return f"off by a factor of 2 ({direction})."
+    if abs(want) != 1 and hit(math.copysign(math.sqrt(abs(x)), want)):
         return "that is the square of the right value: is the exponent doubled (2·(2i)/d instead of 2i/d)?"
-    size = f"about {ratio:.3g} times the right value" if ratio > 1.5 or ratio < 0.67 else f"by {abs(ratio - 1):.1%}"
-    return f"too {'high' if x > want else 'low'} ({size})."
+    factor = max(x / want, want / x)
+    if factor > 10:
+        return f"{direction}, by more than a factor of 10."
+    if factor >= 2:
+        return f"{direction}, by a factor between 2 and 10."
+    if factor > 1.1:
+        return f"{direction}, by less than a factor of 2."
+    return f"{direction}, but close: within 10%; {exact}."
 
 
 def _as_array(answer):
-    """(float64 array, None) or (None, message)."""
+    """(float64 array, None) or (None, message).
+
+    Arrays, tensors (any real dtype, bfloat16 and float16 included) and nested
+    lists are read; complex values are refused rather than cut to their real
+    part, strings rather than parsed.
+    """
     if answer is None or isinstance(answer, (str, bytes, bool, dict)) or callable(answer):
         return None, f"expected an array of numbers, got {_describe(answer)}."
     if isinstance(answer, torch.Tensor):
-        answer = answer.detach().cpu().numpy()
+        if answer.is_complex():
+            return None, f"your tensor is complex ({answer.dtype}). {COMPLEX}"
+        answer = answer.detach().cpu().to(torch.float64).numpy()
     try:
-        arr = np.asarray(answer, dtype=np.float64)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", np.exceptions.ComplexWarning)
+            arr = np.asarray(answer)
+            if arr.dtype.kind == "c":
+                return None, f"your array is complex ({arr.dtype}). {COMPLEX}"
+            if arr.dtype.kind in "US":
+                return None, "your array holds strings; give the numbers without quotes."
+            arr = arr.astype(np.float64)
+    except np.exceptions.ComplexWarning:
+        return None, f"your array contains complex numbers. {COMPLEX}"
     except (TypeError, ValueError) as exc:
+        if "complex" in str(exc):
+            return None, f"your array contains complex numbers. {COMPLEX}"
         return None, f"could not read your answer as an array of numbers ({_short(exc)})."
     return arr, None
 
@@ -125,13 +200,23 @@ def _safely(test, *args) -> bool:
 
 
 def _verify_array(out, want, *, dtype=None, atol=1e-8):
-    """Message for the first problem of ``out`` against ``want`` (numpy), or None."""
+    """Message for the first problem of ``out`` against ``want`` (numpy), or None.
+
+    Function questions ask for a numpy array; anything else (a torch tensor
+    of any dtype, a list) is named, never converted. A wrong element is
+    printed with enough digits to show how it differs from the expected one;
+    when it is right to the precision of its own dtype (float32, float16)
+    the message says so instead.
+    """
     if isinstance(out, torch.Tensor):
-        return "your function returned a torch tensor; return a numpy array."
+        how = " (.float().numpy(): numpy has no bfloat16)" if out.dtype == torch.bfloat16 else ""
+        return f"your function returned a torch tensor of dtype {out.dtype}; return a numpy array{how}."
     if not isinstance(out, np.ndarray):
         return f"your function returned {_describe(out)}; return a numpy array."
     if out.shape != want.shape:
         return f"expected shape {want.shape}, got {out.shape}."
+    if out.dtype.kind == "c":
+        return f"your array is complex ({out.dtype}). {COMPLEX}"
     if out.dtype.kind not in "fiu":
         return f"expected an array of real numbers, got dtype {out.dtype}."
     if dtype is not None and out.dtype != dtype:
@@ -143,7 +228,12 @@ def _verify_array(out, want, *, dtype=None, atol=1e-8):
     if not bad.any():
         return None
     i = tuple(np.argwhere(bad)[0])
-    msg = f"element {_index(i)} is {out[i]:.8g}, expected {want[i]:.8g}"
+    got, expected = out.astype(np.float64)[i], want[i]
+    if out.dtype.kind == "f" and out.dtype.itemsize < 8 and err[i] <= 2 * np.spacing(np.abs(expected).astype(out.dtype)):
+        return (f"element {_index(i)} is right to {out.dtype} precision, but this question asks for an error "
+                f"below {atol:g}: compute in float64 and return float64.")
+    shown = _digits(got, expected)
+    msg = f"element {_index(i)} is {shown[0]}, expected {shown[1]} (off by {err[i]:.1g}; it must be {_tolerance(atol=atol)})"
     if dtype is None and err.max() < 1e-5 and atol < 1e-6:
         msg += " (your values agree only to float32 precision: compute in float64)"
     return msg + "."

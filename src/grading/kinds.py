@@ -7,6 +7,9 @@ import re
 
 from torch import nn
 import numpy as np
+import torch
+
+from grading.feedback import _digits, _tolerance  # (for Numeric, Choice and Array)
 
 from grading.feedback import _as_array, _as_number, _close, _describe, _how_far, _index, _safely, _same, _seed, _short
 from grading.runner import _run
@@ -30,40 +33,71 @@ class Question:
         raise NotImplementedError
 
 
+def _fixed(expected):
+    """Call ``expected()`` once, now (when the bank is imported), without touching the learner's torch RNG.
+
+    Expected values are computed from the grader's private copy of posenc
+    (``grading.reference``) and kept, so nothing done later in the notebook
+    can move them.
+    """
+    with torch.random.fork_rng(devices=[]):
+        return expected()
+
+
+def _mistake_values(question, convert):
+    """(value, hint) of the question's named mistakes, computed on first use and kept.
+
+    Not at import: a bank module may name helpers it defines further down.
+    """
+    if not hasattr(question, "_mistake_cache"):
+        question._mistake_cache = [(convert(_fixed(value)), hint) for value, hint in question.mistakes]
+    return question._mistake_cache
+
+
 class Numeric(Question):
-    """One real number. ``mistakes``: (function giving a wrong value, hint)."""
+    """One real number, within ``rtol`` (or exact with ``integer``).
+
+    ``mistakes``: (function giving a wrong value, hint). Any other wrong
+    number gets its direction and a coarse size only (see ``_how_far``).
+    """
 
     kind = "numeric"
 
     def __init__(self, qid, title, expected, *, rtol=1e-3, integer=False, mistakes=()):
         super().__init__(qid, title)
-        self.expected, self.rtol, self.integer, self.mistakes = expected, rtol, integer, mistakes
+        self.rtol, self.integer, self.mistakes = rtol, integer, mistakes
+        self._reference = _fixed(expected)
+        self._want = float(self._reference)
 
     def reference(self):
-        return self.expected()
+        return self._reference
+
+    def _hit(self, x, value) -> bool:
+        return x == value if self.integer else _close(x, value, self.rtol)
 
     def judge(self, answer):
         x, problem = _as_number(answer)
         if problem:
             return WRONG, problem
-        want = float(self.expected())
         if self.integer:
-            if x != round(x):
-                return WRONG, f"the answer is a whole number; you gave {x:g}."
-            if x == want:
-                return CORRECT, ""
-        elif _close(x, want, self.rtol):
+            whole = round(x)
+            if abs(x - whole) > 1e-9 * max(1.0, abs(x)):  # 8.000000000000002 is 8; 8.5 is not
+                return WRONG, f"the answer is a whole number; you gave {_digits(x, whole, least=6)[0]}."
+            x = float(whole)
+        if self._hit(x, self._want):
             return CORRECT, ""
-        for value, hint in self.mistakes:
-            if _close(x, float(value()), max(self.rtol, 1e-9)):
+        for value, hint in _mistake_values(self, float):
+            if self._hit(x, value):
                 return WRONG, hint
-        return WRONG, _how_far(x, want)
+        return WRONG, _how_far(x, self._want, self.rtol, integer=self.integer)
 
 
 class Choice(Question):
     """Multiple choice. ``correct`` is a string of letters; ``hints`` explain wrong letters."""
 
     kind = "choice"
+    FILLER = {"AND", "OR", "ANSWER", "ANSWERS", "IS", "ARE", "THE", "MY", "OPTION", "OPTIONS",
+              "CHOICE", "CHOICES", "LETTER", "LETTERS"}  # "Answer: A and C", "my answer is B"
 
     def __init__(self, qid, title, letters, correct, hints=None):
         super().__init__(qid, title)
@@ -93,36 +127,43 @@ class Choice(Question):
         return CORRECT, ""
 
     def _letters(self, answer):
+        """The set of letters chosen, or a message. Words such as "Answer:" or "and" are skipped;
+        any other word is refused as a whole rather than read letter by letter."""
         example = "'B'" if len(self.correct) == 1 else "'AC'"
         if isinstance(answer, (list, tuple, set, frozenset)) and all(isinstance(a, str) for a in answer):
             answer = " ".join(answer)
         if not isinstance(answer, str):
             return None, f"give the letter(s) as a string, e.g. {example}; got {_describe(answer)}."
-        tokens = [t for t in re.split(r"[\s,;/+&()\[\].:]+", answer.upper()) if t and t not in ("AND", "OR")]
+        tokens = [t for t in re.split(r"[\s,;/+&()\[\].:=\-'\"]+", answer.upper()) if t and t not in self.FILLER]
         if not tokens:
             return None, f"no letter given: write e.g. {example}."
         chosen = set()
         for token in tokens:
             if not token.isalpha():
                 return None, f"{token!r} is not an option letter; write e.g. {example}."
+            if len(token) > 1 and not set(token) <= set(self.letters):
+                return None, (f"{token!r} is not a letter or a group of letters: write only the letters "
+                              f"of your choice, e.g. {example} (the options are {', '.join(self.letters)}).")
             chosen |= set(token)
         return chosen, None
 
 
 class Array(Question):
-    """An array of numbers, compared element-wise with ``expected()``."""
+    """An array of numbers, compared element-wise with the expected one (``atol + rtol·|expected|``)."""
 
     kind = "array"
 
     def __init__(self, qid, title, expected, *, atol=1e-6, rtol=0.0, mistakes=()):
         super().__init__(qid, title)
-        self.expected, self.atol, self.rtol, self.mistakes = expected, atol, rtol, mistakes
+        self.atol, self.rtol, self.mistakes = atol, rtol, mistakes
+        self._want = np.asarray(_fixed(expected), dtype=np.float64)
+        self._want.setflags(write=False)
 
     def reference(self):
-        return self.expected()
+        return self._want.copy()
 
     def judge(self, answer):
-        want = np.asarray(self.expected(), dtype=np.float64)
+        want = self._want
         got, problem = _as_array(answer)
         if problem:
             return WRONG, problem
@@ -133,15 +174,16 @@ class Array(Question):
         bad = np.abs(got - want) > self.atol + self.rtol * np.abs(want)
         if not bad.any():
             return CORRECT, ""
-        for value, hint in self.mistakes:
-            other = np.asarray(value(), dtype=np.float64)
+        for other, hint in _mistake_values(self, lambda v: np.asarray(v, dtype=np.float64)):
             if other.shape == got.shape and np.allclose(got, other, rtol=self.rtol, atol=self.atol):
                 return WRONG, hint
         where = np.argwhere(bad)[0]
         high = got[tuple(where)] > want[tuple(where)]
-        close = " Close: give more decimals (compute the values instead of typing them)." \
-            if np.abs(got - want).max() <= 1e-2 * max(1.0, np.abs(want).max()) else ""
-        return WRONG, (f"{int(bad.sum())} of {bad.size} elements are wrong; the first is element "
+        close = "" if np.abs(got - want).max() > 1e-2 * max(1.0, np.abs(want).max()) else (
+            f" Close, but each element must be {_tolerance(self.rtol, self.atol)}: give more decimals "
+            "(compute the values instead of typing them).")
+        n = int(bad.sum())
+        return WRONG, (f"{n} of {bad.size} elements {'is' if n == 1 else 'are'} wrong; the first is element "
                        f"{_index(where)} (too {'high' if high else 'low'}).{close}")
 
 
