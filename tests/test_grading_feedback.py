@@ -1,0 +1,351 @@
+"""The grader's feedback (issue 10, rows 6, 7, 8, 10 and 11): expected values out of the
+notebook's reach, numeric feedback that does not give the answer away, every real dtype
+read and complex values refused, messages that are right and specific, chapter
+arguments normalised. Each test starts from the failing input of the issue."""
+
+from collections import Counter
+import math
+import re
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import grading
+import posenc
+from grading import QUESTIONS, check
+from grading.feedback import _verify_array
+from grading.kinds import CORRECT, WRONG, Numeric
+
+NUMERIC = [q for q, question in QUESTIONS.items() if question.kind == "numeric"]
+
+
+@pytest.fixture(autouse=True)
+def fresh_progress(monkeypatch):
+    grading.reset()
+    monkeypatch.setattr(grading.kinds, "TIME_LIMIT", 5.0)
+    yield
+    grading.reset()
+
+
+def feedback(capsys, qid, answer):
+    """(verdict, printed text) of one check."""
+    verdict = check(qid, answer)
+    return verdict, capsys.readouterr().out
+
+
+def own_frequencies(d_model, base=10000.0):
+    """A correct answer to 02.5 that does not call posenc."""
+    return base ** (-2.0 * np.arange((d_model + 1) // 2) / d_model)
+
+
+def fake_frequencies(d_model, base=10000.0):
+    return np.full((d_model + 1) // 2, 0.5)
+
+
+# --------------------------------------------------------------------------
+# Row 6: expected values cannot be changed from the notebook
+# --------------------------------------------------------------------------
+
+def test_the_bank_computes_with_its_own_copy_of_posenc():
+    from grading.reference import posenc as private
+    assert private is not posenc and private.__file__ == posenc.__file__
+    assert private.frequencies is not posenc.frequencies
+
+
+def test_patching_posenc_makes_no_wrong_answer_right_and_no_right_answer_wrong(monkeypatch, capsys):
+    right_row = posenc.sinusoidal([4], 6)[0]
+    monkeypatch.setattr(posenc, "_omega_ld", lambda d, base: np.full((d + 1) // 2, np.longdouble(0.5)))
+    patched_row = posenc.sinusoidal([4], 6)[0]
+    # a patched helper reaches posenc.sinusoidal through its globals: references to the functions would not help
+    assert not np.allclose(patched_row, right_row)
+    monkeypatch.setattr(posenc, "frequencies", fake_frequencies)
+
+    for qid, right, wrong in [("02.3", 0.01, posenc.frequencies(512)[128]),
+                              ("02.2", right_row, patched_row),
+                              ("02.5", own_frequencies, lambda d, base=10000.0: posenc.frequencies(d, base))]:
+        verdict, out = feedback(capsys, qid, right)
+        assert verdict, out
+        verdict, out = feedback(capsys, qid, wrong)
+        assert not verdict and "✗" in out, out
+
+    monkeypatch.setattr(posenc, "sinusoidal", lambda positions, d_model, *a, **k: np.zeros((len(positions), d_model)))
+    assert feedback(capsys, "02.2", right_row)[0]
+    assert not feedback(capsys, "02.2", np.zeros(6))[0]
+
+
+def test_patching_posenc_from_inside_the_learners_function_changes_nothing(monkeypatch, capsys):
+    monkeypatch.setattr(posenc, "frequencies", posenc.frequencies)  # restored after the test, whatever happens
+
+    def sneaky(d_model, base=10000.0):
+        posenc.frequencies = fake_frequencies
+        return fake_frequencies(d_model, base)
+
+    verdict, out = feedback(capsys, "02.5", sneaky)
+    assert not verdict, out
+    assert feedback(capsys, "02.5", own_frequencies)[0]
+    assert feedback(capsys, "02.3", 0.01)[0]
+    assert not feedback(capsys, "02.3", 0.5)[0]
+
+
+def test_checking_an_answer_leaves_the_learners_random_numbers_alone():
+    torch.manual_seed(0)
+    expected = torch.rand(3)
+    torch.manual_seed(0)
+    for qid, answer in [("05.3", 475), ("05.4", 0), ("05.3", 476)]:
+        check(qid, answer)
+    assert torch.equal(torch.rand(3), expected)
+
+
+# --------------------------------------------------------------------------
+# Row 7: numeric feedback says direction and rough size, never the answer
+# --------------------------------------------------------------------------
+
+NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+
+
+def numbers_in(message):
+    return [float(n) for n in NUMBER.findall(message)]
+
+
+def readings(x, n):
+    """What a learner could compute from their guess ``x`` and a number ``n`` in the message:
+    ``n`` read as a ratio, a difference or a percentage."""
+    values = [x * n, x + n, x - n] + ([x / n] if n else [])
+    values += [x / (1 + s * n / 100) for s in (1, -1) if n != s * -100]
+    return [v for v in values if math.isfinite(v)]
+
+
+def solves(question, value) -> bool:
+    want = float(question.reference())
+    return value == want if question.integer else math.isclose(value, want, rel_tol=question.rtol)
+
+
+def wrong_answers(question):
+    want = float(question.reference())
+    answers = [want * f for f in (3.7, 1e4, 0.02, 1.05, 0.93, 1.4, 0.6, 25, -1, -3.7)]
+    if question.integer:
+        answers += [want + 1, want - 1, round(want * 1.4)]
+    return answers
+
+
+@pytest.mark.parametrize("qid", NUMERIC)
+def test_no_numeric_message_holds_a_number_to_compute_the_answer_from(qid):
+    question = QUESTIONS[qid]
+    for x in wrong_answers(question):
+        status, message = question.judge(x)
+        assert status == WRONG, (x, message)
+        assert "times the right value" not in message and "0.0%" not in message, message
+        leaks = [(n, v) for n in numbers_in(message) for v in readings(x, n) if solves(question, v)]
+        assert not leaks, f"{qid}: {x!r} → {message!r} gives the answer via {leaks}"
+
+
+def leaky_how_far(x, want, *_, **__):
+    """The numeric feedback before issue 10: a ratio to three digits, or a percentage."""
+    if want != 0 and x != 0 and (x > 0) != (want > 0):
+        return "the sign is wrong."
+    ratio = x / want
+    size = f"about {ratio:.3g} times the right value" if ratio > 1.5 or ratio < 0.67 else f"by {abs(ratio - 1):.1%}"
+    return f"too {'high' if x > want else 'low'} ({size})."
+
+
+def blind_attack(question, start, guesses=3, width=400):
+    """Can a learner who knows nothing hit the answer in ``guesses`` tries, each worked out from the
+    numbers in the previous message (read as a ratio, a difference or a percentage, rounded for a
+    whole-number question)? Every reading is tried, so this is an upper bound for such a learner.
+
+    Only numbers that depend on the answer count: those absent from the message the same guess
+    gets when the right answer moves by 1% (by 1 for a whole number). Fixed wording ("a factor
+    between 2 and 10") and the learner's own value echoed back carry nothing about the answer.
+    """
+    moved = question.reference() + 1 if question.integer else float(question.reference()) * 1.01
+    decoy = Numeric(question.qid, question.title, lambda: moved, rtol=question.rtol,
+                    integer=question.integer, mistakes=question.mistakes)
+    tries = [start]
+    for _ in range(guesses):
+        following = []
+        for x in tries:
+            status, message = question.judge(x)
+            if status == CORRECT:
+                return True
+            informative = Counter(numbers_in(message)) - Counter(numbers_in(decoy.judge(x)[1]))
+            for value in sorted({v for n in informative for v in readings(x, n)}):
+                following += [value, float(round(value))] if question.integer else [value]
+        tries = following[:width]
+    return False
+
+
+def solved_by_blind_guessing():
+    return [qid for qid in NUMERIC if any(blind_attack(QUESTIONS[qid], start) for start in (1.0, 1e-3, 1e3))]
+
+
+def test_blind_guessing_from_the_feedback_solves_no_numeric_question(monkeypatch):
+    assert len(NUMERIC) == 16
+    assert solved_by_blind_guessing() == []
+    monkeypatch.setattr(grading.kinds, "_how_far", leaky_how_far)  # the same attack against the old wording
+    assert len(solved_by_blind_guessing()) >= 13
+
+
+@pytest.mark.parametrize("x,words", [(0.2, "too high, by more than a factor of 10"),
+                                     (0.05, "too high, by a factor between 2 and 10"),
+                                     (0.015, "too high, by less than a factor of 2"),
+                                     (0.0103, "too high, but close: within 10%; it must be within 0.1% of the right value"),
+                                     (0.0097, "too low, but close"), (0.002, "too low, by a factor between 2 and 10"),
+                                     (-0.01, "the sign is wrong (the size is right)"), (-0.5, "the sign is wrong.")])
+def test_numeric_feedback_words(x, words, capsys):
+    verdict, out = feedback(capsys, "02.3", x)
+    assert not verdict and words in out, out
+
+
+def test_named_mistakes_are_kept_and_said_only_when_undoing_them_gives_the_answer(capsys):
+    want = QUESTIONS["04.5"].reference()
+    assert "factor of 2" in feedback(capsys, "04.5", 2 * want)[1]
+    assert "factor of 2" in feedback(capsys, "04.5", want / 2)[1]
+    assert "square of the right value" in feedback(capsys, "04.5", want ** 2)[1]
+    out = feedback(capsys, "04.5", 2.02 * want)[1]  # 1% away from twice the answer: no hint
+    assert "factor of 2" not in out and "by a factor between 2 and 10" in out, out
+    assert "factor of 2" in feedback(capsys, "06.1", 2 * 257)[1]
+    assert "factor of 2" not in feedback(capsys, "06.1", 2 * 257 + 2)[1]
+    assert "off by one" in feedback(capsys, "05.3", 475)[1]
+
+
+# --------------------------------------------------------------------------
+# Row 8: every real dtype is read; complex input is refused
+# --------------------------------------------------------------------------
+
+@pytest.mark.filterwarnings("error")
+@pytest.mark.parametrize("qid,answer", [
+    ("07.5", torch.tensor(0.25, dtype=torch.bfloat16)), ("07.5", torch.tensor([0.25], dtype=torch.float16)),
+    ("07.5", np.float16(0.25)), ("07.5", np.array([[0.25]], dtype=np.float16)), ("07.5", np.longdouble(0.25)),
+    ("05.3", np.int16(476)), ("05.3", np.uint16(476)), ("05.3", torch.tensor(476, dtype=torch.int32)),
+    ("05.3", np.float16(476)), ("05.3", torch.tensor(476.0, dtype=torch.float16)),
+    ("07.7", torch.tensor(QUESTIONS["07.7"].reference(), dtype=torch.bfloat16)),
+    ("07.7", torch.tensor(QUESTIONS["07.7"].reference(), dtype=torch.float16)),
+    ("07.7", QUESTIONS["07.7"].reference().astype(np.float16)),
+    ("07.7", QUESTIONS["07.7"].reference().astype(np.float32).tolist()),
+    ("04.1", torch.from_numpy(QUESTIONS["04.1"].reference()).float()),
+])
+def test_every_real_dtype_is_read(qid, answer, capsys):
+    verdict, out = feedback(capsys, qid, answer)
+    assert verdict, out
+
+
+@pytest.mark.filterwarnings("error")  # a ComplexWarning would fail the test
+@pytest.mark.parametrize("qid,answer", [
+    ("02.2", QUESTIONS["02.2"].reference() + 1e-3j), ("02.2", QUESTIONS["02.2"].reference().astype(np.complex64)),
+    ("02.2", list(QUESTIONS["02.2"].reference() + 0j)), ("02.2", torch.tensor(QUESTIONS["02.2"].reference() + 0.5j)),
+    ("02.2", np.array(list(QUESTIONS["02.2"].reference() + 0j), dtype=object)),
+    ("02.3", 0.01 + 0j), ("02.3", np.complex128(0.01)), ("02.3", torch.tensor(0.01 + 0j)), ("02.3", [0.01 + 1e-9j]),
+])
+def test_complex_input_is_refused_with_a_message(qid, answer, capsys):
+    verdict, out = feedback(capsys, qid, answer)
+    assert not verdict and "complex" in out and "could not check" not in out, out
+
+
+@pytest.mark.filterwarnings("error")
+@pytest.mark.parametrize("qid,answer,words", [
+    ("02.5", lambda d, base=10000.0: torch.from_numpy(own_frequencies(d, base)).to(torch.bfloat16),
+     "torch tensor of dtype torch.bfloat16; return a numpy array (.float().numpy()"),
+    ("02.5", lambda d, base=10000.0: torch.from_numpy(own_frequencies(d, base)).half(), "torch tensor of dtype torch.float16"),
+    ("02.5", lambda d, base=10000.0: own_frequencies(d, base).astype(np.float16), "right to float16 precision"),
+    ("02.5", lambda d, base=10000.0: own_frequencies(d, base) + 0j, "complex"),
+    ("07.2", lambda x, p, layout="interleaved": posenc.apply_rope(x[None], [p], layout=layout)[0].astype(np.complex128),
+     "complex"),
+])
+def test_function_outputs_of_any_dtype_get_a_message(qid, answer, words, capsys):
+    verdict, out = feedback(capsys, qid, answer)
+    assert not verdict and words in out and "could not check" not in out, out
+
+
+# --------------------------------------------------------------------------
+# Row 10: each message is right and specific
+# --------------------------------------------------------------------------
+
+def test_a_whole_number_up_to_rounding_is_that_number(capsys):
+    assert feedback(capsys, "01.4", 8.000000000000002)[0]
+    assert feedback(capsys, "06.1", 257 * (1 + 1e-15))[0]
+    verdict, out = feedback(capsys, "01.4", 8.5)
+    assert not verdict and "whole number; you gave 8.5." in out, out
+    verdict, out = feedback(capsys, "06.1", 257.00001)
+    assert not verdict and "you gave 257.00001." in out, out
+
+
+def test_a_close_whole_number_says_close_not_zero_percent(capsys):
+    verdict, out = feedback(capsys, "06.3", 14654)
+    assert not verdict and "0.0%" not in out and "too high, but close" in out and "must be exact" in out, out
+
+
+def test_values_equal_to_float32_precision_are_named_not_printed_twice():
+    want = np.array([0.5, 1.1939439123456789])
+    message = _verify_array(want.astype(np.float32), want, atol=1e-8)
+    assert message == "element [1] is right to float32 precision, but this question asks for an error below 1e-08: " \
+                      "compute in float64 and return float64.", message
+
+
+def test_a_wrong_element_is_printed_with_digits_enough_to_differ():
+    want = np.array([1.19394391, 2.0])
+    message = _verify_array(want + [3e-8, 0], want, atol=1e-8)
+    got, expected = re.search(r"is (\S+), expected (\S+) \(off by 3e-08; it must be within 1e-08\)", message).groups()
+    assert got != expected and float(got) != float(expected), message
+    assert "must be exact" in _verify_array(np.array([1.0, 2.0]), np.array([1.0, 2.5]), atol=0.0)
+
+
+@pytest.mark.parametrize("qid,answer", [("01.1", "Answer: AC"), ("01.1", "answer is A, C"), ("01.1", "My answer: a and c"),
+                                        ("01.1", "ANSWER = CA"), ("02.1", "The answer is B"), ("02.1", "option B"),
+                                        ("03.4", "Answers: A and B")])
+def test_a_leading_answer_word_is_skipped(qid, answer, capsys):
+    verdict, out = feedback(capsys, qid, answer)
+    assert verdict, out
+
+
+def test_a_word_is_refused_as_a_whole_not_letter_by_letter(capsys):
+    verdict, out = feedback(capsys, "01.1", "I think AC")
+    assert not verdict and "'THINK' is not a letter" in out and "unknown option" not in out, out
+    verdict, out = feedback(capsys, "01.1", "Answer: AE")
+    assert not verdict and "'AE' is not a letter or a group of letters" in out, out
+    verdict, out = feedback(capsys, "01.1", "A E")
+    assert not verdict and "unknown option E: the options are A, B, C, D." in out, out
+
+
+def test_lists_are_counted_in_words_and_a_one_item_list_is_its_number(capsys):
+    for answer in ([0.01], (0.01,), [np.float32(0.01)], [[0.01]], [torch.tensor(0.01)]):
+        verdict, out = feedback(capsys, "02.3", answer)
+        assert verdict, (answer, out)
+    assert "expected one number, got a list of 2 items." in feedback(capsys, "02.3", [0.01, 0.02])[1]
+    assert "expected one number, got an empty tuple." in feedback(capsys, "02.3", ())[1]
+    assert "1 of 6 elements is wrong" in feedback(capsys, "02.2", QUESTIONS["02.2"].reference() + [0, 0, 0, 0, 0, 1])[1]
+
+
+def test_close_answers_are_told_the_tolerance(capsys):
+    assert "it must be within 0.1% of the right value" in feedback(capsys, "02.3", 0.0102)[1]
+    out = feedback(capsys, "02.2", QUESTIONS["02.2"].reference() + 2e-4)[1]
+    assert "Close, but each element must be within 0.0001" in out, out
+    out = feedback(capsys, "03.1", QUESTIONS["03.1"].reference() * 1.002)[1]
+    assert "each element must be within 1e-06 + 0.1% of the right value" in out, out
+
+
+# --------------------------------------------------------------------------
+# Row 11: chapter arguments are normalised
+# --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("chapter", ["2", 2.0, 2, " 02", "02", "02 ", np.int64(2)])
+def test_chapter_arguments_are_normalised(chapter, capsys):
+    check("02.3", 0.01)
+    capsys.readouterr()
+    grading.summary(chapter)
+    assert "Chapter 02: 1 of 7 correct." in capsys.readouterr().out
+    assert grading.progress(chapter)["02.3"] == "correct"
+    with pytest.raises(AssertionError, match=r"chapter 02: not all answers are correct: 02\.1 \(unchecked\)"):
+        grading.assert_all_correct(chapter)
+
+
+@pytest.mark.parametrize("chapter", ["99", 2.5, True, None, "two", ""])
+def test_an_unknown_chapter_names_the_chapters(chapter, capsys):
+    chapters = "the chapters are 01, 02, 03, 04, 05, 06, 07."
+    grading.summary(chapter)
+    assert chapters in capsys.readouterr().out
+    with pytest.raises(ValueError, match=chapters):
+        grading.progress(chapter)
+    with pytest.raises(AssertionError, match=chapters):
+        grading.assert_all_correct(chapter)
