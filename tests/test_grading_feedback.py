@@ -6,7 +6,6 @@ arguments normalised. Each test starts from the failing input of the issue."""
 from collections import Counter
 import math
 import re
-import warnings
 
 import numpy as np
 import pytest
@@ -190,7 +189,8 @@ def test_blind_guessing_from_the_feedback_solves_no_numeric_question(monkeypatch
 @pytest.mark.parametrize("x,words", [(0.2, "too high, by more than a factor of 10"),
                                      (0.05, "too high, by a factor between 2 and 10"),
                                      (0.015, "too high, by less than a factor of 2"),
-                                     (0.0103, "too high, but close: within 10%; it must be within 0.1% of the right value"),
+                                     (0.0103, "too high, but close: within 10%; "
+                                              "it must be within 0.1% of the right value"),
                                      (0.0097, "too low, but close"), (0.002, "too low, by a factor between 2 and 10"),
                                      (-0.01, "the sign is wrong (the size is right)"), (-0.5, "the sign is wrong.")])
 def test_numeric_feedback_words(x, words, capsys):
@@ -247,7 +247,8 @@ def test_complex_input_is_refused_with_a_message(qid, answer, capsys):
 @pytest.mark.parametrize("qid,answer,words", [
     ("02.5", lambda d, base=10000.0: torch.from_numpy(own_frequencies(d, base)).to(torch.bfloat16),
      "torch tensor of dtype torch.bfloat16; return a numpy array (.float().numpy()"),
-    ("02.5", lambda d, base=10000.0: torch.from_numpy(own_frequencies(d, base)).half(), "torch tensor of dtype torch.float16"),
+    ("02.5", lambda d, base=10000.0: torch.from_numpy(own_frequencies(d, base)).half(),
+     "torch tensor of dtype torch.float16"),
     ("02.5", lambda d, base=10000.0: own_frequencies(d, base).astype(np.float16), "right to float16 precision"),
     ("02.5", lambda d, base=10000.0: own_frequencies(d, base) + 0j, "complex"),
     ("07.2", lambda x, p, layout="interleaved": posenc.apply_rope(x[None], [p], layout=layout)[0].astype(np.complex128),
@@ -283,6 +284,12 @@ def test_values_equal_to_float32_precision_are_named_not_printed_twice():
                       "compute in float64 and return float64.", message
 
 
+def test_a_question_that_asks_for_float16_is_not_told_to_use_float64():
+    want = np.array([0.84147098, 1.0])
+    message = _verify_array((want + 3.1e-4).astype(np.float16), want, dtype=np.float16, atol=3e-4)
+    assert message == "element [0] is 0.84179688, expected 0.84147098 (off by 0.00033; it must be within 0.0003).", message
+
+
 def test_a_wrong_element_is_printed_with_digits_enough_to_differ():
     want = np.array([1.19394391, 2.0])
     message = _verify_array(want + [3e-8, 0], want, atol=1e-8)
@@ -291,9 +298,9 @@ def test_a_wrong_element_is_printed_with_digits_enough_to_differ():
     assert "must be exact" in _verify_array(np.array([1.0, 2.0]), np.array([1.0, 2.5]), atol=0.0)
 
 
-@pytest.mark.parametrize("qid,answer", [("01.1", "Answer: AC"), ("01.1", "answer is A, C"), ("01.1", "My answer: a and c"),
-                                        ("01.1", "ANSWER = CA"), ("02.1", "The answer is B"), ("02.1", "option B"),
-                                        ("03.4", "Answers: A and B")])
+@pytest.mark.parametrize("qid,answer", [("01.1", "Answer: AC"), ("01.1", "answer is A, C"),
+                                        ("01.1", "My answer: a and c"), ("01.1", "ANSWER = CA"),
+                                        ("02.1", "The answer is B"), ("02.1", "option B"), ("03.4", "Answers: A and B")])
 def test_a_leading_answer_word_is_skipped(qid, answer, capsys):
     verdict, out = feedback(capsys, qid, answer)
     assert verdict, out

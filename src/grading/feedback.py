@@ -87,7 +87,10 @@ def _as_number(answer, _depth=0):
     if isinstance(answer, torch.Tensor):
         if answer.numel() != 1:
             return None, f"expected one number, got {_describe(answer)}."
-        answer = answer.detach().cpu().reshape(()).item()
+        try:
+            answer = answer.detach().cpu().reshape(()).item()
+        except (RuntimeError, TypeError, ValueError) as exc:  # e.g. a sparse or meta tensor
+            return None, f"could not read your tensor as a number ({_short(exc)})."
     if isinstance(answer, np.ndarray):
         if answer.size != 1:
             return None, f"expected one number, got {_describe(answer)}."
@@ -156,11 +159,11 @@ def _as_array(answer):
     """
     if answer is None or isinstance(answer, (str, bytes, bool, dict)) or callable(answer):
         return None, f"expected an array of numbers, got {_describe(answer)}."
-    if isinstance(answer, torch.Tensor):
-        if answer.is_complex():
-            return None, f"your tensor is complex ({answer.dtype}). {COMPLEX}"
-        answer = answer.detach().cpu().to(torch.float64).numpy()
     try:
+        if isinstance(answer, torch.Tensor):
+            if answer.is_complex():
+                return None, f"your tensor is complex ({answer.dtype}). {COMPLEX}"
+            answer = answer.detach().cpu().to(torch.float64).numpy()  # any real dtype, bfloat16 too
         with warnings.catch_warnings():
             warnings.simplefilter("error", np.exceptions.ComplexWarning)
             arr = np.asarray(answer)
@@ -171,7 +174,7 @@ def _as_array(answer):
             arr = arr.astype(np.float64)
     except np.exceptions.ComplexWarning:
         return None, f"your array contains complex numbers. {COMPLEX}"
-    except (TypeError, ValueError) as exc:
+    except (RuntimeError, TypeError, ValueError) as exc:
         if "complex" in str(exc):
             return None, f"your array contains complex numbers. {COMPLEX}"
         return None, f"could not read your answer as an array of numbers ({_short(exc)})."
@@ -229,13 +232,15 @@ def _verify_array(out, want, *, dtype=None, atol=1e-8):
         return None
     i = tuple(np.argwhere(bad)[0])
     got, expected = out.astype(np.float64)[i], want[i]
-    if out.dtype.kind == "f" and out.dtype.itemsize < 8 and err[i] <= 2 * np.spacing(np.abs(expected).astype(out.dtype)):
+    low_precision = dtype is None and out.dtype.kind == "f" and out.dtype.itemsize < 8
+    if low_precision and err[i] <= 2 * np.spacing(np.abs(expected).astype(out.dtype)):
         return (f"element {_index(i)} is right to {out.dtype} precision, but this question asks for an error "
                 f"below {atol:g}: compute in float64 and return float64.")
     shown = _digits(got, expected)
-    msg = f"element {_index(i)} is {shown[0]}, expected {shown[1]} (off by {err[i]:.1g}; it must be {_tolerance(atol=atol)})"
+    msg = (f"element {_index(i)} is {shown[0]}, expected {shown[1]} "
+           f"(off by {_digits(err[i], atol, least=2)[0]}; it must be {_tolerance(atol=atol)})")
     if dtype is None and err.max() < 1e-5 and atol < 1e-6:
-        msg += " (your values agree only to float32 precision: compute in float64)"
+        msg += ": your values agree only to float32 precision; compute in float64"
     return msg + "."
 
 
