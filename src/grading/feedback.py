@@ -1,4 +1,10 @@
-"""Feedback helpers: how answers are read (numbers, arrays) and how what is wrong is put in words."""
+"""Feedback helpers: how answers are read (numbers, arrays) and how what is wrong is put in words.
+
+Answers of any real dtype are read (bfloat16 and float16 tensors included);
+complex ones are refused with a message, never cut to their real part. A wrong
+number is described by its direction and a coarse size only, never by a ratio
+or difference precise enough to compute the answer from (``_how_far``).
+"""
 
 from __future__ import annotations
 
