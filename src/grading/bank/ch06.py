@@ -11,7 +11,7 @@ import posenc
 from grading.bank import _add
 from grading.kinds import Case, Choice, Function, Numeric
 from grading.feedback import _like, _reference_verifier
-from grading.bank.common import CONCAT_HINT, DOUBLED_HINT, FLOAT32_HINT, SWAP_HINT, _doubled_omega, _error_grows_with_position, _pe_cases, _table
+from grading.bank.common import CONCAT_HINT, DOUBLED_HINT, FLOAT32_HINT, SWAP_HINT, _doubled_omega, _error_grows_with_position, _pe_cases, _states, _table
 
 
 # ---- Chapter 06: precision and implementations -----------------------------
@@ -112,6 +112,7 @@ _add(Function("06.4", "an accurate float16 table", _half_table,
     (_half_blur, HALF_HINT),
     (_like(lambda p, d: _table(p, d, layout="concatenated"), atol=1e-3), CONCAT_HINT),
 ]))
+_states("06.4", "numpy array of shape `(len(positions), d_model)`", dtype=np.float16, atol=3e-4)
 
 
 _MYSTERY_06 = 2
@@ -148,6 +149,7 @@ _add(Function("06.7", "fix the buggy table", lambda positions, d: posenc.sinusoi
     (_like(lambda p, d: _table(p, d, layout="concatenated")), CONCAT_HINT),
     (_error_grows_with_position, FLOAT32_HINT),
 ]))
+_states("06.7", "numpy array of shape `(len(positions), d_model)`", atol=1e-8)
 
 
 def _add_batch_first(x):
@@ -182,3 +184,4 @@ _add(Function("06.8", "add positions to a batch-first input", _add_batch_first, 
     (_like(lambda x: np.broadcast_to(posenc.sinusoidal(x.shape[1], x.shape[2]), x.shape)),
      "you returned the encoding alone; add it to x."),
 ]))
+_states("06.8", "numpy array of shape `(batch, seq, d_model)`", atol=1e-8)
