@@ -223,3 +223,63 @@ def test_0103_check_stays_fast(capsys):
 def test_0205_any_base_above_one_includes_bases_near_one_and_huge_ones():
     bases = [case.args[1] for case in cases("02.5")]
     assert min(bases) < 1.01 and max(bases) >= 1e9
+
+
+# --------------------------------------------------------------------------
+# 07.7: each hint comes from its own mistake, and its numbers are right
+# --------------------------------------------------------------------------
+
+RIGHT_SLOPE = posenc.alibi_slopes(4)[1]  # head 2 of 4
+ROW = posenc.alibi_bias(4, 6)[1, 5]
+MISTAKES_0707 = [  # (a learner's wrong answer, computed as the learner would, and words of its hint)
+    (-ROW, "the sign is wrong"),
+    (ROW[::-1], "reverse order"),
+    (posenc.alibi_bias(4, 6)[2, 5], "that is head 3"),                        # heads counted from 0
+    (posenc.alibi_bias(4, 6)[0, 5], "belongs to head 1 of 4 heads"),          # head 1
+    (-(2.0 ** -2) * (5 - np.arange(6)), "the rule for 8 heads, at h = 2"),    # 2^(-h), the 8-head rule
+    (posenc.alibi_bias(8, 6)[1, 5], "the rule for 8 heads, at h = 2"),        # head 2 of an 8-head model
+    (posenc.alibi_bias(4, 6)[3, 5], "that is head 4"),
+    (-(5.0 - np.arange(6)), "the slope is missing"),
+]
+HINTS_0707 = [hint for _, hint in QUESTIONS["07.7"].mistakes]
+
+
+@pytest.mark.parametrize("n", range(len(MISTAKES_0707)))
+def test_0707_each_mistake_gets_exactly_its_own_hint(n, capsys):
+    answer, words = MISTAKES_0707[n]
+    ok, out = verdict("07.7", answer, capsys)
+    assert not ok
+    given = [hint for hint in HINTS_0707 if hint in out]
+    assert len(given) == 1 and words in given[0] and out == f"07.7 ✗ {given[0]}\n", out
+
+
+def test_0707_every_hint_is_reachable():
+    reached = set()
+    for answer, _ in MISTAKES_0707:
+        reached |= {hint for hint in HINTS_0707 if np.allclose(answer, _hint_value(hint), atol=1e-6)}
+    assert reached == set(HINTS_0707)
+
+
+def _hint_value(hint):
+    return next(value() for value, h in QUESTIONS["07.7"].mistakes if h == hint)
+
+
+def _power(expression):
+    """The value of "2^(-8·3/4)" or "2^(-6)" as written in a hint."""
+    return 2.0 ** eval(expression.replace("·", "*"), {})  # noqa: S307 - our own hint text
+
+
+@pytest.mark.parametrize("hint", HINTS_0707, ids=range(len(HINTS_0707)))
+def test_0707_the_numbers_in_each_hint_are_right(hint):
+    wrong = np.asarray(_hint_value(hint))
+    used = -wrong[0] / 5  # the slope the mistaken row was built with (key 0 is 5 positions back)
+    powers = [_power(e) for e in re.findall(r"2\^\(([-\d·/ ]+)\)", hint)]
+    for value in powers:  # every power of two named is the slope used, never the right one
+        assert math.isclose(value, used) and not math.isclose(value, RIGHT_SLOPE), (hint, value)
+    for h, n in re.findall(r"head (\d+)(?: of (\d+) heads)?", hint):  # "head 3" is head 3 of 4 heads
+        slope = posenc.alibi_slopes(int(n or 4))[int(h) - 1]
+        assert math.isclose(slope, used) or (h == "2" and not n), (hint, h, n)  # or the head asked for
+    for h in re.findall(r"the rule for 8 heads, at h = (\d+)", hint):
+        assert math.isclose(posenc.alibi_slopes(8)[int(h) - 1], used)
+    if re.search(r"slope|head", hint):  # a hint about the slope names the one the learner used
+        assert any(math.isclose(p, used) for p in powers) or (used == 1 and "m = 1" in hint), hint
