@@ -8,7 +8,7 @@ import posenc
 from grading.bank import _add
 from grading.kinds import Array, Case, Choice, Function, Numeric
 from grading.feedback import _like, _verify_array
-from grading.bank.common import DOUBLED_HINT, FLOAT32_HINT, _doubled_omega, _states
+from grading.bank.common import DOUBLED_HINT, FLOAT32_HINT, _doubled_omega, _real_array, _states
 
 
 # ---- Chapter 07: rotary embeddings (RoPE) and ALiBi ------------------------
@@ -54,7 +54,7 @@ def _rope_cases(rng):
 def _rope_float32(out, case):
     """True when the error grows with the position like float32 angles (about p·6e-8 radians)."""
     x, p, layout = case.args
-    if not isinstance(out, np.ndarray) or out.shape != x.shape:
+    if not _real_array(out) or out.shape != x.shape:
         return False
     err = np.abs(out.astype(np.float64) - _rope_one(x, p, layout)).max()
     return 1e-8 < err <= (1e-5 + 3e-7 * abs(p)) * np.abs(x).max()
