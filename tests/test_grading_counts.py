@@ -15,8 +15,11 @@ Three kinds of tries, each one check(...) call:
 
 Every try asserts its own outcome: a correct answer is accepted, a wrong one is
 rejected with a "✗" line, and a hostile one gets exactly one line of feedback,
-with no traceback and no "the grader could not check". At the end of the module
-the counts are written to the terminal:
+with no traceback and no warning from the grader's code. "The grader could not
+check this answer (...)", the engine's last resort, counts as handled only for
+objects whose own methods raise or lie about their type, and only when it names
+their error; those are counted apart. At the end of the module the counts are
+written to the terminal:
 
     correct answers rejected: 0 of N; wrong answers accepted: 0 of M; hostile inputs handled: K of K
 

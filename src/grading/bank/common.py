@@ -144,7 +144,7 @@ def requirement(question) -> str | None:
         return ("**Accepted:** the exact whole number." if tol["integer"]
                 else f"**Accepted:** a number {_within(0.0, tol['rtol'])}.")
     if question.kind == "array":
-        shape = np.shape(question.expected())
+        shape = np.shape(question.reference())
         return f"**Accepted:** an array of shape `{shape}`, each element {_within(tol['atol'], tol['rtol'])}."
     if question.kind == "function":
         returns = STATED[question.qid]["returns"]
