@@ -54,6 +54,7 @@ _add(Function("01.3", "add positions to token vectors", _add_positions, _cases_a
     (_like(lambda x: posenc.sinusoidal(len(x), x.shape[1])), "you returned the encoding alone; add it to x."),
     (_like(lambda x: x + _table(np.arange(len(x)), x.shape[1], _doubled_omega(x.shape[1]))), DOUBLED_HINT),
 ]))
+
 _states("01.3", "numpy array of shape `(n, d_model)`", atol=1e-8)
 
 

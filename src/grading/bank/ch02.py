@@ -56,6 +56,7 @@ _add(Function("02.5", "write frequencies", lambda d, base=10000.0: posenc.freque
     (lambda out, case: case.args[0] % 2 and np.shape(out) == (case.args[0] // 2,),
      "for odd d_model the last pair has a sine and no cosine, but it still has a frequency: return ceil(d/2) values."),
 ]))
+
 _states("02.5", "numpy array of shape `(ceil(d_model / 2),)`", atol=1e-12)
 
 def _pe_table(positions, d, layout="interleaved"):
@@ -73,6 +74,7 @@ _add(Function("02.6", "write the table, both layouts", _pe_table, lambda rng: _p
     (_like(lambda p, d, layout: _table(p, d, layout=layout, swap=True)), SWAP_HINT),
     (_error_grows_with_position, FLOAT32_HINT),
 ]))
+
 _states("02.6", "numpy array of shape `(len(positions), d_model)`", dtype=np.float64, atol=1e-7)
 
 
@@ -97,4 +99,5 @@ _add(Function("02.7", "interleaved to concatenated", _to_concatenated, _layout_c
     (_like(lambda t: np.concatenate([t[:, 1::2], t[:, 0::2]], axis=1), atol=0), "cosines first: the concatenated layout puts the sines (even channels) first."),
     (_like(lambda t: t, atol=0), "you returned the table unchanged."),
 ]))
+
 _states("02.7", "numpy array of shape `(n, d_model)`", atol=0.0)

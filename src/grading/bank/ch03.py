@@ -68,4 +68,5 @@ _add(Function("03.7", "accurate float32 table", lambda positions, d: posenc.sinu
     (_like(lambda p, d: _table(p, d, _doubled_omega(d)), atol=1e-6), DOUBLED_HINT),
     (_like(lambda p, d: _table(p, d, layout="concatenated"), atol=1e-6), CONCAT_HINT),
 ]))
+
 _states("03.7", "numpy array of shape `(len(positions), d_model)`", dtype=np.float32, atol=5e-7)

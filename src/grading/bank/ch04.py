@@ -52,6 +52,7 @@ _add(Function("04.2", "write T(k)", lambda k, d: posenc.rotation(k, d), _rotatio
     (_like(lambda k, d: _block_diag(k, _doubled_omega(d))), DOUBLED_HINT),
     (_like(lambda k, d: posenc.rotation(k, d, layout="concatenated")), "that is T(k) for the concatenated layout; use the interleaved one."),
 ]))
+
 _states("04.2", "numpy array of shape `(d_model, d_model)`", atol=1e-8)
 
 

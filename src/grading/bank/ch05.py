@@ -150,4 +150,5 @@ _add(Function("05.7", "token + position embedding layer", _TokenPositionEmbeddin
     (_layer_mistake("clamped"), "from some position on, every position gets the same vector: are positions clamped "
                                 "to a max_len? A fixed encoding needs no length limit."),
 ]))
+
 _states("05.7", "torch tensor of shape `(batch, seq, d_model)`", dtype=np.float32, atol=1e-3, rtol=1e-5)

@@ -112,6 +112,7 @@ _add(Function("06.4", "an accurate float16 table", _half_table,
     (_half_blur, HALF_HINT),
     (_like(lambda p, d: _table(p, d, layout="concatenated"), atol=1e-3), CONCAT_HINT),
 ]))
+
 _states("06.4", "numpy array of shape `(len(positions), d_model)`", dtype=np.float16, atol=3e-4)
 
 
@@ -149,6 +150,7 @@ _add(Function("06.7", "fix the buggy table", lambda positions, d: posenc.sinusoi
     (_like(lambda p, d: _table(p, d, layout="concatenated")), CONCAT_HINT),
     (_error_grows_with_position, FLOAT32_HINT),
 ]))
+
 _states("06.7", "numpy array of shape `(len(positions), d_model)`", atol=1e-8)
 
 
@@ -184,4 +186,5 @@ _add(Function("06.8", "add positions to a batch-first input", _add_batch_first, 
     (_like(lambda x: np.broadcast_to(posenc.sinusoidal(x.shape[1], x.shape[2]), x.shape)),
      "you returned the encoding alone; add it to x."),
 ]))
+
 _states("06.8", "numpy array of shape `(batch, seq, d_model)`", atol=1e-8)

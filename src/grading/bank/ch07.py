@@ -72,6 +72,7 @@ _add(Function("07.2", "RoPE for one vector, both layouts", _rope_one, _rope_case
      "for layout='interleaved' pair i is channels (2i, 2i+1); you used the half-split pairs (i, i + d/2)."),
     (_rope_float32, FLOAT32_HINT),
 ]))
+
 _states("07.2", "numpy array of shape `(d,)`", atol=1e-8)
 
 _add(Numeric("07.3", "ALiBi slope of head 3 of 16", lambda: posenc.alibi_slopes(16)[2], mistakes=[
