@@ -66,7 +66,7 @@ class Try:
     label: str
     make: Callable[[], object]    # builds the answer when the try runs (some are large)
     known: str = ""               # why it fails today: the row of issue 10 that fixes it
-    limit: float = 5.0            # grading.kinds.TIME_LIMIT for this try
+    limit: float = 10.0           # grading.kinds.TIME_LIMIT for this try
     evil: bool = False            # an object whose own methods raise or lie about its type
 
 
@@ -532,7 +532,7 @@ def _recurse(*args, **kwargs):
 
 
 def _sleeps(*args, **kwargs):
-    time.sleep(0.3)
+    time.sleep(2.0)  # far past the limit of 0.2 s, even on a loaded machine
     return np.zeros(3)
 
 
