@@ -27,6 +27,10 @@ the exercise, which gets it without those two tags.
 An existing exercise notebook is overwritten only if it is unchanged since
 the last git commit (or already identical to the generated one): a modified
 or untracked file may hold a learner's answers.
+
+It works on the checkout it is run in: the nearest directory at or above the
+current one that holds ``_toc.yml`` or ``.git``, not the checkout this module
+was installed from (two checkouts may share one virtual environment).
 """
 
 from __future__ import annotations
@@ -43,7 +47,6 @@ import nbformat
 
 import nbhygiene
 
-ROOT = Path(__file__).resolve().parent.parent
 BEGIN = re.compile(r"^(\s*)# BEGIN SOLUTION\s*$")
 END = re.compile(r"^\s*# END SOLUTION\s*$")
 MD_REGION = re.compile(r"<!--\s*BEGIN SOLUTION\s*-->.*?<!--\s*END SOLUTION\s*-->", re.S)
@@ -53,6 +56,22 @@ EXERCISE_ONLY, HIDDEN = "exercise-only", "remove-cell"
 
 class AuthoringError(ValueError):
     """A solution notebook whose markers cannot be processed."""
+
+
+class NotACheckout(RuntimeError):
+    """Run outside a checkout of the course: there is no solutions/ to work on."""
+
+
+def find_root(start: Path) -> Path:
+    """The checkout containing ``start``: the nearest directory holding ``_toc.yml`` or ``.git``."""
+    start = start.resolve()
+    for folder in [start, *start.parents]:
+        if (folder / "_toc.yml").exists() or (folder / ".git").exists():
+            if not (folder / "solutions").is_dir():
+                raise NotACheckout(f"{folder} is not a checkout of the course: it has no solutions/ directory.")
+            return folder
+    raise NotACheckout(f"{start} is not inside a checkout of the course (no _toc.yml or .git above it): "
+                       "run `make exercises` in the course's directory.")
 
 
 def placeholder(region: list[str], indent: str) -> list[str]:
@@ -173,9 +192,13 @@ def main(argv=None, root: Path | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m make_exercises", description=__doc__.splitlines()[0])
     parser.add_argument("--force", action="store_true", help="overwrite exercises with uncommitted changes")
     parser.add_argument("--check", action="store_true", help="only report exercises that are out of date")
-    parser.add_argument("--root", type=Path, default=root or ROOT, help=argparse.SUPPRESS)
+    parser.add_argument("--root", type=Path, default=root, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    root = args.root.resolve()
+    try:
+        root = args.root.resolve() if args.root else find_root(Path.cwd())
+    except NotACheckout as exc:
+        print(f"error: {exc}")
+        return 2
     sources = sorted((root / "solutions").glob("*.ipynb"))
     targets = {root / "exercises" / s.name: s for s in sources}
     status = 0

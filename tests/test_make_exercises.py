@@ -70,7 +70,7 @@ def test_exercise_keeps_ids_placeholders_and_summary(path):
 
 
 def test_exercises_are_up_to_date(capsys):
-    status = make_exercises.main(["--check"])
+    status = make_exercises.main(["--check", "--root", str(ROOT)])
     assert status == 0, capsys.readouterr().out + "\nrun: make exercises"
 
 
@@ -226,6 +226,78 @@ def test_check_lists_stray_exercises(repo, capsys):
     (repo / "exercises" / "09_orphan.ipynb").write_text("{}")
     status, out = run(repo, capsys, "--check")
     assert status == 1 and "09_orphan.ipynb: has no source" in out
+
+
+# --------------------------------------------------------------------------
+# It works on the checkout it is run in, not on the one it was installed from
+# --------------------------------------------------------------------------
+
+@pytest.fixture
+def second_checkout(tmp_path):
+    """A checkout of its own (a copy of the course's layout), with a stale exercise."""
+    checkout = tmp_path / "second"
+    (checkout / "solutions").mkdir(parents=True)
+    (checkout / "exercises").mkdir()
+    (checkout / "_toc.yml").write_text("format: jb-book\nroot: intro\n")
+    nbformat.write(demo_notebook(), checkout / "solutions" / "01_demo.ipynb")
+    (checkout / "exercises" / "01_demo.ipynb").write_text("stale\n")
+    return checkout
+
+
+def snapshot(folder):
+    return {p.name: p.read_bytes() for p in sorted(folder.glob("*.ipynb"))}
+
+
+@pytest.mark.parametrize("where", [".", "solutions", "exercises"])
+def test_writes_into_the_checkout_it_is_run_in(second_checkout, where, capsys, monkeypatch):
+    assert Path(make_exercises.__file__).resolve().is_relative_to(ROOT)  # the module lives in this checkout
+    before = snapshot(ROOT / "exercises")
+    monkeypatch.chdir(second_checkout / where)
+    status = make_exercises.main(["--force"])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert (second_checkout / "exercises" / "01_demo.ipynb").read_text() == \
+        make_exercises.render(second_checkout / "solutions" / "01_demo.ipynb")
+    assert snapshot(ROOT / "exercises") == before  # nothing written where the module came from
+    assert not (ROOT / "exercises" / "01_demo.ipynb").exists()
+
+
+def test_a_git_checkout_without_toc_is_found_by_its_git_directory(second_checkout, monkeypatch):
+    (second_checkout / "_toc.yml").unlink()
+    git(second_checkout, "init", "-q")
+    monkeypatch.chdir(second_checkout / "solutions")
+    assert make_exercises.find_root(Path.cwd()) == second_checkout.resolve()
+
+
+def test_the_command_writes_where_it_is_run(second_checkout):
+    """The module imported from this checkout (as an editable install would) writes into the other one."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    before = snapshot(ROOT / "exercises")
+    result = subprocess.run([os.sys.executable, "-m", "make_exercises", "--force"], cwd=second_checkout,
+                            capture_output=True, text=True, env=env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "exercises/01_demo.ipynb: written" in result.stdout
+    assert (second_checkout / "exercises" / "01_demo.ipynb").read_text() != "stale\n"
+    assert snapshot(ROOT / "exercises") == before
+
+
+def test_outside_a_checkout_it_refuses_with_a_clear_error(tmp_path, capsys, monkeypatch):
+    outside = tmp_path / "not-a-checkout"
+    outside.mkdir()
+    if any((p / "_toc.yml").exists() or (p / ".git").exists() for p in [outside, *outside.parents]):
+        pytest.skip(f"{tmp_path} lies inside a checkout")
+    monkeypatch.chdir(outside)
+    assert make_exercises.main([]) == 2
+    out = capsys.readouterr().out
+    assert out.startswith("error: ") and "not inside a checkout of the course" in out
+    assert list(outside.iterdir()) == []  # nothing written
+
+
+def test_a_repository_without_solutions_is_not_taken_for_the_course(tmp_path, capsys, monkeypatch):
+    git(tmp_path, "init", "-q")
+    monkeypatch.chdir(tmp_path)
+    assert make_exercises.main(["--check"]) == 2
+    assert "has no solutions/ directory" in capsys.readouterr().out
 
 
 def test_command_line_entry_point():

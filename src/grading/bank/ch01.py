@@ -10,7 +10,7 @@ from grading.reference import posenc
 from grading.bank import _add
 from grading.kinds import Case, Choice, Function, Numeric
 from grading.feedback import _like, _reference_verifier
-from grading.bank.common import CONCAT_HINT, DOUBLED_HINT, _doubled_omega, _pe, _table
+from grading.bank.common import CONCAT_HINT, DOUBLED_HINT, _doubled_omega, _pe, _states, _table
 
 
 _add(Choice("01.1", "why swapping words changes nothing", "ABCD", "AC", {
@@ -35,11 +35,13 @@ def _add_positions(x):
 
 
 def _cases_add_positions(rng):
+    """Short and long inputs: "any n" includes n far beyond a 512-row table built in advance."""
     widths = [4, 1, 2, 3, 7, 16, 15, 33, 64, 5, 128, 9]
+    long_inputs = {4: 600, 9: 1500, 13: 5000}  # n for some of the cases; the others are short
     cases = []
-    for k in range(20):
+    for k in range(23):
         d = widths[k] if k < len(widths) else int(rng.integers(1, 100))
-        n = int(rng.integers(1, 300))
+        n = long_inputs.get(k) or int(rng.integers(1, 300))
         odd = f"d_model = {d} is odd" if d % 2 else ""
         cases.append(Case((rng.normal(size=(n, d)),), f"x of shape ({n}, {d})", note=odd))
     return cases
@@ -52,6 +54,8 @@ _add(Function("01.3", "add positions to token vectors", _add_positions, _cases_a
     (_like(lambda x: posenc.sinusoidal(len(x), x.shape[1])), "you returned the encoding alone; add it to x."),
     (_like(lambda x: x + _table(np.arange(len(x)), x.shape[1], _doubled_omega(x.shape[1]))), DOUBLED_HINT),
 ]))
+
+_states("01.3", "numpy array of shape `(n, d_model)`", atol=1e-8)
 
 
 def _ch01_same_value():

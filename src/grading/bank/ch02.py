@@ -10,7 +10,7 @@ from grading.reference import posenc
 from grading.bank import _add
 from grading.kinds import Array, Case, Choice, Function, Numeric
 from grading.feedback import _like, _reference_verifier
-from grading.bank.common import CONCAT_HINT, DOUBLED_HINT, FLOAT32_HINT, SWAP_HINT, _doubled_omega, _error_grows_with_position, _pe, _pe_cases, _table
+from grading.bank.common import CONCAT_HINT, DOUBLED_HINT, FLOAT32_HINT, SWAP_HINT, _doubled_omega, _error_grows_with_position, _pe, _pe_cases, _states, _table
 
 
 _add(Choice("02.1", "what i counts", "ABCD", "B", {
@@ -39,10 +39,11 @@ _add(Numeric("02.4", "lowest frequency", lambda: posenc.frequencies(512)[-1], mi
 
 
 def _frequencies_cases(rng):
+    """"Any base above 1": common bases, bases just above 1 and far above 10^6, random ones."""
     cases = []
     for k in range(24):
         d = [512, 1, 2, 3, 7, 64][k] if k < 6 else int(rng.integers(1, 1100))
-        base = [10000.0, 500000.0, 100.0][k % 3] if k < 12 else float(rng.uniform(2, 1e6))
+        base = [10000.0, 500000.0, 100.0, 1.5, 1.0001, 1e9][k % 6] if k < 12 else float(rng.uniform(2, 1e6))
         cases.append(Case((d, base), f"d_model = {d}, base = {base:g}",
                           note="odd d_model: there are ceil(d/2) pairs" if d % 2 else ""))
     return cases
@@ -56,12 +57,14 @@ _add(Function("02.5", "write frequencies", lambda d, base=10000.0: posenc.freque
      "for odd d_model the last pair has a sine and no cosine, but it still has a frequency: return ceil(d/2) values."),
 ]))
 
+_states("02.5", "numpy array of shape `(ceil(d_model / 2),)`", atol=1e-12)
+
 def _pe_table(positions, d, layout="interleaved"):
     return posenc.sinusoidal(positions, d, layout=layout)
 
 
 _add(Function("02.6", "write the table, both layouts", _pe_table, lambda rng: _pe_cases(rng, layouts=True),
-              _reference_verifier(_pe_table, atol=1e-7),
+              _reference_verifier(_pe_table, dtype=np.float64, atol=1e-7),
               call=lambda f, positions, d, layout: f(positions, d, layout=layout), mistakes=[
     (_like(lambda p, d, layout: _table(p, d, _doubled_omega(d), layout=layout)), DOUBLED_HINT),
     (_like(lambda p, d, layout: _table(p, d, layout="concatenated")), CONCAT_HINT),
@@ -71,6 +74,8 @@ _add(Function("02.6", "write the table, both layouts", _pe_table, lambda rng: _p
     (_like(lambda p, d, layout: _table(p, d, layout=layout, swap=True)), SWAP_HINT),
     (_error_grows_with_position, FLOAT32_HINT),
 ]))
+
+_states("02.6", "numpy array of shape `(len(positions), d_model)`", dtype=np.float64, atol=1e-7)
 
 
 def _to_concatenated(table):
@@ -94,3 +99,5 @@ _add(Function("02.7", "interleaved to concatenated", _to_concatenated, _layout_c
     (_like(lambda t: np.concatenate([t[:, 1::2], t[:, 0::2]], axis=1), atol=0), "cosines first: the concatenated layout puts the sines (even channels) first."),
     (_like(lambda t: t, atol=0), "you returned the table unchanged."),
 ]))
+
+_states("02.7", "numpy array of shape `(n, d_model)`", atol=0.0)

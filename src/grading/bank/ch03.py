@@ -10,7 +10,7 @@ from grading.reference import posenc
 from grading.bank import _add
 from grading.kinds import Array, Choice, Function, Numeric
 from grading.feedback import _like, _reference_verifier
-from grading.bank.common import CONCAT_HINT, DOUBLED_HINT, FLOAT32_HINT, _doubled_omega, _error_grows_with_position, _pe_cases, _table
+from grading.bank.common import CONCAT_HINT, DOUBLED_HINT, FLOAT32_HINT, _doubled_omega, _error_grows_with_position, _pe_cases, _states, _table
 
 
 _PAIRS_03 = [0, 64, 128, 192, 255]
@@ -20,7 +20,7 @@ def _doubled_wavelengths(d, base=10000.0):
     return 2 * math.pi / _doubled_omega(d, base)
 
 
-_add(Array("03.1", "wavelengths of five pairs", lambda: posenc.wavelengths(512)[_PAIRS_03], rtol=1e-3, mistakes=[
+_add(Array("03.1", "wavelengths of five pairs", lambda: posenc.wavelengths(512)[_PAIRS_03], atol=0.0, rtol=1e-3, mistakes=[
     (lambda: np.r_[posenc.wavelengths(512)[_PAIRS_03[:-1]], 2 * math.pi * 10000],
      "your last value is 2π·10000, the wavelength of a pair i = 256 that does not exist; the last pair is i = 255."),
     (lambda: _doubled_wavelengths(512)[_PAIRS_03], DOUBLED_HINT),
@@ -68,3 +68,5 @@ _add(Function("03.7", "accurate float32 table", lambda positions, d: posenc.sinu
     (_like(lambda p, d: _table(p, d, _doubled_omega(d)), atol=1e-6), DOUBLED_HINT),
     (_like(lambda p, d: _table(p, d, layout="concatenated"), atol=1e-6), CONCAT_HINT),
 ]))
+
+_states("03.7", "numpy array of shape `(len(positions), d_model)`", dtype=np.float32, atol=5e-7)

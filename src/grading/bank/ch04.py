@@ -10,7 +10,7 @@ from grading.reference import posenc
 from grading.bank import _add
 from grading.kinds import Array, Case, Choice, Function, Numeric
 from grading.feedback import _like, _verify_array
-from grading.bank.common import DOUBLED_HINT, _doubled_omega, _pe
+from grading.bank.common import DOUBLED_HINT, _doubled_omega, _pe, _states
 
 
 _add(Array("04.1", "T(k) for one pair", lambda: posenc.rotation(3, 8)[2:4, 2:4], atol=1e-6, mistakes=[
@@ -52,6 +52,8 @@ _add(Function("04.2", "write T(k)", lambda k, d: posenc.rotation(k, d), _rotatio
     (_like(lambda k, d: _block_diag(k, _doubled_omega(d))), DOUBLED_HINT),
     (_like(lambda k, d: posenc.rotation(k, d, layout="concatenated")), "that is T(k) for the concatenated layout; use the interleaved one."),
 ]))
+
+_states("04.2", "numpy array of shape `(d_model, d_model)`", atol=1e-8)
 
 
 def _block_diag(k, omegas):

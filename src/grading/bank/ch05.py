@@ -12,7 +12,7 @@ from grading.reference import posenc
 from grading.bank import _add
 from grading.kinds import Case, Choice, Function, Numeric
 from grading.feedback import _describe, _index
-from grading.bank.common import CONCAT_HINT, _table
+from grading.bank.common import CONCAT_HINT, _states, _table
 
 
 _add(Choice("05.1", "why learned tables stop at max_len", "ABCD", "AB", {
@@ -150,3 +150,5 @@ _add(Function("05.7", "token + position embedding layer", _TokenPositionEmbeddin
     (_layer_mistake("clamped"), "from some position on, every position gets the same vector: are positions clamped "
                                 "to a max_len? A fixed encoding needs no length limit."),
 ]))
+
+_states("05.7", "torch tensor of shape `(batch, seq, d_model)`", dtype=np.float32, atol=1e-3, rtol=1e-5)

@@ -11,7 +11,7 @@ from grading.reference import posenc
 from grading.bank import _add
 from grading.kinds import Case, Choice, Function, Numeric
 from grading.feedback import _like, _reference_verifier
-from grading.bank.common import CONCAT_HINT, DOUBLED_HINT, FLOAT32_HINT, SWAP_HINT, _doubled_omega, _error_grows_with_position, _pe_cases, _table
+from grading.bank.common import CONCAT_HINT, DOUBLED_HINT, FLOAT32_HINT, SWAP_HINT, _doubled_omega, _error_grows_with_position, _pe_cases, _real_array, _states, _table
 
 
 # ---- Chapter 06: precision and implementations -----------------------------
@@ -76,7 +76,7 @@ def _half_table(positions, d):
 def _collides(out, case):
     """True when distinct positions got identical rows (angles computed in half precision)."""
     positions = np.asarray(case.args[0])
-    return (isinstance(out, np.ndarray) and out.ndim == 2 and out.shape[0] == len(positions)
+    return (_real_array(out) and out.ndim == 2 and out.shape[0] == len(positions)
             and len(np.unique(positions)) == len(positions) and bug_zoo.duplicate_rows(out) > 0
             and bug_zoo.duplicate_rows(posenc.sinusoidal(positions, case.args[1])) == 0)
 
@@ -84,7 +84,7 @@ def _collides(out, case):
 def _float32_blur(out, case):
     """True when the error grows with the position, as with angles formed in float32."""
     positions, d = np.asarray(case.args[0]), case.args[1]
-    if not isinstance(out, np.ndarray) or out.shape != (len(positions), d):
+    if not _real_array(out) or out.shape != (len(positions), d):
         return False
     err = np.abs(out.astype(np.float64) - posenc.sinusoidal(positions, d)).max(axis=1)
     return err.max() > 3e-4 and bool(np.all(err <= 5e-4 + 1e-6 * np.abs(positions)))
@@ -93,7 +93,7 @@ def _float32_blur(out, case):
 def _half_blur(out, case):
     """True when the error stays within what angles formed in float16 give (about 3 u p, u = 2^-11)."""
     positions, d = np.asarray(case.args[0]), case.args[1]
-    if not isinstance(out, np.ndarray) or out.shape != (len(positions), d):
+    if not _real_array(out) or out.shape != (len(positions), d):
         return False
     err = np.abs(out.astype(np.float64) - posenc.sinusoidal(positions, d)).max(axis=1)
     return err.max() > 3e-4 and bool(np.all(err <= 2e-3 + 1.5e-3 * np.abs(positions)))
@@ -112,6 +112,8 @@ _add(Function("06.4", "an accurate float16 table", _half_table,
     (_half_blur, HALF_HINT),
     (_like(lambda p, d: _table(p, d, layout="concatenated"), atol=1e-3), CONCAT_HINT),
 ]))
+
+_states("06.4", "numpy array of shape `(len(positions), d_model)`", dtype=np.float16, atol=3e-4)
 
 
 _MYSTERY_06 = 2
@@ -149,6 +151,8 @@ _add(Function("06.7", "fix the buggy table", lambda positions, d: posenc.sinusoi
     (_error_grows_with_position, FLOAT32_HINT),
 ]))
 
+_states("06.7", "numpy array of shape `(len(positions), d_model)`", atol=1e-8)
+
 
 def _add_batch_first(x):
     x = np.asarray(x)
@@ -182,3 +186,5 @@ _add(Function("06.8", "add positions to a batch-first input", _add_batch_first, 
     (_like(lambda x: np.broadcast_to(posenc.sinusoidal(x.shape[1], x.shape[2]), x.shape)),
      "you returned the encoding alone; add it to x."),
 ]))
+
+_states("06.8", "numpy array of shape `(batch, seq, d_model)`", atol=1e-8)

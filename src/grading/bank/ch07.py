@@ -8,7 +8,7 @@ from grading.reference import posenc
 from grading.bank import _add
 from grading.kinds import Array, Case, Choice, Function, Numeric
 from grading.feedback import _like, _verify_array
-from grading.bank.common import DOUBLED_HINT, FLOAT32_HINT, _doubled_omega
+from grading.bank.common import DOUBLED_HINT, FLOAT32_HINT, _doubled_omega, _real_array, _states
 
 
 # ---- Chapter 07: rotary embeddings (RoPE) and ALiBi ------------------------
@@ -54,7 +54,7 @@ def _rope_cases(rng):
 def _rope_float32(out, case):
     """True when the error grows with the position like float32 angles (about p·6e-8 radians)."""
     x, p, layout = case.args
-    if not isinstance(out, np.ndarray) or out.shape != x.shape:
+    if not _real_array(out) or out.shape != x.shape:
         return False
     err = np.abs(out.astype(np.float64) - _rope_one(x, p, layout)).max()
     return 1e-8 < err <= (1e-5 + 3e-7 * abs(p)) * np.abs(x).max()
@@ -72,6 +72,8 @@ _add(Function("07.2", "RoPE for one vector, both layouts", _rope_one, _rope_case
      "for layout='interleaved' pair i is channels (2i, 2i+1); you used the half-split pairs (i, i + d/2)."),
     (_rope_float32, FLOAT32_HINT),
 ]))
+
+_states("07.2", "numpy array of shape `(d,)`", atol=1e-8)
 
 _add(Numeric("07.3", "ALiBi slope of head 3 of 16", lambda: posenc.alibi_slopes(16)[2], mistakes=[
     (lambda: 2.0 ** -3, "that is 2^(-h), the rule for 8 heads; for n heads the slopes are 2^(-8h/n)."),
@@ -109,11 +111,23 @@ def _ch07_bias_row():
     return posenc.alibi_bias(4, 6)[1, 5]
 
 
+def _alibi_row(slope):
+    """The bias of the query at position 5 against keys 0 ... 5 for a head of this slope."""
+    return -slope * (5 - np.arange(6))
+
+
+# 4 heads: m_h = 2^(-8h/4) = 2^(-2h), so head 1 has 1/4, head 2 (asked) 1/16, head 3 1/64, head 4 1/256.
 _add(Array("07.7", "ALiBi bias of one query", _ch07_bias_row, atol=1e-6, mistakes=[
     (lambda: -_ch07_bias_row(), "the sign is wrong: ALiBi subtracts m·(i - j), a penalty for distant keys."),
     (lambda: _ch07_bias_row()[::-1], "the keys are in reverse order: key j = 0 is the farthest, key j = 5 the query itself."),
-    (lambda: posenc.alibi_bias(4, 6)[2, 5], "that is head 3 (h = 3); head 2 has slope 2^(-8·2/4)."),
-    (lambda: -2.0 ** -2 * (5 - np.arange(6)), "that slope, 2^(-2), is head 2 of 8 heads; with 4 heads it is 2^(-8·2/4)."),
+    (lambda: _alibi_row(2.0 ** -6), "that is head 3 (slope 2^(-8·3/4) = 2^(-6)): heads are numbered from h = 1, "
+                                    "while numpy indices start at 0."),
+    (lambda: _alibi_row(2.0 ** -2), "that slope, 2^(-2), belongs to head 1 of 4 heads (2^(-8·1/4)); it is also "
+                                    "2^(-h), the rule for 8 heads, at h = 2. For n heads, head h has the slope 2^(-8h/n)."),
+    (lambda: _alibi_row(2.0 ** -8), "that is head 4 (slope 2^(-8·4/4) = 2^(-8)), the last and flattest head; "
+                                    "for n heads, head h has the slope 2^(-8h/n)."),
+    (lambda: _alibi_row(1.0), "the slope is missing: that is the distance 5 - j alone (m = 1); multiply it by "
+                              "head 2's slope, 2^(-8h/n) with h = 2 and n = 4."),
 ]))
 
 _add(Choice("07.8", "interpolation and a raised base", "ABCD", "AB", {

@@ -37,10 +37,15 @@ def _float32_angles(positions, d):
     return out.double().numpy()
 
 
+def _real_array(out) -> bool:
+    """Is ``out`` a numpy array of real numbers (what the mistake models below can inspect)?"""
+    return isinstance(out, np.ndarray) and out.dtype.kind in "fiu"
+
+
 def _error_grows_with_position(out, case):
     """True when every row's error fits within float32 rounding of the angle p·ω (about p·6e-8)."""
     positions, d, layout = np.asarray(case.args[0]), case.args[1], (case.args[2:] or ["interleaved"])[0]
-    if not isinstance(out, np.ndarray):
+    if not _real_array(out):
         return False
     err = np.abs(out.astype(np.float64) - posenc.sinusoidal(positions, d, layout=layout)).max(axis=1)
     return err.max() > 2e-7 and bool(np.all(err <= 1e-5 + 1e-6 * np.abs(positions)))
@@ -79,3 +84,72 @@ def _pe_cases(rng, n_cases=24, max_pos=10**6, max_n=120, layouts=False):
 
 def _pe(p, d, **kw):
     return posenc.sinusoidal([p], d, **kw)[0]
+
+
+# --------------------------------------------------------------------------
+# What each question states it accepts: its tolerance, and its dtype and shape
+# --------------------------------------------------------------------------
+# The question's text in solutions/ carries the line ``requirement(question)``
+# word for word (tests/test_grading_bank.py checks it, and checks that the
+# grader accepts just inside the tolerance and rejects just outside it).
+# Numeric and Array questions derive it from their own parameters; a Function
+# question's verifier is a closure, so its chapter states what that verifier
+# enforces with ``_states`` right after adding it.
+
+STATED: dict[str, dict] = {}  # Function question id -> what its verifier enforces
+
+
+def _states(qid, returns, *, atol=0.0, rtol=0.0, dtype=None):
+    """Record what Function question ``qid`` accepts: ``returns`` (e.g. "numpy array of shape
+    `(n, d)`", no article), the dtype its verifier insists on, if any, and its tolerance."""
+    STATED[qid] = {"returns": returns, "atol": atol, "rtol": rtol, "dtype": None if dtype is None else np.dtype(dtype)}
+
+
+def _power_of_ten(x) -> str:
+    """1e-07 -> $10^{-7}$, 5e-07 -> $5 \\times 10^{-7}$ (markdown with LaTeX)."""
+    mantissa, exponent = f"{x:.0e}".split("e")
+    power = f"10^{{{int(exponent)}}}"
+    return f"${power}$" if mantissa == "1" else f"${mantissa} \\times {power}$"
+
+
+def _within(atol, rtol) -> str:
+    if not atol and not rtol:
+        return "exactly equal to the right value (no tolerance)"
+    if not atol:
+        return f"within {100 * rtol:g} % of the exact value"
+    if not rtol:
+        return f"within {_power_of_ten(atol)} of the exact value"
+    return (f"within {_power_of_ten(atol)[:-1]} + {_power_of_ten(rtol)[1:-1]}\\,|v|$ "
+            "of the exact value $v$")
+
+
+def tolerance(question) -> dict:
+    """What the grader of ``question`` accepts: {"atol", "rtol", "dtype", "integer"} (choice questions: {})."""
+    if question.kind == "numeric":
+        return {"atol": 0.0, "rtol": 0.0 if question.integer else question.rtol, "dtype": None,
+                "integer": question.integer}
+    if question.kind == "array":
+        return {"atol": question.atol, "rtol": question.rtol, "dtype": None, "integer": False}
+    if question.kind == "function":
+        stated = STATED[question.qid]
+        return {"atol": stated["atol"], "rtol": stated["rtol"], "dtype": stated["dtype"], "integer": False}
+    return {}
+
+
+def requirement(question) -> str | None:
+    """The sentence, in markdown, that says what ``question`` accepts (None for a choice question:
+    its text says "Choose one" or "Choose all that apply" instead)."""
+    tol = tolerance(question)
+    if question.kind == "numeric":
+        return ("**Accepted:** the exact whole number." if tol["integer"]
+                else f"**Accepted:** a number {_within(0.0, tol['rtol'])}.")
+    if question.kind == "array":
+        shape = np.shape(question.reference())
+        return f"**Accepted:** an array of shape `{shape}`, each element {_within(tol['atol'], tol['rtol'])}."
+    if question.kind == "function":
+        returns = STATED[question.qid]["returns"]
+        if tol["dtype"] is not None:
+            returns = f"{tol['dtype'].name} {returns}"
+        precision = " (float64 precision: float32 is not enough)" if 0 < tol["atol"] < 1e-7 else ""
+        return f"**Accepted:** a {returns}, each element {_within(tol['atol'], tol['rtol'])}{precision}."
+    return None
