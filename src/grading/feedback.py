@@ -180,6 +180,8 @@ def _as_array(answer):
             arr = arr.astype(np.float64)
     except np.exceptions.ComplexWarning:
         return None, f"your array contains complex numbers. {COMPLEX}"
+    except OverflowError:
+        return None, "your array holds a number too large for a float (above about 1.8e308)."
     except (RuntimeError, TypeError, ValueError) as exc:
         if "complex" in str(exc):
             return None, f"your array contains complex numbers. {COMPLEX}"
