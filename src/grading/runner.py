@@ -8,14 +8,20 @@ were reported, and whether time ran out or the worker died.
 On Linux ``work`` runs in a forked child process. The child inherits the
 learner's function and the question (nothing is pickled), verifies the outputs
 itself and sends back over a pipe only a byte per finished input and, at the
-end, a small JSON verdict. The parent waits until the deadline, then kills the
-child's whole process group (SIGKILL) and reaps it. So after ``_run`` returns no
-learner code is running, whatever it catches (``except Exception``, a bare
-``except``) and however long a single call holds the GIL. The child sends its
-prints back (the first ``PRINT_LIMIT`` characters) instead of writing to the
-parent's streams (in Jupyter those are ZMQ sockets that a forked child must not
-touch), ignores Ctrl-C (the parent handles it) and leaves with ``os._exit``, so
-that no atexit handler or kernel cleanup runs in it.
+end, a small JSON verdict. The parent waits until the deadline (``limit``
+seconds from the child's start, which a busy machine may delay by up to
+``STARTUP`` seconds), then kills the child's whole process group (SIGKILL) and
+reaps it. So after ``_run`` returns no learner code is running, whatever it
+catches (``except Exception``, a bare ``except``) and however long a single
+call holds the GIL. A child that dies without a verdict (a crash, ``os._exit``
+in the learner's code, the out-of-memory killer) is reported as such.
+
+The child sends the learner's prints back (the first ``PRINT_LIMIT``
+characters) instead of writing to the parent's streams: in Jupyter those are
+ZMQ sockets that a forked child must leave alone, like everything else the
+kernel's threads hold. It ignores Ctrl-C (the parent handles it), uses one
+torch thread (the parent's thread pool is not there after the fork) and leaves
+with ``os._exit``, so that no atexit handler or kernel cleanup runs in it.
 
 Elsewhere (``sys.platform != "linux"``: fork is unavailable on Windows and unsafe
 on macOS with some libraries) ``work`` runs in a daemon thread instead. That
@@ -32,6 +38,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 import ctypes
+import faulthandler
 import io
 import json
 import os
@@ -41,10 +48,12 @@ import struct
 import sys
 import threading
 import time
+import warnings
 
 FORK = sys.platform == "linux"  # where the worker is a process (tests may switch it off)
 PRINT_LIMIT = 2000              # characters of the learner's prints shown
-_DONE, _RESULT = b".", b"R"     # the child's messages: one input finished; the verdict follows
+STARTUP = 1.0                   # seconds a busy machine may take to start the worker, on top of the limit
+_START, _DONE, _RESULT = b"S", b".", b"R"  # the child's messages: started; one input finished; the verdict follows
 
 
 @dataclass
@@ -67,8 +76,9 @@ def _run(work, limit) -> Outcome:
 
 def _run_forked(work, limit) -> Outcome:
     read_fd, write_fd = os.pipe()
-    deadline = time.monotonic() + limit
-    pid = os.fork()
+    with warnings.catch_warnings():  # Python 3.12+ warns about forking with threads; see the module docstring
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
     if pid == 0:  # the child: never returns
         os.close(read_fd)
         _child(work, write_fd)
@@ -78,7 +88,7 @@ def _run_forked(work, limit) -> Outcome:
             os.setpgid(pid, pid)  # the child does the same; whichever runs first wins the race
         except OSError:
             pass
-        outcome = _collect(read_fd, deadline)
+        outcome = _collect(read_fd, limit)
     finally:
         os.close(read_fd)
         status = _kill(pid)
@@ -87,25 +97,34 @@ def _run_forked(work, limit) -> Outcome:
     return outcome
 
 
-def _collect(read_fd, deadline) -> Outcome:
-    """Read the child's messages until its verdict, its end or the deadline."""
-    data = b""
+def _collect(read_fd, limit) -> Outcome:
+    """Read the child's messages until its verdict, its end or the deadline.
+
+    The limit counts from the moment the child starts, which on a busy machine
+    may be a little after the fork (at most STARTUP seconds).
+    """
+    data, deadline = b"", time.monotonic() + STARTUP + limit
+    pipe = select.poll()
+    pipe.register(read_fd, select.POLLIN)
     while True:
         done, _, rest = data.partition(_RESULT)
+        done = done.count(_DONE)
         size = struct.unpack("<Q", rest[:8])[0] if len(rest) >= 8 else None
         if size is not None and len(rest) >= 8 + size:
             payload = json.loads(rest[8:8 + size].decode())
             if "error" in payload:  # a bug of the grader's, not of the learner's code
                 raise RuntimeError(payload["error"])
-            return Outcome(result=tuple(payload["result"]), done=len(done), printed=payload["printed"])
+            return Outcome(result=tuple(payload["result"]), done=done, printed=payload["printed"])
         remaining = deadline - time.monotonic()
         if remaining <= 0:
-            return Outcome(done=len(done), timed_out=True)
+            return Outcome(done=done, timed_out=True)
         # Short waits, so that Ctrl-C is handled promptly however it is delivered.
-        if select.select([read_fd], [], [], min(remaining, 0.1))[0]:
+        if pipe.poll(min(remaining, 0.1) * 1000):
             chunk = os.read(read_fd, 65536)
             if not chunk:  # the child ended without a verdict
-                return Outcome(done=len(done), died="it ended without a result")
+                return Outcome(done=done, died="it ended without a result")
+            if not data:  # the child's first message, _START
+                deadline = time.monotonic() + limit
             data += chunk
 
 
@@ -113,11 +132,13 @@ def _child(work, write_fd):
     """In the forked child: run ``work``, send the verdict, leave without cleanup."""
     code = 0
     try:
+        os.write(write_fd, _START)
         try:
             os.setpgid(0, 0)  # its own process group: one kill ends whatever it starts
         except OSError:
             pass
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        faulthandler.disable()  # a crash is reported by the parent, not dumped on the terminal
         printed = _Capture()
         sys.stdout = sys.stderr = printed
         if "torch" in sys.modules:
