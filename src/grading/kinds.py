@@ -220,7 +220,7 @@ class Function(Question):
             if first_none is not None and (exc is not None or out is not None):
                 return WRONG, (f"your function returned None for {first_none.label} "
                                "(is a return missing in one branch?).")
-            problem = self._problem(f, case, given, out, exc)
+            problem = self._problem(case, given, out, exc)
             if problem:
                 return WRONG, problem
             if exc is None and out is None and first_none is None:
@@ -230,7 +230,7 @@ class Function(Question):
             return UNANSWERED, "your function returns None (no code yet, or a missing return)."
         return CORRECT, f"on all {len(cases)} random test inputs."
 
-    def _problem(self, f, case, given, out, exc):
+    def _problem(self, case, given, out, exc):
         """What is wrong with one run (output ``out`` or exception ``exc``), or None."""
         where = f"for {case.label}"
         if exc is not None and not (case.raises and isinstance(exc, case.raises)):

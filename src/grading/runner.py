@@ -7,8 +7,8 @@ were reported, and whether time ran out or the worker died.
 
 On Linux ``work`` runs in a forked child process. The child inherits the
 learner's function and the question (nothing is pickled), verifies the outputs
-itself and sends back over a pipe only a byte per finished input and, at the
-end, a small JSON verdict. The parent waits until the deadline (``limit``
+itself and sends back over a pipe only small messages: one per finished input,
+the learner's prints and, at the end, a JSON verdict. The parent waits until the deadline (``limit``
 seconds from the child's start, which a busy machine may delay by up to
 ``STARTUP`` seconds), then kills the child's whole process group (SIGKILL) and
 reaps it. So after ``_run`` returns no learner code is running, whatever it
@@ -16,8 +16,9 @@ catches (``except Exception``, a bare ``except``) and however long a single
 call holds the GIL. A child that dies without a verdict (a crash, ``os._exit``
 in the learner's code, the out-of-memory killer) is reported as such.
 
-The child sends the learner's prints back (the first ``PRINT_LIMIT``
-characters) instead of writing to the parent's streams: in Jupyter those are
+The child sends the learner's prints back as they come (the first
+``PRINT_LIMIT`` characters, shown even when time runs out) instead of writing
+to the parent's streams: in Jupyter those are
 ZMQ sockets that a forked child must leave alone, like everything else the
 kernel's threads hold. It ignores Ctrl-C (the parent handles it), uses one
 torch thread (the parent's thread pool is not there after the fork) and leaves
@@ -53,7 +54,7 @@ import warnings
 FORK = sys.platform == "linux"  # where the worker is a process (tests may switch it off)
 PRINT_LIMIT = 2000              # characters of the learner's prints shown
 STARTUP = 1.0                   # seconds a busy machine may take to start the worker, on top of the limit
-_START, _DONE, _RESULT = b"S", b".", b"R"  # the child's messages: started; one input finished; the verdict follows
+_START, _DONE, _PRINT, _RESULT = b"S", b"D", b"P", b"R"  # the child's messages: started, one input done, prints, verdict
 
 
 @dataclass
@@ -62,7 +63,7 @@ class Outcome:
     done: int = 0            # inputs reported finished
     timed_out: bool = False
     died: str = ""           # how the worker ended without a result, if it did
-    printed: str = ""        # the learner's prints, cut to PRINT_LIMIT characters
+    printed: str = ""        # the learner's prints, cut after PRINT_LIMIT characters
 
 
 def _run(work, limit) -> Outcome:
@@ -100,59 +101,67 @@ def _run_forked(work, limit) -> Outcome:
 def _collect(read_fd, limit) -> Outcome:
     """Read the child's messages until its verdict, its end or the deadline.
 
-    The limit counts from the moment the child starts, which on a busy machine
-    may be a little after the fork (at most STARTUP seconds).
+    The limit counts from the child's start message, which on a busy machine
+    may come a little after the fork (at most STARTUP seconds).
     """
-    data, deadline = b"", time.monotonic() + STARTUP + limit
+    outcome, data = Outcome(), b""
+    deadline = time.monotonic() + STARTUP + limit
     pipe = select.poll()
     pipe.register(read_fd, select.POLLIN)
     while True:
-        done, _, rest = data.partition(_RESULT)
-        done = done.count(_DONE)
-        size = struct.unpack("<Q", rest[:8])[0] if len(rest) >= 8 else None
-        if size is not None and len(rest) >= 8 + size:
-            payload = json.loads(rest[8:8 + size].decode())
-            if "error" in payload:  # a bug of the grader's, not of the learner's code
-                raise RuntimeError(payload["error"])
-            return Outcome(result=tuple(payload["result"]), done=done, printed=payload["printed"])
+        while len(data) >= 5 and len(data) >= (end := 5 + struct.unpack("<I", data[1:5])[0]):
+            kind, body, data = data[:1], data[5:end], data[end:]
+            if kind == _START:
+                deadline = time.monotonic() + limit
+            elif kind == _DONE:
+                outcome.done += 1
+            elif kind == _PRINT:
+                outcome.printed += body.decode(errors="replace")
+            else:
+                payload = json.loads(body)
+                if "error" in payload:  # a bug of the grader's, not of the learner's code
+                    raise RuntimeError(payload["error"])
+                outcome.result = tuple(payload["result"])
+                return outcome
         remaining = deadline - time.monotonic()
         if remaining <= 0:
-            return Outcome(done=done, timed_out=True)
+            outcome.timed_out = True
+            return outcome
         # Short waits, so that Ctrl-C is handled promptly however it is delivered.
         if pipe.poll(min(remaining, 0.1) * 1000):
             chunk = os.read(read_fd, 65536)
             if not chunk:  # the child ended without a verdict
-                return Outcome(done=done, died="it ended without a result")
-            if not data:  # the child's first message, _START
-                deadline = time.monotonic() + limit
+                outcome.died = "it ended without a result"
+                return outcome
             data += chunk
+
+
+def _send(fd, kind, body=b""):
+    """One message from the child: its kind (one byte), the body's length, the body."""
+    message = memoryview(kind + struct.pack("<I", len(body)) + body)
+    while message:
+        message = message[os.write(fd, message):]
 
 
 def _child(work, write_fd):
     """In the forked child: run ``work``, send the verdict, leave without cleanup."""
     code = 0
     try:
-        os.write(write_fd, _START)
+        _send(write_fd, _START)
         try:
             os.setpgid(0, 0)  # its own process group: one kill ends whatever it starts
         except OSError:
             pass
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         faulthandler.disable()  # a crash is reported by the parent, not dumped on the terminal
-        printed = _Capture()
-        sys.stdout = sys.stderr = printed
+        sys.stdout = sys.stderr = _Capture(write_fd)
         if "torch" in sys.modules:
-            sys.modules["torch"].set_num_threads(1)  # no thread pool inherited half-alive from the parent
+            sys.modules["torch"].set_num_threads(1)  # the parent's thread pool is not there after the fork
         try:
-            payload = {"result": list(work(lambda: os.write(write_fd, _DONE)))}
+            payload = {"result": list(work(lambda: _send(write_fd, _DONE)))}
         except BaseException as exc:  # noqa: BLE001 - work catches the learner's errors; this is ours
             payload = {"error": f"{type(exc).__name__}: {exc}"}
-        payload["printed"] = printed.text()
-        body = json.dumps(payload).encode()
-        os.write(write_fd, _RESULT + struct.pack("<Q", len(body)))
-        view = memoryview(body)
-        while view:
-            view = view[os.write(write_fd, view):]
+        _send(write_fd, _RESULT, json.dumps(payload).encode())
     except BaseException:  # noqa: BLE001 - nothing may escape the child
         code = 70
     finally:
@@ -160,26 +169,22 @@ def _child(work, write_fd):
 
 
 class _Capture(io.TextIOBase):
-    """A text stream that keeps the first PRINT_LIMIT characters and counts the rest."""
+    """The child's stdout and stderr: sends the first PRINT_LIMIT characters to the parent as they come."""
 
-    def __init__(self):
-        self.kept, self.size, self.lost = [], 0, 0
+    def __init__(self, fd):
+        self.fd, self.left = fd, PRINT_LIMIT
 
     def writable(self):
         return True
 
     def write(self, text):
         text = str(text)
-        room = max(PRINT_LIMIT - self.size, 0)
-        if room:
-            self.kept.append(text[:room])
-            self.size += len(self.kept[-1])
-        self.lost += max(len(text) - room, 0)
+        if self.left > 0:
+            shown = text[:self.left]
+            self.left -= len(text)
+            cut = f"\n... (output cut after {PRINT_LIMIT:,} characters)\n" if self.left < 0 else ""
+            _send(self.fd, _PRINT, (shown + cut).encode(errors="replace"))
         return len(text)
-
-    def text(self):
-        more = f"\n... ({self.lost:,} more characters of output not shown)\n" if self.lost else ""
-        return "".join(self.kept) + more
 
 
 def _how_it_ended(status) -> str:
