@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 import copy
 import re
-import sys
 import types
 
 from torch import nn

@@ -54,7 +54,8 @@ import warnings
 FORK = sys.platform == "linux"  # where the worker is a process (tests may switch it off)
 PRINT_LIMIT = 2000              # characters of the learner's prints shown
 STARTUP = 1.0                   # seconds a busy machine may take to start the worker, on top of the limit
-_START, _DONE, _PRINT, _RESULT = b"S", b"D", b"P", b"R"  # the child's messages: started, one input done, prints, verdict
+# The kinds of the child's messages: started, one input done, prints, the verdict.
+_START, _DONE, _PRINT, _RESULT = b"S", b"D", b"P", b"R"
 
 
 @dataclass
