@@ -15,9 +15,12 @@ Four kinds of question:
 * ``Array``     an array of numbers; checks shape, then names the first wrong
                 element.
 * ``Function``  a function (or a class) the learner writes. It is called on
-                many seeded random inputs in a worker thread with a time limit
-                and compared with ``posenc``; exceptions, wrong types, wrong
-                shapes, NaN and changed inputs each get their own message.
+                many seeded random inputs in a worker process killed at the
+                time limit (``grading.runner``) and compared with ``posenc``;
+                exceptions, wrong types, wrong shapes, NaN and changed inputs
+                each get their own message. ``check`` called from inside the
+                learner's function is refused; Interrupt records the question
+                as "interrupted".
 
 Expected answers are computed from ``posenc`` when a question is checked, never
 typed in. An answer left as ``...`` (the placeholder of the exercise
@@ -29,11 +32,13 @@ from __future__ import annotations
 
 from grading.bank import QUESTIONS
 from grading.feedback import _short
-from grading.kinds import CORRECT, UNANSWERED, WRONG
+from grading.kinds import CORRECT, INTERRUPTED, UNANSWERED, WRONG
 
 __all__ = ["check", "summary", "assert_all_correct", "progress", "reset", "QUESTIONS"]
 
 _status: dict[str, str] = {}  # question id -> latest status
+_checking = False  # a check is running: a check called from the learner's code is refused
+_refused = False   # ... and that refusal has been printed once
 
 
 # --------------------------------------------------------------------------
@@ -68,20 +73,32 @@ class Verdict:
 
 def check(qid, answer) -> Verdict:
     """Grade ``answer`` to question ``qid``, print feedback, record progress."""
+    global _checking, _refused
+    if _checking:  # called from the learner's code while a check runs it
+        if not _refused:  # once: the learner's function may call it on every test input
+            print(f"{qid} ✗ check(...) is inside your function: unindent it so that it runs "
+                  "after the function is defined.")
+        _refused = True
+        return Verdict(False)
     question = QUESTIONS.get(qid) if isinstance(qid, str) else None
     if question is None:
         print(f"{qid!r} is not a question id; ids look like '02.3' ({len(QUESTIONS)} questions known).")
         return Verdict(False)
+    _checking, _refused = True, False
     try:
         if answer is Ellipsis:
             status, message = UNANSWERED, "replace the ... with your answer, then run this cell again."
         else:
             status, message = question.judge(answer)
+    except KeyboardInterrupt:  # the Interrupt button: the learner's code has been stopped
+        status, message = INTERRUPTED, "stopped before every test input ran; run the cell again to check it."
     except Exception as exc:  # a bug of ours or an answer too strange to inspect
         status = WRONG
         message = f"the grader could not check this answer ({type(exc).__name__}: {_short(exc)})."
+    finally:
+        _checking = False
     _status[qid] = status
-    mark = {CORRECT: "✓ correct", WRONG: "✗", UNANSWERED: "· not answered yet:"}[status]
+    mark = {CORRECT: "✓ correct", WRONG: "✗", UNANSWERED: "· not answered yet:", INTERRUPTED: "· interrupted:"}[status]
     print(f"{qid} {mark}" + ("" if status == CORRECT and not message else f" {message}"))
     return Verdict(status == CORRECT)
 
@@ -105,7 +122,7 @@ def summary(chapter) -> None:
         return
     done = [q for q, s in states.items() if s == CORRECT]
     print(f"Chapter {_chapter(chapter)}: {len(done)} of {len(states)} correct.")
-    for status, label in [(WRONG, "wrong"), (UNANSWERED, "not answered yet"),
+    for status, label in [(WRONG, "wrong"), (UNANSWERED, "not answered yet"), (INTERRUPTED, "interrupted (run again)"),
                           ("unchecked", "not checked yet (run their cells)")]:
         ids = [q for q, s in states.items() if s == status]
         if ids:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+import copy
 import re
+import types
 
 from torch import nn
 import numpy as np
@@ -11,11 +13,12 @@ import torch
 
 from grading.feedback import _digits, _tolerance  # (for Numeric, Choice and Array)
 
+import posenc
 from grading.feedback import _as_array, _as_number, _close, _describe, _how_far, _index, _safely, _same, _seed, _short
 from grading.runner import _run
 
 
-CORRECT, WRONG, UNANSWERED = "correct", "wrong", "unanswered"
+CORRECT, WRONG, UNANSWERED, INTERRUPTED = "correct", "wrong", "unanswered", "interrupted"
 TIME_LIMIT = 10.0  # seconds a learner's function may take over all its test inputs
 
 
@@ -203,15 +206,21 @@ class Function(Question):
     ``cases(rng)`` lists the inputs; ``call(f, *args)`` runs the learner's
     code (default ``f(*args)``); ``verify(out, case)`` returns a message or
     None; ``mistakes`` are (predicate(out, case), hint) pairs consulted when
-    verify fails, to name a known bug.
+    verify fails, to name a known bug. ``own_code``: the question asks the
+    learner to write the formula, so a function that calls the ``posenc``
+    function the reference calls is wrong even when its values are right.
+
+    Every case runs, in a worker that ``grading.runner`` can stop for real, and
+    each output is verified there; "correct" means every case ran and passed.
     """
 
     kind = "function"
 
-    def __init__(self, qid, title, reference, cases, verify, *, call=None, mistakes=()):
+    def __init__(self, qid, title, reference, cases, verify, *, call=None, mistakes=(), own_code=False):
         super().__init__(qid, title)
         self._reference, self.cases, self.verify, self.mistakes = reference, cases, verify, mistakes
         self.call = call or (lambda f, *args: f(*args))
+        self.own_code = own_code
 
     def reference(self):
         return self._reference
@@ -222,29 +231,121 @@ class Function(Question):
         if not callable(f):
             return WRONG, f"expected a function, got {_describe(f)}."
         cases = self.cases(np.random.default_rng(_seed(self.qid)))
-        runs, timed_out = _run(lambda args: self.call(f, *args), cases, TIME_LIMIT)
-        for n, (case, out, exc, given) in enumerate(runs):
-            where = f"for {case.label}"
-            if exc is not None and not (case.raises and isinstance(exc, case.raises)):
-                note = f" ({case.note})" if case.note else ""
-                return WRONG, f"your code raised {type(exc).__name__}: {_short(exc)} {where}{note}."
-            if not _same(given, case.args):
-                return WRONG, (f"your code changed its input {where}. Do not modify the arguments "
-                               "(e.g. write x + pe, not x += pe).")
-            if exc is not None:
-                continue
-            if out is None:
-                if n == 0:
-                    return UNANSWERED, "your function returns None (no code yet, or a missing return)."
-                return WRONG, f"your function returned None {where}."
-            if case.raises:
-                return WRONG, (f"{where} your code should raise {case.raises.__name__} ({case.note}), "
-                               f"but it returned {_describe(out)}.")
-            problem = self.verify(out, case)
+        limit = TIME_LIMIT
+        outcome = _run(lambda report: self._run_cases(f, cases, report), limit)
+        if outcome.printed:  # the learner's own prints, sent back by the worker
+            print(outcome.printed, end="" if outcome.printed.endswith("\n") else "\n")
+        if outcome.timed_out:
+            return WRONG, (f"too slow: {outcome.done} of {len(cases)} test inputs finished within {limit:g} s "
+                           "(an endless loop, or a loop that could be vectorised?).")
+        if outcome.result is None:
+            label = cases[min(outcome.done, len(cases) - 1)].label
+            return WRONG, f"the process running your function stopped for {label}: {outcome.died}."
+        status, message = outcome.result
+        if status == CORRECT and self.own_code and f is not self._reference:
+            called = sorted(_posenc_calls(f) & (_posenc_calls(self._reference) or _posenc_public()))
+            if called:
+                return WRONG, ("this question asks you to write the formula yourself; your function calls "
+                               + " and ".join(f"posenc.{name}" for name in called) + ".")
+        return status, message
+
+    def _run_cases(self, f, cases, report):
+        """(status, message) after running ``f`` on every case; runs in the worker, calls report() per case."""
+        first_none = None  # the first case for which f returned None
+        for case in cases:
+            given = copy.deepcopy(case.args)
+            try:
+                out, exc = self.call(f, *given), None
+            except BaseException as error:  # noqa: BLE001 - SystemExit and friends are answers too
+                out, exc = None, error
+            if first_none is not None and (exc is not None or out is not None):
+                return WRONG, (f"your function returned None for {first_none.label} "
+                               "(is a return missing in one branch?).")
+            problem = self._problem(case, given, out, exc)
             if problem:
-                hints = [hint for test, hint in self.mistakes if _safely(test, out, case)]
-                return WRONG, f"{where}: {problem}" + (f" Hint: {hints[0]}" if hints else "")
-        if timed_out:
-            return WRONG, (f"too slow: only {len(runs)} of {len(cases)} test inputs finished within "
-                           f"{TIME_LIMIT:g} s (an endless loop, or a loop that could be vectorised?).")
+                return WRONG, problem
+            if exc is None and out is None and first_none is None:
+                first_none = case
+            report()
+        if first_none is not None:
+            return UNANSWERED, "your function returns None (no code yet, or a missing return)."
         return CORRECT, f"on all {len(cases)} random test inputs."
+
+    def _problem(self, case, given, out, exc):
+        """What is wrong with one run (output ``out`` or exception ``exc``), or None."""
+        where = f"for {case.label}"
+        if exc is not None and not (case.raises and isinstance(exc, case.raises)):
+            expected = f"; a {case.raises.__name__} was expected here" if case.raises else ""
+            note = f" ({case.note})" if case.note else ""
+            return f"your code raised {type(exc).__name__}: {_exception_text(exc)} {where}{expected}{note}."
+        if not _same(given, case.args):
+            return (f"your code changed its input {where}. Do not modify the arguments "
+                    "(e.g. write x + pe, not x += pe).")
+        if exc is not None or out is None:  # the expected exception; or None, judged over all cases
+            return None
+        if case.raises:
+            return (f"{where} your code should raise {case.raises.__name__} ({case.note}), "
+                    f"but it returned {_describe(out)}.")
+        problem = self.verify(out, case)
+        if problem:
+            hints = [hint for test, hint in self.mistakes if _safely(test, out, case)]
+            return f"{where}: {problem}" + (f" Hint: {hints[0]}" if hints else "")
+        return None
+
+
+def _exception_text(exc) -> str:
+    try:
+        return _short(exc)
+    except Exception:  # an exception whose str() fails
+        return "(no message)"
+
+
+def _posenc_calls(f) -> set[str]:
+    """Names of the ``posenc`` functions that ``f`` refers to.
+
+    Reads the code objects of ``f`` (nested functions and lambdas included), the
+    names they use and what those names are bound to in its globals and closure
+    (``posenc.sinusoidal``, ``import posenc as pe; pe.sinusoidal``, ``from posenc
+    import sinusoidal``); helper functions of the same module (a notebook's other
+    functions) or closure are read the same way. Runs none of the learner's code.
+    """
+    found, seen, todo = set(), set(), [f]
+    home = getattr(f, "__globals__", None)
+    while todo:
+        obj = todo.pop()
+        obj = obj.__func__ if isinstance(obj, types.MethodType) else obj
+        if not isinstance(obj, (types.FunctionType, type)) or id(obj) in seen:
+            continue  # only plain functions and classes: reading them cannot run learner code
+        seen.add(id(obj))
+        if obj.__module__ == "posenc":
+            found.add(obj.__name__)
+        if obj.__module__ == "posenc" or isinstance(obj, type):
+            continue
+        names = set().union(*(c.co_names for c in _code_objects(obj.__code__)))
+        glb = obj.__globals__
+        cells = [c.cell_contents for c in (obj.__closure__ or ()) if _filled(c)]
+        bound = [glb[n] for n in names if n in glb] + cells
+        if any(b is posenc for b in bound):  # posenc.sinusoidal, pe.sinusoidal: the attribute names
+            found |= {n for n in names if not n.startswith("_") and callable(getattr(posenc, n, None))}
+        todo += cells + [b for b in bound if isinstance(b, types.FunctionType)
+                         and (b.__module__ == "posenc" or b.__globals__ is home)]
+    return found
+
+
+def _posenc_public() -> set[str]:
+    return {name for name in posenc.__all__ if callable(getattr(posenc, name))}
+
+
+def _code_objects(code):
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from _code_objects(const)
+
+
+def _filled(cell) -> bool:
+    try:
+        cell.cell_contents
+        return True
+    except ValueError:  # an empty cell
+        return False

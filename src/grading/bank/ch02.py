@@ -50,7 +50,7 @@ def _frequencies_cases(rng):
 
 
 _add(Function("02.5", "write frequencies", lambda d, base=10000.0: posenc.frequencies(d, base), _frequencies_cases,
-              _reference_verifier(lambda d, base: posenc.frequencies(d, base), atol=1e-12), mistakes=[
+              _reference_verifier(lambda d, base: posenc.frequencies(d, base), atol=1e-12), own_code=True, mistakes=[
     (_like(_doubled_omega, atol=1e-12), DOUBLED_HINT),
     (_like(lambda d, base: base ** (-np.arange((d + 1) // 2) / d), atol=1e-12), "the factor 2 in the exponent is missing: ω_i = base^(-2i/d)."),
     (lambda out, case: case.args[0] % 2 and np.shape(out) == (case.args[0] // 2,),
@@ -65,7 +65,7 @@ def _pe_table(positions, d, layout="interleaved"):
 
 _add(Function("02.6", "write the table, both layouts", _pe_table, lambda rng: _pe_cases(rng, layouts=True),
               _reference_verifier(_pe_table, dtype=np.float64, atol=1e-7),
-              call=lambda f, positions, d, layout: f(positions, d, layout=layout), mistakes=[
+              call=lambda f, positions, d, layout: f(positions, d, layout=layout), own_code=True, mistakes=[
     (_like(lambda p, d, layout: _table(p, d, _doubled_omega(d), layout=layout)), DOUBLED_HINT),
     (_like(lambda p, d, layout: _table(p, d, layout="concatenated")), CONCAT_HINT),
     (_like(lambda p, d, layout: _table(p, d) if layout == "concatenated" else None),

@@ -47,7 +47,7 @@ def _verify_rotation(out, case):
     return _verify_array(out, posenc.rotation(*case.args), atol=1e-8)
 
 
-_add(Function("04.2", "write T(k)", lambda k, d: posenc.rotation(k, d), _rotation_cases, _verify_rotation, mistakes=[
+_add(Function("04.2", "write T(k)", lambda k, d: posenc.rotation(k, d), _rotation_cases, _verify_rotation, own_code=True, mistakes=[
     (_like(lambda k, d: posenc.rotation(k, d).T), "this is T(-k), the transpose: with (sin, cos) in a pair, the block is [[cos, sin], [-sin, cos]]."),
     (_like(lambda k, d: _block_diag(k, _doubled_omega(d))), DOUBLED_HINT),
     (_like(lambda k, d: posenc.rotation(k, d, layout="concatenated")), "that is T(k) for the concatenated layout; use the interleaved one."),

@@ -142,7 +142,7 @@ def _own_frequency(positions, d, base=10000.0):
 _add(Function("06.7", "fix the buggy table", lambda positions, d: posenc.sinusoidal(positions, d),
               lambda rng: _pe_cases(rng, n_cases=20, max_pos=10**6, max_n=80),
               _reference_verifier(lambda positions, d: posenc.sinusoidal(positions, d), atol=1e-8),
-              mistakes=[
+              own_code=True, mistakes=[
     (_like(_own_frequency), "the cosine of pair i still uses the exponent (2i+1)/d: both channels of a pair "
                             "share ω_i = base^(-2i/d)."),
     (_like(lambda p, d: _table(p, d, _doubled_omega(d))), DOUBLED_HINT),

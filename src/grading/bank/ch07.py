@@ -62,7 +62,7 @@ def _rope_float32(out, case):
 
 _add(Function("07.2", "RoPE for one vector, both layouts", _rope_one, _rope_cases,
               lambda out, case: _verify_array(out, _rope_one(*case.args), atol=1e-8),
-              call=lambda f, x, p, layout: f(x, p, layout=layout), mistakes=[
+              call=lambda f, x, p, layout: f(x, p, layout=layout), own_code=True, mistakes=[
     (_like(lambda x, p, layout: _rope_one(x, -p, layout)),
      "you rotated by -p·ω_i: the rotated pair is (x_a cos - x_b sin, x_a sin + x_b cos)."),
     (_like(lambda x, p, layout: _rope_with(x, p, _doubled_omega(len(x)), layout)), DOUBLED_HINT),

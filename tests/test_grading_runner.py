@@ -1,0 +1,387 @@
+"""The function runner holds against careless and hostile answers (issue 10, rows 1-5 and part of 10).
+
+Each test gives the failing input of the issue and asserts the required behaviour:
+every test input runs and is verified; a check ends within its limit + 2 s; after
+it returns no learner code is running (the process and its children stay idle);
+Interrupt records "interrupted"; a check inside the learner's function is refused
+with one line. Questions that ask for the formula refuse a function that calls
+the posenc function under test.
+"""
+
+import _thread
+import ctypes
+import math
+import os
+import threading
+import time
+
+import numpy as np
+import psutil  # pinned in constraints.txt (a dependency of ipykernel)
+import pytest
+
+import grading
+import posenc
+from grading import check, runner
+
+IDLE_SECONDS, IDLE_CPU = 3.0, 0.2
+
+
+@pytest.fixture(autouse=True)
+def fresh_progress(monkeypatch):
+    grading.reset()
+    monkeypatch.setattr(grading.kinds, "TIME_LIMIT", 5.0)
+    yield
+    grading.reset()
+
+
+def timed_check(capsys, qid, answer):
+    """(verdict, printed text, seconds) of one check."""
+    start = time.monotonic()
+    verdict = check(qid, answer)
+    return verdict, capsys.readouterr().out, time.monotonic() - start
+
+
+def cpu_seconds() -> float:
+    """CPU time used so far by this process, its reaped children and its live descendants."""
+    me = psutil.Process()
+    t = me.cpu_times()
+    total = t.user + t.system + t.children_user + t.children_system
+    for child in me.children(recursive=True):
+        try:
+            total += sum(child.cpu_times()[:2])
+        except psutil.NoSuchProcess:
+            pass
+    return total
+
+
+def assert_nothing_left_running():
+    """No child process, and less than IDLE_CPU s of CPU over the next IDLE_SECONDS s."""
+    assert psutil.Process().children(recursive=True) == []
+    before = cpu_seconds()
+    time.sleep(IDLE_SECONDS)
+    used = cpu_seconds() - before
+    assert used < IDLE_CPU, f"{used:.2f} s of CPU in {IDLE_SECONDS} s after the check returned"
+
+
+# --------------------------------------------------------------------------
+# Learner code from the issue
+# --------------------------------------------------------------------------
+
+def own_rotation(k, d):
+    t = np.zeros((d, d))
+    for i, w in enumerate(10000.0 ** (-2.0 * np.arange(d // 2) / d)):
+        c, s = math.cos(k * w), math.sin(k * w)
+        t[2 * i:2 * i + 2, 2 * i:2 * i + 2] = [[c, s], [-s, c]]
+    return t
+
+
+def rotation_small_only(k, d):
+    """Row 1: raises (as asked) for odd d, right only for d <= 8 and |k| <= 10."""
+    if d % 2:
+        raise ValueError("odd d_model")
+    return own_rotation(k, d) if d <= 8 and abs(k) <= 10 else np.eye(d)
+
+
+def rotation_asserts(k, d):
+    assert d % 2 == 0, "d_model must be even"
+    return own_rotation(k, d)
+
+
+def rotation_right(k, d):
+    if d % 2:
+        raise ValueError("odd d_model")
+    return own_rotation(k, d)
+
+
+def own_frequencies(d, base=10000.0):
+    return base ** (-2.0 * np.arange((d + 1) // 2) / d)
+
+
+def gil_first_call(d, base=10000.0):
+    """Row 2: the first call holds the GIL for many seconds (one C call, no bytecode boundary)."""
+    if d == 512:
+        sum(range(650_000_000))
+    return own_frequencies(d, base)
+
+
+def slow_each(d, base=10000.0):
+    time.sleep(0.4)
+    return own_frequencies(d, base)
+
+
+def swallows_exception(d, base=10000.0):
+    """Row 3: a loop that catches whatever is raised in it."""
+    while True:
+        try:
+            sum(range(10**6))
+        except Exception:
+            pass
+
+
+def swallows_everything(d, base=10000.0):
+    while True:
+        try:
+            sum(range(10**6))
+        except:  # noqa: E722 - the point of the test
+            pass
+
+
+def endless(d, base=10000.0):
+    while True:
+        pass
+
+
+def sleeps(d, base=10000.0):
+    time.sleep(60)
+
+
+def checks_itself(d, base=10000.0):
+    """Row 5: check(...) indented by mistake into the function it checks."""
+    check("02.5", checks_itself)
+    return own_frequencies(d, base)
+
+
+# --------------------------------------------------------------------------
+# Rows 1 and 2: "correct" only when every test input ran and passed
+# --------------------------------------------------------------------------
+
+def test_an_expected_exception_does_not_end_the_run(capsys):
+    verdict, out, _ = timed_check(capsys, "04.2", rotation_small_only)
+    assert not verdict and "04.2 ✗" in out, out
+    assert "for k = 1000, d_model = 6:" in out, out  # the 5th input, after the first expected ValueError
+
+
+def test_the_same_function_written_right_passes(capsys):
+    verdict, out, _ = timed_check(capsys, "04.2", rotation_right)
+    assert verdict and "correct on all 24" in out, out
+
+
+def test_a_wrong_exception_names_the_expected_one(capsys):
+    verdict, out, _ = timed_check(capsys, "04.2", rotation_asserts)
+    assert not verdict and "raised AssertionError" in out and "a ValueError was expected" in out, out
+
+
+def test_a_first_call_holding_the_gil_is_too_slow_within_the_limit(capsys, monkeypatch):
+    monkeypatch.setattr(grading.kinds, "TIME_LIMIT", 1.0)
+    verdict, out, seconds = timed_check(capsys, "02.5", gil_first_call)
+    assert not verdict and "too slow: 0 of 24 test inputs finished within 1 s" in out, out
+    assert seconds < 1.0 + 2
+
+
+def test_fewer_finished_inputs_than_cases_is_never_correct(capsys, monkeypatch):
+    monkeypatch.setattr(grading.kinds, "TIME_LIMIT", 1.0)
+    verdict, out, seconds = timed_check(capsys, "02.5", slow_each)
+    assert not verdict and "too slow: 2 of 24 test inputs finished within 1 s" in out, out
+    assert seconds < 1.0 + 2
+
+
+# --------------------------------------------------------------------------
+# Row 3, and the time limit: nothing keeps running after check returns
+# --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("answer", [swallows_exception, swallows_everything, endless])
+def test_after_a_timed_out_check_nothing_keeps_running(answer, capsys, monkeypatch):
+    monkeypatch.setattr(grading.kinds, "TIME_LIMIT", 1.0)
+    verdict, out, seconds = timed_check(capsys, "02.5", answer)
+    assert not verdict and "too slow" in out and "0 of 24" in out, out
+    assert seconds < 1.0 + 2
+    assert_nothing_left_running()
+
+
+PID_FILE = None  # where starts_a_process writes the pid of the process it starts
+
+
+def starts_a_process(d, base=10000.0):
+    """Learner code that forks a process of its own, which spins."""
+    pid = os.fork()
+    if pid == 0:
+        while True:
+            pass
+    PID_FILE.write_text(str(pid))
+    time.sleep(60)
+
+
+def test_processes_started_by_the_learner_are_killed_too(capsys, monkeypatch, tmp_path):
+    monkeypatch.setattr(grading.kinds, "TIME_LIMIT", 1.0)
+    monkeypatch.setitem(globals(), "PID_FILE", tmp_path / "pid")
+    verdict, out, _ = timed_check(capsys, "02.5", starts_a_process)
+    assert not verdict and "too slow" in out, out
+    time.sleep(0.2)
+    try:
+        assert psutil.Process(int(PID_FILE.read_text())).status() == psutil.STATUS_ZOMBIE  # killed, not yet reaped
+    except psutil.NoSuchProcess:
+        pass  # killed and reaped
+
+
+# --------------------------------------------------------------------------
+# Row 4: Interrupt
+# --------------------------------------------------------------------------
+
+def test_interrupt_stops_the_learner_code_and_records_interrupted(capsys):
+    assert check("02.5", own_frequencies)
+    timer = threading.Timer(0.5, _thread.interrupt_main)  # what the Interrupt button does to the kernel
+    timer.start()
+    try:
+        verdict, out, seconds = timed_check(capsys, "02.5", swallows_everything)
+    except KeyboardInterrupt:
+        pytest.fail("the interrupt escaped check")
+    finally:
+        timer.cancel()
+    assert not verdict and seconds < 0.5 + 1
+    assert out.strip().splitlines()[-1] == \
+        "02.5 · interrupted: stopped before every test input ran; run the cell again to check it."
+    assert "Traceback" not in out and "KeyboardInterrupt" not in out
+    assert grading.progress("02")["02.5"] == "interrupted"  # no longer the earlier "correct"
+    grading.summary("02")
+    assert "interrupted (run again): 02.5" in capsys.readouterr().out
+    with pytest.raises(AssertionError, match=r"02\.5 \(interrupted\)"):
+        grading.assert_all_correct("02")
+    assert_nothing_left_running()
+
+
+# --------------------------------------------------------------------------
+# Row 5: check inside the learner's function
+# --------------------------------------------------------------------------
+
+def test_a_check_inside_the_function_is_refused_with_one_line(capsys):
+    threads = threading.active_count()
+    verdict, out, seconds = timed_check(capsys, "02.5", checks_itself)
+    lines = out.strip().splitlines()
+    assert lines[0] == ("02.5 ✗ check(...) is inside your function: unindent it so that it runs "
+                        "after the function is defined."), out
+    assert lines[1:] == ["02.5 ✓ correct on all 24 random test inputs."], out  # the function itself is right
+    assert "_TimeUp" not in out and "Error" not in out
+    assert seconds < 2 and threading.active_count() == threads
+    assert psutil.Process().children(recursive=True) == []
+    assert check("02.5", own_frequencies)  # the next check at top level runs normally
+
+
+# --------------------------------------------------------------------------
+# Workers that die, prints, and a return missing in one branch (row 10)
+# --------------------------------------------------------------------------
+
+def exits_hard(d, base=10000.0):
+    os._exit(3)
+
+
+def segfaults(d, base=10000.0):
+    ctypes.string_at(0)
+
+
+@pytest.mark.parametrize("answer,expected", [
+    (exits_hard, "it ended the Python process (exit code 3, e.g. os._exit)"),
+    (segfaults, "it crashed (a segmentation fault)"),
+])
+def test_a_worker_that_dies_gets_a_clear_message(answer, expected, capsys):
+    verdict, out, _ = timed_check(capsys, "02.5", answer)
+    assert not verdict and out.strip() == (
+        f"02.5 ✗ the process running your function stopped for d_model = 512, base = 10000: {expected}."), out
+
+
+def chatty(d, base=10000.0):
+    print("x" * 1000)
+    return own_frequencies(d, base)
+
+
+def test_the_learners_prints_come_back_cut_to_the_limit(capsys):
+    verdict, out, _ = timed_check(capsys, "02.5", chatty)
+    shown = ("x" * 1000 + "\n" + "x" * 1000 + "\n")[:runner.PRINT_LIMIT]
+    cut = "\n... (output cut after 2,000 characters)\n"
+    assert verdict and out == shown + cut + "02.5 ✓ correct on all 24 random test inputs.\n", out
+
+
+def prints_then_loops(d, base=10000.0):
+    print("started with d =", d)
+    while True:
+        pass
+
+
+def test_prints_are_shown_when_time_runs_out(capsys, monkeypatch):
+    monkeypatch.setattr(grading.kinds, "TIME_LIMIT", 0.5)
+    verdict, out, _ = timed_check(capsys, "02.5", prints_then_loops)
+    assert not verdict and out.startswith("started with d = 512\n02.5 ✗ too slow: 0 of 24"), out
+
+
+def missing_return_for_large_d(d, base=10000.0):
+    omega = own_frequencies(d, base)
+    if d < 500:
+        return omega
+
+
+def test_a_return_missing_in_one_branch_is_wrong_not_unanswered(capsys):
+    verdict, out, _ = timed_check(capsys, "02.5", missing_return_for_large_d)  # the first input has d = 512
+    assert not verdict and out.strip() == ("02.5 ✗ your function returned None for d_model = 512, base = 10000 "
+                                           "(is a return missing in one branch?)."), out
+    assert grading.progress("02")["02.5"] == "wrong"
+
+
+# --------------------------------------------------------------------------
+# Questions that ask for the formula: calling posenc is not an answer
+# --------------------------------------------------------------------------
+
+import posenc as pe  # noqa: E402
+from posenc import sinusoidal as table  # noqa: E402
+
+
+def pe_with_a_helper(p, d, layout="interleaved"):
+    return helper_table(p, d, layout)
+
+
+def helper_table(p, d, layout):
+    return table(p, d, layout=layout)
+
+
+def rope_via_closure():
+    apply = posenc.apply_rope
+
+    def rope(x, p, layout="interleaved"):
+        return apply(x[None], [p], layout=layout)[0]
+    return rope
+
+
+@pytest.mark.parametrize("qid,answer,name", [
+    ("02.5", lambda d, base=10000.0: posenc.frequencies(d, base), "frequencies"),
+    ("02.6", lambda p, d, layout="interleaved": pe.sinusoidal(p, d, layout=layout), "sinusoidal"),
+    ("02.6", pe_with_a_helper, "sinusoidal"),
+    ("04.2", lambda k, d: posenc.rotation(k, d), "rotation"),
+    ("06.7", lambda p, d: table(p, d), "sinusoidal"),
+    ("07.2", rope_via_closure(), "apply_rope"),
+])
+def test_a_function_that_calls_posenc_is_told_to_write_the_formula(qid, answer, name, capsys):
+    verdict, out, _ = timed_check(capsys, qid, answer)
+    assert not verdict and out.strip() == (f"{qid} ✗ this question asks you to write the formula yourself; "
+                                           f"your function calls posenc.{name}."), out
+
+
+def rotation_from_posenc_frequencies(k, d):
+    if d % 2:
+        raise ValueError("odd d_model")
+    t = np.zeros((d, d))
+    for i, w in enumerate(posenc.frequencies(d)):
+        t[2 * i:2 * i + 2, 2 * i:2 * i + 2] = [[math.cos(k * w), math.sin(k * w)], [-math.sin(k * w), math.cos(k * w)]]
+    return t
+
+
+def test_other_posenc_helpers_and_other_questions_are_allowed(capsys):
+    assert check("04.2", rotation_from_posenc_frequencies)  # the formula is written; ω comes from posenc
+    assert check("01.3", lambda x: x + posenc.sinusoidal(len(x), x.shape[1]))  # 01.3 asks to use posenc
+
+
+# --------------------------------------------------------------------------
+# The thread fallback (where fork is unavailable): what it can still do
+# --------------------------------------------------------------------------
+
+def test_the_thread_fallback_grades_and_stops_a_plain_endless_loop(capsys, monkeypatch):
+    monkeypatch.setattr(runner, "FORK", False)
+    monkeypatch.setattr(grading.kinds, "TIME_LIMIT", 0.5)
+    threads = threading.active_count()
+    verdict, out, _ = timed_check(capsys, "02.5", own_frequencies)
+    assert verdict, out
+    verdict, out, seconds = timed_check(capsys, "02.5", endless)
+    assert not verdict and "too slow: 0 of 24" in out and seconds < 0.5 + 2, out
+    verdict, out, _ = timed_check(capsys, "04.2", rotation_small_only)
+    assert not verdict and "d_model = 6" in out, out
+    verdict, out, _ = timed_check(capsys, "02.5", checks_itself)
+    assert out.count("check(...) is inside your function") == 1, out
+    time.sleep(0.2)
+    assert threading.active_count() == threads  # the endless loop's thread was stopped
