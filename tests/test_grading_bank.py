@@ -22,6 +22,7 @@ import make_exercises
 import posenc
 from grading import QUESTIONS, check
 from grading.bank.common import STATED, requirement, tolerance
+from test_grading_counts import own_code_answer
 
 ROOT = Path(__file__).resolve().parent.parent
 NON_CHOICE = [q for q, question in QUESTIONS.items() if question.kind != "choice"]
@@ -128,8 +129,9 @@ def test_array_tolerance_is_the_stated_one(qid, capsys):
 
 
 def _perturbed(qid, change):
-    """A learner's function: the reference, with ``change(out)`` applied to each result."""
-    reference = QUESTIONS[qid].reference()
+    """A learner's function: a correct answer (own code where the question asks for it), with ``change(out)``
+    applied to each result."""
+    reference = own_code_answer(qid)
     if qid == "05.7":  # a class: perturb what forward returns
         class Perturbed(reference):
             def forward(self, tokens):
@@ -157,7 +159,7 @@ def test_function_tolerance_and_dtype_are_the_stated_ones(qid, capsys):
     tol = tolerance(QUESTIONS[qid])
     dtype = tol["dtype"] or np.dtype(np.float64)
     eps = np.finfo(dtype).eps
-    ok, out = verdict(qid, QUESTIONS[qid].reference(), capsys)
+    ok, out = verdict(qid, own_code_answer(qid), capsys)
     assert ok, out
     if tol["atol"] > 4 * eps:  # room to move inside the tolerance after rounding to the dtype
         ok, out = verdict(qid, _perturbed(qid, _shift(lambda v: 0.4 * _allowed(v, tol))), capsys)
