@@ -10,7 +10,8 @@ In a notebook::
 Four kinds of question:
 
 * ``Numeric``   one number, within a relative tolerance; says too high / too
-                low, off by a factor of 2, or names a known mistake.
+                low and a coarse size (never enough to compute the answer),
+                off by a factor of 2, or names a known mistake.
 * ``Choice``    one letter or a set of letters ("B", "ac", ["A", "C"]).
 * ``Array``     an array of numbers; checks shape, then names the first wrong
                 element.
@@ -22,8 +23,13 @@ Four kinds of question:
                 learner's function is refused; Interrupt records the question
                 as "interrupted".
 
-Expected answers are computed from ``posenc`` when a question is checked, never
-typed in. An answer left as ``...`` (the placeholder of the exercise
+Expected answers are computed from the grader's private copy of ``posenc``
+(``grading.reference``), fixed when the grader is imported, never typed in;
+patching ``posenc`` in a notebook cannot move them. Each question states what
+it accepts (tolerance, dtype, shape) in its text, from the same parameters the
+grader uses (``grading.bank.common.requirement``). The engine (``kinds``,
+``runner``, ``feedback``) and the bank (``bank/ch01.py`` ... ``ch07.py``, one
+module per chapter) are separate. An answer left as ``...`` (the placeholder of the exercise
 notebooks) is "not answered yet". ``check`` never lets an exception of its own
 reach the learner: whatever it is given, it prints a message.
 """
