@@ -15,23 +15,10 @@ from torch import nn
 import grading
 import posenc
 from grading import QUESTIONS, check
+from grading_session import feedback, fresh_progress  # noqa: F401  (an autouse fixture)
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = ["01", "02", "03", "04", "05"]
-
-
-@pytest.fixture(autouse=True)
-def fresh_progress(monkeypatch):
-    grading.reset()
-    monkeypatch.setattr(grading.kinds, "TIME_LIMIT", 5.0)
-    yield
-    grading.reset()
-
-
-def feedback(capsys, qid, answer):
-    """(verdict, printed text) of one check."""
-    verdict = check(qid, answer)
-    return verdict, capsys.readouterr().out
 
 
 # --------------------------------------------------------------------------

@@ -14,24 +14,11 @@ import torch
 import grading
 import posenc
 from grading import QUESTIONS, check
+from grading_session import feedback, fresh_progress  # noqa: F401  (an autouse fixture)
 from grading.feedback import _verify_array
 from grading.kinds import CORRECT, WRONG, Numeric
 
 NUMERIC = [q for q, question in QUESTIONS.items() if question.kind == "numeric"]
-
-
-@pytest.fixture(autouse=True)
-def fresh_progress(monkeypatch):
-    grading.reset()
-    monkeypatch.setattr(grading.kinds, "TIME_LIMIT", 5.0)
-    yield
-    grading.reset()
-
-
-def feedback(capsys, qid, answer):
-    """(verdict, printed text) of one check."""
-    verdict = check(qid, answer)
-    return verdict, capsys.readouterr().out
 
 
 def own_frequencies(d_model, base=10000.0):

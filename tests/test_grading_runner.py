@@ -22,16 +22,9 @@ import pytest
 import grading
 import posenc
 from grading import check, runner
+from grading_session import fresh_progress  # noqa: F401  (an autouse fixture)
 
 IDLE_SECONDS, IDLE_CPU = 3.0, 0.2
-
-
-@pytest.fixture(autouse=True)
-def fresh_progress(monkeypatch):
-    grading.reset()
-    monkeypatch.setattr(grading.kinds, "TIME_LIMIT", 5.0)
-    yield
-    grading.reset()
 
 
 def timed_check(capsys, qid, answer):
