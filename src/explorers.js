@@ -200,6 +200,8 @@ function num(v, digits = 3) {
 }
 
 const int = (v) => minus(Math.round(v).toLocaleString("en-US"));
+/** A slider's value as its readout shows it (and as the text alternative says it). */
+const readout = (c, x) => (c.log ? num(x, c.digits || 3) : int(x));
 const signed = (v) => (v >= 0 ? "+ " : "− ") + int(Math.abs(v));
 
 // ------------------------------------------------------------------ theme
@@ -216,10 +218,10 @@ const STYLE = `
   font-size: 14px; line-height: 1.35; max-width: 100%; box-sizing: border-box; margin: 0.25rem 0;
 }
 .posenc-explorer *, .posenc-explorer *::before, .posenc-explorer *::after { box-sizing: border-box; }
-.posenc-controls { display: flex; flex-wrap: wrap; gap: 6px 22px; margin: 0 0 10px; }
-.posenc-controls label { display: inline-flex; align-items: center; gap: 8px; white-space: nowrap; margin: 0; }
-.posenc-controls input[type=range] { width: 140px; margin: 0; accent-color: ${OKABE_ITO.blue}; }
-.posenc-controls output { min-width: 4.5em; font-variant-numeric: tabular-nums; }
+.posenc-controls { display: grid; grid-template-columns: repeat(auto-fill, minmax(270px, 1fr)); gap: 4px 28px; margin: 0 0 10px; }
+.posenc-controls label { display: grid; grid-template-columns: 7.5em minmax(80px, 1fr) 4.5em; align-items: center; gap: 8px; margin: 0; }
+.posenc-controls input[type=range] { width: 100%; margin: 0; accent-color: ${OKABE_ITO.blue}; }
+.posenc-controls output { font-variant-numeric: tabular-nums; white-space: nowrap; }
 .posenc-view { width: 100%; }
 .posenc-panels { display: grid; gap: 14px 28px; }
 .posenc-panel { min-width: 0; }
@@ -689,11 +691,12 @@ function render({ model, el }) {
     pending = false;
     const start = performance.now(), v = values(), data = compute[spec.kind](v);
     const views = kind.view(v, data, theme);
+    const said = spec.controls.map((c) => `${c.label} ${readout(c, v[c.name])}`).join(", ");
     panels.forEach((p, n) => {
       const view = views[n], legend = legendHtml(view.legend);
       if (p.html.title !== view.title) p.title.innerHTML = p.html.title = view.title;
       if (p.html.legend !== legend) p.legend.innerHTML = p.html.legend = legend;
-      p.canvas.setAttribute("aria-label", view.alt);
+      p.canvas.setAttribute("aria-label", `${said}. ${view.alt}`);
       p.boxes = draw(p, view);
     });
     root.posencDrawn = { kind: spec.kind, values: v, data };
@@ -817,7 +820,7 @@ function mountStatic(root) {
   };
   const show = () => {
     for (const [name, { input, out, spec: c }] of Object.entries(inputs)) {
-      const text = c.log ? num(read(name)) : int(read(name));
+      const text = readout(c, read(name));
       out.textContent = text;
       input.setAttribute("aria-valuetext", text);
     }

@@ -217,7 +217,8 @@ class Explorer(anywidget.AnyWidget):
         for name, c in self.controls.items():
             log = isinstance(c, widgets.FloatLogSlider)
             controls.append({"name": name, "label": c.description, "min": c.min, "max": c.max,
-                             "step": c.step, "value": c.value, "log": log})
+                             "step": c.step, "value": c.value, "log": log,
+                             "digits": int(c.readout_format.strip(".g")) if log else 0})
         return {"kind": self.kind, "alt": self.alt, "controls": controls, "couple": self.couple}
 
     def static_html(self) -> str:

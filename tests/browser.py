@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import numpy as np
 import pytest
 import yaml
 
@@ -288,3 +289,41 @@ def percentile(values, q: float) -> float:
     lo = int(k)
     hi = min(lo + 1, len(values) - 1)
     return values[lo] + (values[hi] - values[lo]) * (k - lo)
+
+
+def compare_numbers(name, want, got, failures, atol=1e-9, rtol=1e-12):
+    """Numbers to 1e-9 absolute (or 1e-12 relative, for wavelengths near 1e9); shapes, strings exactly."""
+    if isinstance(want, dict):
+        if not isinstance(got, dict):
+            failures.append(f"{name}: expected an object, got {str(got)[:80]}")
+            return
+        for key, value in want.items():
+            if key not in got:
+                failures.append(f"{name}: key {key!r} missing in the browser result")
+            else:
+                compare_numbers(f"{name}[{key}]", value, got[key], failures, atol, rtol)
+        return
+    if want is None:
+        if got is not None:
+            failures.append(f"{name}: expected null, got {str(got)[:80]}")
+        return
+    if got is None:
+        failures.append(f"{name}: null, expected {str(want)[:80]}")
+        return
+    if isinstance(want, str) or (isinstance(want, (list, tuple)) and any(isinstance(x, str) for x in want)):
+        if list(want) != list(got) if not isinstance(want, str) else want != got:
+            failures.append(f"{name}: {got!r}, expected {want!r}")
+        return
+    w = np.asarray(want, dtype=float)
+    try:
+        g = np.asarray(got, dtype=float)
+    except (TypeError, ValueError):
+        failures.append(f"{name}: not numbers: {str(got)[:80]}")
+        return
+    if w.shape != g.shape:
+        failures.append(f"{name}: shape {g.shape}, expected {w.shape}")
+        return
+    bad = ~np.isclose(g, w, atol=atol, rtol=rtol, equal_nan=True)
+    if bad.any():
+        at = tuple(int(x) for x in np.argwhere(bad)[0])
+        failures.append(f"{name}{list(at)}: {g[at]!r}, expected {w[at]!r} ({bad.sum()} of {bad.size} differ)")

@@ -56,7 +56,8 @@ import pytest
 
 import book_timing
 from browser import (  # noqa: F401  (book and chromium are fixtures)
-    CHROMIUM_ARGS, SCREENSHOTS, Guard, book, chromium, chromium_executable, new_context, percentile, serve,
+    CHROMIUM_ARGS, SCREENSHOTS, Guard, book, chromium, chromium_executable, compare_numbers, new_context, percentile,
+    serve,
     toc_pages,
 )
 
@@ -846,44 +847,6 @@ def slider_settings(controls, couple, fn, rng, n=40) -> list[dict]:
     return settings
 
 
-def _compare(name, want, got, failures, atol=1e-9, rtol=1e-12):
-    """Numbers to 1e-9 absolute (or 1e-12 relative, for wavelengths near 1e9); shapes, strings exactly."""
-    if isinstance(want, dict):
-        if not isinstance(got, dict):
-            failures.append(f"{name}: expected an object, got {str(got)[:80]}")
-            return
-        for key, value in want.items():
-            if key not in got:
-                failures.append(f"{name}: key {key!r} missing in the browser result")
-            else:
-                _compare(f"{name}[{key}]", value, got[key], failures, atol, rtol)
-        return
-    if want is None:
-        if got is not None:
-            failures.append(f"{name}: expected null, got {str(got)[:80]}")
-        return
-    if got is None:
-        failures.append(f"{name}: null, expected {str(want)[:80]}")
-        return
-    if isinstance(want, str) or (isinstance(want, (list, tuple)) and any(isinstance(x, str) for x in want)):
-        if list(want) != list(got) if not isinstance(want, str) else want != got:
-            failures.append(f"{name}: {got!r}, expected {want!r}")
-        return
-    w = np.asarray(want, dtype=float)
-    try:
-        g = np.asarray(got, dtype=float)
-    except (TypeError, ValueError):
-        failures.append(f"{name}: not numbers: {str(got)[:80]}")
-        return
-    if w.shape != g.shape:
-        failures.append(f"{name}: shape {g.shape}, expected {w.shape}")
-        return
-    bad = ~np.isclose(g, w, atol=atol, rtol=rtol, equal_nan=True)
-    if bad.any():
-        at = tuple(int(x) for x in np.argwhere(bad)[0])
-        failures.append(f"{name}{list(at)}: {g[at]!r}, expected {w[at]!r} ({bad.sum()} of {bad.size} differ)")
-
-
 COMPUTED: dict = {}  # what the comparison compared, for the report
 
 
@@ -921,7 +884,7 @@ def test_browser_explorers_compute_what_python_draws(site):
             if "error" in result:
                 failures.append(f"{label}: {result['error']}")
                 continue
-            _compare(label, fn(**values), result["ok"], failures)
+            compare_numbers(label, fn(**values), result["ok"], failures)
         COMPUTED[kind] = len(cases)
         per_kind[kind] = f"{len(failures) - before} mismatches over {len(cases)} settings"
     assert not failures, f"{per_kind}\n" + "\n".join(failures[:30])
