@@ -201,7 +201,7 @@ function num(v, digits = 3) {
 
 const int = (v) => minus(Math.round(v).toLocaleString("en-US"));
 /** A slider's value as its readout shows it (and as the text alternative says it). */
-const readout = (c, x) => (c.log ? num(x, c.digits || 3) : int(x));
+const readout = (c, x) => (c.log && c.digits ? num(x, c.digits) : int(x));
 const signed = (v) => (v >= 0 ? "+ " : "− ") + int(Math.abs(v));
 
 // ------------------------------------------------------------------ theme
@@ -248,9 +248,10 @@ function luminance(color) {
   return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255;
 }
 
-/** The colours to draw with, from the theme's CSS variables (resolved on the root). */
+/** The colours to draw with, from the theme's CSS variables (resolved on the root, once it is in the page). */
 function readTheme(root) {
   const css = getComputedStyle(root), get = (name) => css.getPropertyValue(name).trim();
+  if (!root.isConnected || !css.color) return { ...readTheme.light, font: "sans-serif" };
   const bg = css.backgroundColor && css.backgroundColor !== "rgba(0, 0, 0, 0)" ? css.backgroundColor : get("--posenc-bg");
   const dark = luminance(bg) < 0.5;
   return {
@@ -261,6 +262,8 @@ function readTheme(root) {
     vermillion: OKABE_ITO.vermillion, purple: OKABE_ITO.purple,
   };
 }
+readTheme.light = { dark: false, bg: "#ffffff", fg: "#1f1f1f", muted: "#5a5a5a", grid: "#d9d9d9", blue: OKABE_ITO.blue,
+  orange: OKABE_ITO.orange, green: OKABE_ITO.green, vermillion: OKABE_ITO.vermillion, purple: OKABE_ITO.purple };
 
 // ------------------------------------------------------------------ axes
 
@@ -723,9 +726,15 @@ function render({ model, el }) {
     if (!pending) { pending = true; queueMicrotask(update); }
   };
 
+  let unlabel = null, attached = false;
   const resize = () => {
     const width = el.getBoundingClientRect().width;
     if (!width) return;
+    if (!attached) { // Jupyter puts el in the page after render(): read the theme there
+      attached = true;
+      theme = readTheme(root);
+      unlabel = labelJupyterSliders(el);
+    }
     setLayout(width);
     let changed = false;
     for (const p of panels) {
@@ -741,7 +750,6 @@ function render({ model, el }) {
   observer?.observe(el);
   panels.forEach((p) => observer?.observe(p.canvas));
   const unwatch = watchTheme(() => { theme = readTheme(root); update(); });
-  const unlabel = labelJupyterSliders(el);
   root.posencView = { panels, update };
   resize();
   if (!updates) update();
@@ -749,7 +757,7 @@ function render({ model, el }) {
     events.forEach((e) => model.off(e, schedule));
     observer?.disconnect();
     unwatch();
-    unlabel();
+    unlabel?.();
   };
 }
 
@@ -760,7 +768,7 @@ function render({ model, el }) {
  */
 function labelJupyterSliders(el) {
   const box = el.closest(".posenc-explorer") === el ? el.parentElement?.closest(".widget-vbox") : null;
-  if (!box || typeof MutationObserver === "undefined") return () => {};
+  if (!box || typeof MutationObserver === "undefined") return null;
   const label = () => {
     for (const slider of box.querySelectorAll(".widget-slider")) {
       const name = slider.querySelector(".widget-label")?.textContent.trim();

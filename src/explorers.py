@@ -167,15 +167,25 @@ def precision_data(position: int, base: float, d_model: int) -> dict:
 # The widget: traits = slider values, drawn by explorers.js in the browser
 # --------------------------------------------------------------------------
 
-def _log_slider(description, value, lo, hi, step=0.1, readout=".3g"):
-    """A slider over 10**lo ... 10**hi, moving in steps of ``step`` in the exponent."""
-    return widgets.FloatLogSlider(value=value, base=10, min=lo, max=hi, step=step,
-                                  description=description, readout_format=readout)
+def _log_slider(description, value, lo, hi, step=0.1, digits=3):
+    """A slider over 10**lo ... 10**hi, moving in steps of ``step`` in the exponent.
+
+    Its readout shows ``digits`` significant digits with thousands separators
+    (10,000), or the rounded integer with ``digits=0`` (for a position).
+    """
+    return widgets.FloatLogSlider(value=value, base=10, min=lo, max=hi, step=step, description=description,
+                                  readout_format=f",.{digits}r" if digits else ",.0f",
+                                  style={"description_width": "initial"})
 
 
 def _int_slider(description, value, lo, hi, step=1):
     return widgets.IntSlider(value=value, min=lo, max=hi, step=step, description=description,
                              style={"description_width": "initial"})
+
+
+def _digits(readout_format: str) -> int:
+    """Significant digits of a log slider's readout (0: shown as a rounded integer)."""
+    return 0 if readout_format.endswith("f") else int(readout_format.split(".")[1].rstrip("r"))
 
 
 class Explorer(anywidget.AnyWidget):
@@ -218,7 +228,7 @@ class Explorer(anywidget.AnyWidget):
             log = isinstance(c, widgets.FloatLogSlider)
             controls.append({"name": name, "label": c.description, "min": c.min, "max": c.max,
                              "step": c.step, "value": c.value, "log": log,
-                             "digits": int(c.readout_format.strip(".g")) if log else 0})
+                             "digits": _digits(c.readout_format) if log else 0})
         return {"kind": self.kind, "alt": self.alt, "controls": controls, "couple": self.couple}
 
     def static_html(self) -> str:
@@ -339,6 +349,6 @@ class PrecisionExplorer(Explorer):
         super().__init__(position=10.0**log_position, base=float(base), d_model=d_model)
 
     def sliders(self, position, base, d_model):
-        return {"position": _log_slider("position p", position, 0, 7.2, step=0.05, readout=".4g"),
+        return {"position": _log_slider("position p", position, 0, 7.2, step=0.05, digits=0),
                 "base": _log_slider("base", base, 2, 6),
                 "d_model": _int_slider("d_model", d_model, 8, 256, 8)}
