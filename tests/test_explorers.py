@@ -474,3 +474,16 @@ def test_sliders_work_from_the_keyboard_and_say_what_they_show(chromium, site):
         context.close()
     assert not errors, errors
     assert not failures, "\n".join(failures)
+
+
+def test_book_recognises_a_cell_that_only_displays_an_explorer():
+    """book_assets shows such a cell's explorer on pages the book does not execute (exercise 02's warm-up)."""
+    import book_assets
+
+    call = book_assets.explorer_call
+    assert call("from explorers import FormulaExplorer\n\nFormulaExplorer(pos=10, i=4, d_model=64, base=10_000)") == \
+        ("FormulaExplorer", {"pos": 10, "i": 4, "d_model": 64, "base": 10000})
+    assert call("from explorers import BaseExplorer\nBaseExplorer()") == ("BaseExplorer", {})
+    for source in ["import os", "from explorers import X\nX(a=open('f'))", "from explorers import X\nY()",
+                   "from explorers import X\nX(1)", "from explorers import X\nX()\nprint(1)", "x = (", ""]:
+        assert call(source) is None, source
