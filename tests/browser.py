@@ -18,6 +18,7 @@ Screenshots go to ``_build/screenshots/`` (``book/`` and ``lab/``).
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import subprocess
@@ -327,3 +328,41 @@ def compare_numbers(name, want, got, failures, atol=1e-9, rtol=1e-12):
     if bad.any():
         at = tuple(int(x) for x in np.argwhere(bad)[0])
         failures.append(f"{name}{list(at)}: {g[at]!r}, expected {w[at]!r} ({bad.sum()} of {bad.size} differ)")
+
+
+# --------------------------------------------------------------------------
+# Explorers: the layout the renderer reports
+# --------------------------------------------------------------------------
+
+EXPLORER_TEXT = {"title", "legend", "tick", "label"}
+
+
+def overlap(a, b, tol=0.5) -> bool:
+    return (min(a["x"] + a["w"], b["x"] + b["w"]) - max(a["x"], b["x"]) > tol
+            and min(a["y"] + a["h"], b["y"] + b["h"]) - max(a["y"], b["y"]) > tol)
+
+
+def explorer_layout_failures(boxes: list[dict], viewport: int) -> list[str]:
+    """What is wrong with an explorer's layout, from the boxes explorers.js reports (posencExplorers.boxes):
+    wider than the page, text cut at its edge, text overlapping text or a plot area, panels overlapping."""
+    root = next(b for b in boxes if b["kind"] == "root")
+    texts = [b for b in boxes if b["kind"] in EXPLORER_TEXT]
+    plots = [b for b in boxes if b["kind"] == "plot"]
+    canvases = [b for b in boxes if b["kind"] == "canvas"]
+    out = []
+    if root["x"] < -0.5 or root["x"] + root["w"] > viewport + 0.5:
+        out.append(f"the explorer ({root['x']:.0f}..{root['x'] + root['w']:.0f} px) is wider than the page ({viewport} px)")
+    for b in texts:
+        if not b["w"] or b["x"] < root["x"] - 0.5 or b["x"] + b["w"] > root["x"] + root["w"] + 0.5:
+            out.append(f"{b['kind']} {b['text']!r} is cut at the explorer's edge (x {b['x']:.1f}, width {b['w']:.1f})")
+    for a, b in itertools.combinations(texts, 2):
+        if overlap(a, b):
+            out.append(f"{a['kind']} {a['text']!r} overlaps {b['kind']} {b['text']!r}")
+    for t in texts:
+        for p in plots:
+            if overlap(t, p):
+                out.append(f"{t['kind']} {t['text']!r} lies on the data (plot area of panel {p['panel']})")
+    for a, b in itertools.combinations(canvases, 2):
+        if overlap(a, b):
+            out.append("two panels overlap")
+    return out

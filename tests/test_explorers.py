@@ -30,7 +30,9 @@ import pytest
 
 import explorers
 import posenc
-from browser import ROOT, SCREENSHOTS, chromium, chromium_executable, compare_numbers, new_context, serve  # noqa: F401
+from browser import (  # noqa: F401  (chromium is a fixture)
+    ROOT, SCREENSHOTS, chromium, chromium_executable, compare_numbers, explorer_layout_failures, new_context, serve,
+)
 
 EXPLORERS = [explorers.FormulaExplorer, explorers.BaseExplorer, explorers.OffsetExplorer,
              explorers.RopeScalingExplorer, explorers.PrecisionExplorer]
@@ -335,38 +337,6 @@ BOXES = """(kind) => {
   const root = document.querySelector(`#${kind} .posenc-explorer`);
   return window.posencExplorers.boxes(root);
 }"""
-TEXT = {"title", "legend", "tick", "label"}
-
-
-def overlap(a, b, tol=0.5) -> bool:
-    return (min(a["x"] + a["w"], b["x"] + b["w"]) - max(a["x"], b["x"]) > tol
-            and min(a["y"] + a["h"], b["y"] + b["h"]) - max(a["y"], b["y"]) > tol)
-
-
-def layout_failures(boxes: list[dict], viewport: int) -> list[str]:
-    root = next(b for b in boxes if b["kind"] == "root")
-    texts = [b for b in boxes if b["kind"] in TEXT]
-    plots = [b for b in boxes if b["kind"] == "plot"]
-    canvases = [b for b in boxes if b["kind"] == "canvas"]
-    out = []
-    if root["x"] < -0.5 or root["x"] + root["w"] > viewport + 0.5:
-        out.append(f"the explorer ({root['x']:.0f}..{root['x'] + root['w']:.0f} px) is wider than the page ({viewport} px)")
-    for b in texts:
-        if not b["w"] or b["x"] < root["x"] - 0.5 or b["x"] + b["w"] > root["x"] + root["w"] + 0.5:
-            out.append(f"{b['kind']} {b['text']!r} is cut at the explorer's edge (x {b['x']:.1f}, width {b['w']:.1f})")
-    for a, b in itertools.combinations(texts, 2):
-        if overlap(a, b):
-            out.append(f"{a['kind']} {a['text']!r} overlaps {b['kind']} {b['text']!r}")
-    for t in texts:
-        for p in plots:
-            if overlap(t, p):
-                out.append(f"{t['kind']} {t['text']!r} lies on the data (plot area of panel {p['panel']})")
-    for a, b in itertools.combinations(canvases, 2):
-        if overlap(a, b):
-            out.append("two panels overlap")
-    return out
-
-
 @pytest.mark.parametrize("width", [320, 390, 1280])
 def test_layout_fits_and_nothing_overlaps(chromium, site, width):
     """At 320, 390 and 1280 px, DPR 2: titles, legends, ticks, labels and data never overlap; crisp canvases."""
@@ -381,7 +351,7 @@ def test_layout_fits_and_nothing_overlaps(chromium, site, width):
                 tab.evaluate(SWEEP, [cls.kind, [setting]])
                 tab.wait_for_timeout(30)  # a relayout, if the titles now wrap differently
                 boxes = tab.evaluate(BOXES, cls.kind)
-                failures += [f"{cls.kind} at {width} px, {setting}: {f}" for f in layout_failures(boxes, width)]
+                failures += [f"{cls.kind} at {width} px, {setting}: {f}" for f in explorer_layout_failures(boxes, width)]
             canvases = tab.evaluate("""kind => [...document.querySelectorAll(`#${kind} canvas`)].map(c => {
                 const r = c.getBoundingClientRect(); return {w: c.width, h: c.height, cw: r.width, ch: r.height, top: r.top}; })""",
                                     cls.kind)
