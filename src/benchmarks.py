@@ -126,7 +126,9 @@ EXPLORER_STEP = """async ([kind, settings]) => {
     for (const name of Object.keys(setting)) inputs[name].dispatchEvent(new Event('input', {bubbles: true}));
     await null;  // the view redraws in a microtask
     await new Promise(requestAnimationFrame);  // one step per frame, as a reader's
-    out.push({ms: Number(root.dataset.lastUpdateMs), values: window.posencExplorers.drawn(root).values});
+    const values = window.posencExplorers.drawn(root).values, t0 = performance.now();
+    window.posencExplorers.compute(kind, values);  // the numbers alone, for comparison
+    out.push({ms: Number(root.dataset.lastUpdateMs), computeMs: performance.now() - t0, values});
   }
   return out;
 }"""
@@ -175,9 +177,9 @@ def bench_explorers(steps: int = 60, width: int = 1280) -> None:
             with serve(Path(tmp)) as base:
                 tab = browser.new_page(viewport={"width": width, "height": 900})
                 tab.goto(f"{base}index.html", wait_until="load")
-                print(f"\nexplorers: one slider step ({steps} steps each, one random slider to a random value); "
-                      f"browser = explorers.js compute + draw in Chromium at {width} px, "
-                      f"Python = *_data alone (numbers, no drawing)")
+                print(f"\nexplorers: one slider step ({steps} steps each: one random slider to a random value), "
+                      f"drawn by explorers.js in Chromium at {width} px; Python's *_data (numbers only, no drawing) "
+                      f"is what a kernel-side renderer would compute before drawing anything")
                 for kind, (cls, data) in classes.items():
                     controls, settings = cls().browser_spec()["controls"], []
                     current = {c["name"]: float(np.log10(c["value"])) if c["log"] else c["value"] for c in controls}
@@ -187,15 +189,17 @@ def bench_explorers(steps: int = 60, width: int = 1280) -> None:
                         current = {**current, c["name"]: round(float(c["min"] + c["step"] * k), 10)}
                         settings.append(current)
                     results = tab.evaluate(EXPLORER_STEP, [kind, json.loads(json.dumps(settings))])[5:]  # warm-up
-                    browser_s = np.array([r["ms"] for r in results]) / 1e3
+                    step_ms = np.array([r["ms"] for r in results])
+                    compute_ms = np.array([r["computeMs"] for r in results])
                     hints = {n: a.annotation for n, a in inspect.signature(data).parameters.items()}
                     calls = [{n: int(round(x)) if hints.get(n) in (int, "int") else x for n, x in r["values"].items()}
                              for r in results]
                     queue = iter(calls)
-                    python_s = alternate({"python": lambda: data(**next(queue))}, repeats=len(calls) - 1, warmup=1)["python"]
-                    report(f"{cls.__name__}: one slider step", {"browser: compute + draw": browser_s,
-                                                                "python: *_data numbers only": python_s},
-                           {}, "browser: compute + draw", "python: *_data numbers only")
+                    python_ms = 1e3 * alternate({"python": lambda: data(**next(queue))}, repeats=len(calls) - 1,
+                                                warmup=1)["python"]
+                    print(f"  {cls.__name__:<20} browser step (compute + draw) median {np.median(step_ms):5.2f} ms, "
+                          f"p95 {np.percentile(step_ms, 95):5.2f} (budget 16, one frame); of which the numbers "
+                          f"{np.median(compute_ms):5.2f} ms; the same numbers in Python {np.median(python_ms):5.2f} ms")
         finally:
             browser.close()
 

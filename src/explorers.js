@@ -186,20 +186,23 @@ const SUPERSCRIPT = { 0: "⁰", 1: "¹", 2: "²", 3: "³", 4: "⁴", 5: "⁵", 6
 const sup = (s) => String(s).replace(/[0-9+-]/g, (c) => SUPERSCRIPT[c]);
 const minus = (s) => String(s).replace(/-/g, "−");
 
+const DECIMAL = new Intl.NumberFormat("en-US", { maximumFractionDigits: 6 });
+const INTEGER = new Intl.NumberFormat("en-US", { maximumFractionDigits: 0 });
+
 function num(v, digits = 3) {
   if (Number.isNaN(v)) return "NaN";
   if (!isFinite(v)) return v > 0 ? "∞" : "−∞";
   if (v === 0) return "0";
   const a = Math.abs(v);
   if (a >= 1e-3 && a < 1e6) {
-    return minus(Number(v.toPrecision(digits)).toLocaleString("en-US", { maximumFractionDigits: 6 }));
+    return minus(DECIMAL.format(Number(v.toPrecision(digits))));
   }
   const [m, e] = v.toExponential(digits - 1).split("e");
   const mantissa = String(Number(m));
   return minus((mantissa === "1" ? "" : mantissa === "-1" ? "-" : mantissa + "×") + "10" + sup(Number(e)));
 }
 
-const int = (v) => minus(Math.round(v).toLocaleString("en-US"));
+const int = (v) => minus(INTEGER.format(Math.round(v)));
 /** A slider's value as its readout shows it (and as the text alternative says it). */
 const readout = (c, x) => (c.log && c.digits ? num(x, c.digits) : int(x));
 const signed = (v) => (v >= 0 ? "+ " : "− ") + int(Math.abs(v));
@@ -268,6 +271,18 @@ readTheme.light = { dark: false, bg: "#ffffff", fg: "#1f1f1f", muted: "#5a5a5a",
 // ------------------------------------------------------------------ axes
 
 const FONT_PX = 12;
+const WIDTHS = new Map(); // ctx.font -> (text -> width): tick labels repeat from one redraw to the next
+
+/** A cached measureText(text).width for the context's current font. */
+function textWidths(ctx) {
+  if (!WIDTHS.has(ctx.font)) WIDTHS.set(ctx.font, new Map());
+  const cache = WIDTHS.get(ctx.font);
+  return (text) => {
+    let w = cache.get(text);
+    if (w === undefined) cache.set(text, (w = ctx.measureText(text).width));
+    return w;
+  };
+}
 
 /** "Nice" ticks (1, 2, 5 x 10^n) over [lo, hi], at most `count` of them. */
 function niceTicks(lo, hi, count) {
@@ -295,6 +310,7 @@ class Axes {
   constructor(ctx, W, H, theme, { x, y, equal = false }) {
     Object.assign(this, { ctx, W, H, theme, xs: x, ys: y, boxes: [] });
     ctx.font = `${FONT_PX}px ${theme.font}`;
+    this.widths = textWidths(ctx);
     const m = ctx.measureText("0123456789−");
     this.lineH = Math.ceil((m.fontBoundingBoxAscent || 10) + (m.fontBoundingBoxDescent || 3));
     const lh = this.lineH;
@@ -303,9 +319,9 @@ class Axes {
     const bottom = 4 + lh + (x.label ? 4 + lh : 0) + 2;
     let plotH = Math.max(40, H - top - bottom);
     const yTicks = this.ticks(y, plotH, lh + 8, (t) => 0);
-    const yWidth = Math.max(0, ...yTicks.map((t) => ctx.measureText(tickText(t, y.log)).width));
+    const yWidth = Math.max(0, ...yTicks.map((t) => this.widths(tickText(t, y.log))));
     const left = Math.ceil(yWidth) + 8;
-    const lastX = ctx.measureText(tickText(x.lim[1], x.log)).width;
+    const lastX = this.widths(tickText(x.lim[1], x.log));
     const right = Math.ceil(lastX / 2) + 4;
     let plotW = Math.max(40, W - left - right), px = left, py = top;
     if (equal) { // square plot, centred
@@ -314,7 +330,7 @@ class Axes {
     }
     this.plot = { x: px, y: py, w: plotW, h: plotH };
     this.yTicks = yTicks;
-    this.xTicks = this.ticks(x, plotW, 0, (t) => ctx.measureText(tickText(t, x.log)).width);
+    this.xTicks = this.ticks(x, plotW, 0, (t) => this.widths(tickText(t, x.log)));
   }
 
   /** Ticks for one axis: as many as fit `length` px with `gap` between labels. */
@@ -356,7 +372,7 @@ class Axes {
 
   /** Write `text` with its box's anchor at (x, y); false (and nothing drawn) if it would overlap. */
   text(text, x, y, align, baseline, kind, optional = true) {
-    const c = this.ctx, w = c.measureText(text).width, h = this.lineH;
+    const c = this.ctx, w = this.widths(text), h = this.lineH;
     const left = align === "center" ? x - w / 2 : align === "right" ? x - w : x;
     const topY = baseline === "middle" ? y - h / 2 : baseline === "bottom" ? y - h : y;
     const box = { kind, text, x: left, y: topY, w, h };
@@ -443,7 +459,7 @@ const DASH = { dashed: [7, 4], dotted: [2, 3], dashdot: [8, 3, 2, 3] };
 
 const KINDS = {
   formula: {
-    panels: [{ grow: 1.3, aspect: 0.62 }, { grow: 1, aspect: 0.62 }],
+    panels: [{ grow: 1.3, aspect: 0.62 }, { grow: 1, aspect: 0.75 }],
     view(v, d, t) {
       const i = d.i, at = (ys) => (ys ? ys[v.pos] : NaN), hasCos = d.cos !== null;
       const channels = range(0, v.d_model - 1), pair = [2 * i, 2 * i + 1].filter((c) => c < v.d_model);
@@ -685,7 +701,8 @@ function render({ model, el }) {
   }
 
   function sizeCanvas(p, cssWidth) {
-    const maxH = narrow ? 300 : 340, height = Math.round(Math.min(maxH, Math.max(200, cssWidth * p.layout.aspect)));
+    const [minH, maxH] = narrow ? [200, 300] : [240, 340];
+    const height = Math.round(Math.min(maxH, Math.max(minH, cssWidth * p.layout.aspect)));
     p.width = cssWidth; p.height = height;
     p.canvas.style.height = `${height}px`;
   }

@@ -42,7 +42,6 @@ import posenc
 
 POSITIONS_SHOWN = 200  # the x range of the formula explorer's wave plot
 BROWSER_MODULE = Path(__file__).with_name("explorers.js")
-BROWSER_SCRIPT = BROWSER_MODULE  # the name the tests used before the module became the only renderer
 
 
 # --------------------------------------------------------------------------

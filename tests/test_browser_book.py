@@ -321,13 +321,14 @@ async def _open(browser, base_url: str, page: str, shot_dir: Path | None, mode: 
     return v, context, tab, guard, ranges
 
 
-# Each explorer as drawn: the boxes of its text and plots (explorers.js), a canvas pixel near the corner,
+# Each explorer as drawn: the boxes of its text and plots (explorers.js), a canvas pixel in the top right corner
+# (where nothing is drawn),
 # its background and the page's, the canvas size in device pixels against its CSS size.
 EXPLORERS_DRAWN = """() => [...document.querySelectorAll('.posenc-explorer')].map(root => {
   const canvas = root.querySelector('canvas'), rect = canvas ? canvas.getBoundingClientRect() : null;
   return {
     boxes: window.posencExplorers && root.posencView ? window.posencExplorers.boxes(root) : null,
-    pixel: canvas ? [...canvas.getContext('2d').getImageData(2, 2, 1, 1).data].slice(0, 3) : null,
+    pixel: canvas ? [...canvas.getContext('2d').getImageData(canvas.width - 3, 2, 1, 1).data].slice(0, 3) : null,
     background: getComputedStyle(root).backgroundColor,
     page: getComputedStyle(document.body).backgroundColor,
     crisp: canvas ? Math.abs(canvas.width - Math.round(rect.width * devicePixelRatio)) <= 1 : false,

@@ -376,10 +376,10 @@ def test_layout_fits_and_nothing_overlaps(chromium, site, width):
     assert not failures, "\n".join(failures[:30])
 
 
-def pixel(tab, kind, x=2, y=2):
-    """The colour of a canvas pixel (device pixels), as [r, g, b]."""
-    return tab.evaluate("""([kind, x, y]) => [...document.querySelector(`#${kind} canvas`).getContext('2d')
-                           .getImageData(x, y, 1, 1).data].slice(0, 3)""", [kind, x, y])
+def pixel(tab, kind):
+    """The colour of the first canvas's top right pixel (where nothing is drawn), as [r, g, b]."""
+    return tab.evaluate("""kind => { const c = document.querySelector(`#${kind} canvas`);
+                           return [...c.getContext('2d').getImageData(c.width - 3, 2, 1, 1).data].slice(0, 3); }""", kind)
 
 
 def css_color(tab, expression):
