@@ -648,12 +648,13 @@ const THEMES = new Set(); // every mounted view's "theme changed" callback
 function watchTheme(callback) {
   THEMES.add(callback);
   if (THEMES.size === 1 && typeof MutationObserver !== "undefined") {
-    const all = () => THEMES.forEach((f) => f());
+    const redraw = () => THEMES.forEach((f) => f());
+    const all = () => { redraw(); setTimeout(redraw, 250); }; // again once a theme's style sheet has loaded
     const observer = new MutationObserver(all);
-    observer.observe(document.documentElement, { attributes: true, attributeFilter: ["data-theme", "class", "style"] });
-    observer.observe(document.body, { attributes: true, attributeFilter: ["data-theme", "data-jp-theme-name", "data-jp-theme-light"] });
+    // pydata-sphinx-theme: <html data-theme>; JupyterLab: <body data-jp-theme-name>; VS Code: <body class>
+    observer.observe(document.documentElement, { attributes: true, attributeFilter: ["data-theme", "class"] });
+    observer.observe(document.body, { attributes: true, attributeFilter: ["data-theme", "class", "data-jp-theme-name"] });
     window.matchMedia?.("(prefers-color-scheme: dark)").addEventListener?.("change", all);
-    watchTheme.observer = observer;
   }
   return () => THEMES.delete(callback);
 }
@@ -701,7 +702,7 @@ function render({ model, el }) {
   }
 
   function sizeCanvas(p, cssWidth) {
-    const [minH, maxH] = narrow ? [200, 300] : [240, 340];
+    const [minH, maxH] = narrow ? [240, 320] : [240, 340];
     const height = Math.round(Math.min(maxH, Math.max(minH, cssWidth * p.layout.aspect)));
     p.width = cssWidth; p.height = height;
     p.canvas.style.height = `${height}px`;
