@@ -198,7 +198,7 @@ class Explorer(anywidget.AnyWidget):
     _spec = traitlets.Dict().tag(sync=True)  # kind, slider ranges, couplings: what the module needs
     kind = ""      # the name of the matching renderer in explorers.js
     couple = {}    # slider -> the slider whose value sets its range
-    alt = "interactive figure"
+    alt = "interactive figure"  # what it shows, in words, where JavaScript does not run
 
     def __init__(self, **values):
         super().__init__(**values)
@@ -228,15 +228,16 @@ class Explorer(anywidget.AnyWidget):
             controls.append({"name": name, "label": c.description, "min": c.min, "max": c.max,
                              "step": c.step, "value": c.value, "log": log,
                              "digits": _digits(c.readout_format) if log else 0})
-        return {"kind": self.kind, "alt": self.alt, "controls": controls, "couple": self.couple}
+        return {"kind": self.kind, "controls": controls, "couple": self.couple}
 
     def static_html(self) -> str:
         """A self-contained HTML block for the static book: the spec, then explorers.js inline."""
         spec = html.escape(json.dumps(self.browser_spec()), quote=True)
         module = BROWSER_MODULE.read_text()
-        assert "</script" not in module.lower(), "explorers.js would end its own inline <script>"
-        return (f'<div class="posenc-explorer" data-spec="{spec}">'
-                "<noscript>This explorer needs JavaScript; run the notebook in Jupyter for the live version.</noscript>"
+        if "</script" in module.lower():
+            raise RuntimeError("explorers.js contains '</script', which would end its own inline <script>")
+        return (f'<div class="posenc-explorer" data-spec="{spec}"><noscript>{html.escape(self.alt)}. This explorer '
+                "needs JavaScript; run the notebook in Jupyter for the live version.</noscript>"
                 f'</div>\n<script type="module">{module}</script>')
 
     def _repr_mimebundle_(self, include=None, exclude=None, **kwargs):
