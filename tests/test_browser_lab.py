@@ -252,8 +252,8 @@ def test_all_cells_run_without_error(notebook):
 # the frame that shows it (a task queued from the next animation frame runs once that frame is painted).
 STEP_PROBE = """root => {
   const probe = window.__posencStep = {keyAt: null, drawnAt: null, paintedAt: null};
-  document.addEventListener('keydown', () => {
-    Object.assign(probe, {keyAt: performance.now(), drawnAt: null, paintedAt: null}); }, true);
+  document.addEventListener('keydown', e => {  // the event's own time: before any handler ran (JupyterLab's first)
+    Object.assign(probe, {keyAt: e.timeStamp, drawnAt: null, paintedAt: null}); }, true);
   new MutationObserver(() => {
     if (probe.drawnAt !== null) return;
     probe.drawnAt = performance.now();
