@@ -331,6 +331,12 @@ EXPLORERS_DRAWN = """() => [...document.querySelectorAll('.posenc-explorer')].ma
     pixel: canvas ? [...canvas.getContext('2d').getImageData(canvas.width - 3, 2, 1, 1).data].slice(0, 3) : null,
     background: getComputedStyle(root).backgroundColor,
     page: getComputedStyle(document.body).backgroundColor,
+    frame: (() => {  // the nearest background behind the explorer (a panel the theme puts outputs on)
+      for (let e = root.parentElement; e; e = e.parentElement) {
+        const c = getComputedStyle(e).backgroundColor;
+        if (c !== 'rgba(0, 0, 0, 0)') return c;
+      }
+      return null; })(),
     crisp: canvas ? Math.abs(canvas.width - Math.round(rect.width * devicePixelRatio)) <= 1 : false,
   };
 })"""
@@ -785,6 +791,8 @@ def test_explorers_fit_and_follow_the_theme(site, page, mode):
         if e["pixel"] != rgb(e["background"]) or (rgb(e["page"]) and "rgba(0, 0, 0, 0)" not in e["page"]
                                                   and rgb(e["page"]) != rgb(e["background"])):
             failures.append(f"explorer {n}: canvas {e['pixel']}, explorer {e['background']}, page {e['page']}")
+        if e["frame"] and rgb(e["frame"]) != rgb(e["background"]):
+            failures.append(f"explorer {n}: drawn on {e['background']} inside a {e['frame']} panel")
         if mode == "dark" and sum(e["pixel"]) > 3 * 80:
             failures.append(f"explorer {n}: a light canvas {e['pixel']} on the dark page")
     assert not failures, "\n".join(failures)
