@@ -4,10 +4,14 @@ Each pair of contenders runs alternately (A, B, A, B, ...) in the same
 process so that machine noise hits both alike; we report medians, p95, the
 ratio baseline / ours (> 1 means ours is faster) and each one's max error
 against the float64 table (itself checked against 40-digit mpmath in tests).
+The explorers' slider step is timed in the browser that draws them, next to
+Python's numbers alone (``bench_explorers``); the book's math, as built
+against MathJax in the browser (``book_timing``).
 """
 
 from __future__ import annotations
 
+import inspect
 import math
 import time
 
@@ -113,52 +117,91 @@ def bench_core() -> None:
         print(f"  p = {p:>9,}: posenc {ours:.1e}   recipe {theirs:.1e}")
 
 
-def bench_explorers(steps: int = 60) -> None:
-    """Update time (compute + redraw + PNG render) per slider step.
+EXPLORER_STEP = """async ([kind, settings]) => {
+  const root = document.querySelector(`#${kind} .posenc-explorer`);
+  const inputs = Object.fromEntries([...root.querySelectorAll('input[type=range]')].map(i => [i.dataset.name, i]));
+  const out = [];
+  for (const setting of settings) {
+    for (const [name, x] of Object.entries(setting)) inputs[name].value = x;
+    for (const name of Object.keys(setting)) inputs[name].dispatchEvent(new Event('input', {bubbles: true}));
+    await null;  // the view redraws in a microtask
+    await new Promise(requestAnimationFrame);  // one step per frame, as a reader's
+    const values = window.posencExplorers.drawn(root).values, t0 = performance.now();
+    window.posencExplorers.compute(kind, values);  // the numbers alone, for comparison
+    out.push({ms: Number(root.dataset.lastUpdateMs), computeMs: performance.now() - t0, values});
+  }
+  return out;
+}"""
 
-    A step moves one slider, chosen at random, to a random value on its grid,
-    as a reader dragging sliders does. Ours redraws the explorer's existing
-    artists (blitting when only moving artists change). The baseline is what
-    ``ipywidgets.interact`` with a plotting function does: build a new figure
-    per step, draw the same content, render it to PNG.
+
+def bench_explorers(steps: int = 60, width: int = 1280) -> None:
+    """One slider step of each explorer: the browser's whole step against Python's numbers alone.
+
+    The explorers are drawn in the browser only (explorers.js: an anywidget in
+    Jupyter, the same module in the book); the kernel-side matplotlib renderer
+    (PNG per step) is gone, so it is not timed here any more, and the round
+    trip through JupyterLab and the kernel is measured end to end by
+    tests/test_browser_lab.py (key press -> new canvas). What this compares,
+    per step of one randomly chosen slider: the browser's update (compute +
+    draw on canvas, data-last-update-ms, in Chromium at ``width`` px, DPR 1)
+    against the numbers alone in Python (``*_data`` through posenc): what any
+    kernel-side renderer would have to compute before drawing anything, with
+    no drawing, no PNG and no WebSocket.
     """
-    import io
-
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
+    import json
+    import shutil
+    import tempfile
+    from pathlib import Path
 
     import explorers
+    from book_server import CHROMIUM_ARGS, serve
 
+    executable = shutil.which("chromium") or shutil.which("chromium-browser")
+    if executable is None:
+        print("\nexplorers: skipped (no Chromium: apt-get install chromium)")
+        return
+    from playwright.sync_api import sync_playwright
+
+    classes = {"formula": (explorers.FormulaExplorer, explorers.formula_data),
+               "base": (explorers.BaseExplorer, explorers.base_data),
+               "offset": (explorers.OffsetExplorer, explorers.offset_data),
+               "precision": (explorers.PrecisionExplorer, explorers.precision_data),
+               "rope": (explorers.RopeScalingExplorer, explorers.rope_scaling_data)}
     rng = np.random.default_rng(0)
-    for cls in (explorers.FormulaExplorer, explorers.BaseExplorer, explorers.OffsetExplorer,
-                explorers.PrecisionExplorer, explorers.RopeScalingExplorer):
-        explorer = cls()
-        settings, current = [], explorer.values()
-        for _ in range(steps):
-            name = rng.choice(list(explorer.controls))
-            c = explorer.controls[name]
-            if c.__class__.__name__ == "FloatLogSlider":
-                current[name] = float(c.base ** (c.min + c.step * rng.integers(0, round((c.max - c.min) / c.step) + 1)))
-            else:
-                current[name] = int(c.min + c.step * rng.integers(0, (c.max - c.min) // c.step + 1))
-            settings.append(dict(current))  # redraw() itself clamps a pair index to d_model
-        ours_queue, naive_queue = iter(settings), iter(settings)
-
-        def ours():
-            explorer.update(**next(ours_queue))
-
-        def naive():
-            fig = Figure(figsize=cls.figsize, dpi=90, layout="constrained")
-            FigureCanvasAgg(fig)
-            fresh = object.__new__(cls)
-            fresh.build(fig)
-            fresh.redraw(**next(naive_queue))
-            buffer = io.BytesIO()
-            fig.savefig(buffer, format="png")
-
-        times = alternate({"redraw in place": ours, "new figure (interact)": naive}, repeats=steps - 1, warmup=1)
-        report(f"{cls.__name__}: one slider step (compute + redraw + PNG)", times, {},
-               "redraw in place", "new figure (interact)")
+    with tempfile.TemporaryDirectory() as tmp, sync_playwright() as p:
+        body = "".join(f'<section id="{kind}">{cls().static_html()}</section>' for kind, (cls, _) in classes.items())
+        Path(tmp, "index.html").write_text(f"<!doctype html><html lang=en><head><meta charset=utf-8><title>bench</title>"
+                                           f"</head><body>{body}</body></html>")
+        browser = p.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        try:
+            with serve(Path(tmp)) as base:
+                tab = browser.new_page(viewport={"width": width, "height": 900})
+                tab.goto(f"{base}index.html", wait_until="load")
+                print(f"\nexplorers: one slider step ({steps} steps each: one random slider to a random value), "
+                      f"drawn by explorers.js in Chromium at {width} px; Python's *_data (numbers only, no drawing) "
+                      f"is what a kernel-side renderer would compute before drawing anything")
+                for kind, (cls, data) in classes.items():
+                    controls, settings = cls().browser_spec()["controls"], []
+                    current = {c["name"]: float(np.log10(c["value"])) if c["log"] else c["value"] for c in controls}
+                    for _ in range(steps + 5):
+                        c = controls[rng.integers(len(controls))]
+                        k = rng.integers(0, round((c["max"] - c["min"]) / c["step"]) + 1)
+                        current = {**current, c["name"]: round(float(c["min"] + c["step"] * k), 10)}
+                        settings.append(current)
+                    results = tab.evaluate(EXPLORER_STEP, [kind, json.loads(json.dumps(settings))])[5:]  # warm-up
+                    step_ms = np.array([r["ms"] for r in results])
+                    compute_ms = np.array([r["computeMs"] for r in results])
+                    hints = {n: a.annotation for n, a in inspect.signature(data).parameters.items()}
+                    calls = [{n: int(round(x)) if hints.get(n) in (int, "int") else x for n, x in r["values"].items()}
+                             for r in results]
+                    queue = iter(calls)
+                    python_ms = 1e3 * alternate({"python": lambda: data(**next(queue))}, repeats=len(calls) - 1,
+                                                warmup=1)["python"]
+                    print(f"  {cls.__name__:<20} browser step (compute + draw) median {np.median(step_ms):5.2f} ms, "
+                          f"p95 {np.percentile(step_ms, 95):5.2f} (budget 16, one frame); of which the numbers "
+                          f"{np.median(compute_ms):5.2f} ms; the same numbers in Python {np.median(python_ms):5.2f} ms")
+        finally:
+            browser.close()
 
 
 def main() -> None:

@@ -7,6 +7,10 @@
   browser, so Sphinx's MathJax scripts are left out of every page. Each
   written page is also kept as Sphinx wrote it, with its TeX, in
   ``_build/html-tex`` (``make bench`` times browser-side MathJax on it).
+* A code cell that only displays an explorer (``from explorers import X``
+  then ``X(...)`` with literal arguments) shows the explorer, live, also on
+  pages that are not executed (the exercises): its ``text/html`` twin is
+  built here, as executing the cell would, since it needs no kernel.
 * The ipywidgets embedding scripts (require.js and the widget manager from a
   CDN) are not loaded: the explorers carry their own browser renderer in
   their ``text/html`` output, which the book shows instead of the widget
@@ -34,6 +38,7 @@ Enabled in ``_config.yml`` under ``sphinx: local_extensions``.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import logging
 import os
@@ -150,6 +155,42 @@ def hide_solution_markers(app, doctree, docname) -> None:
         block.replace_self(clean)
 
 
+def explorer_call(source: str) -> tuple[str, dict] | None:
+    """(class name, keyword arguments) if ``source`` is exactly ``from explorers import X`` then ``X(k=literal, ...)``."""
+    try:
+        body = ast.parse(source).body
+    except SyntaxError:
+        return None
+    if len(body) != 2 or not isinstance(body[0], ast.ImportFrom) or body[0].module != "explorers":
+        return None
+    names = [alias.name for alias in body[0].names if alias.asname is None]
+    call = body[1].value if isinstance(body[1], ast.Expr) else None
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in names and not call.args):
+        return None
+    try:
+        return call.func.id, {k.arg: ast.literal_eval(k.value) for k in call.keywords}
+    except ValueError:
+        return None
+
+
+def show_unexecuted_explorers(app, doctree) -> None:
+    """Give a cell that displays an explorer, and has no output (its page is not executed), the explorer."""
+    import explorers
+
+    for cell in list(doctree.findall(nodes.container)):
+        if cell.get("nb_element") != "cell_code" or any(c.get("nb_element") == "cell_code_output" for c in cell.children):
+            continue
+        block = next(cell.findall(nodes.literal_block), None)
+        found = explorer_call(block.astext()) if block is not None else None
+        if found is None:
+            continue
+        name, kwargs = found
+        twin = getattr(explorers, name)(**kwargs).static_html()
+        output = nodes.container(nb_element="cell_code_output", classes=["cell_output"])
+        output += nodes.raw("", twin, format="html", classes=["output", "text_html"])
+        cell += output
+
+
 def refresh_own_static_files(app, exception) -> None:
     """Copy the book's own _static/ files into the output when they changed.
 
@@ -202,6 +243,7 @@ def setup(app):
     app.connect("build-finished", record_sources)
     app.connect("html-page-context", prune_scripts, priority=999)
     app.connect("doctree-resolved", hide_solution_markers)
+    app.connect("doctree-read", show_unexecuted_explorers)
     app.connect("build-finished", drop_fontawesome_script)
     app.connect("build-finished", typeset_math)
     app.connect("build-finished", refresh_own_static_files)

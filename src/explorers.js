@@ -1,449 +1,910 @@
-/* Browser renderer for the course's explorers (src/explorers.py).
+/* The one renderer of the course's explorers (src/explorers.py), an ES module.
  *
- * The HTML book has no kernel, so each explorer's text/html output carries
- * this script: it computes the same numbers as explorers.formula_data,
- * base_data and offset_data (tests compare them with posenc at many
- * settings) and draws them on a canvas whenever a slider moves.
+ * It computes what each explorer shows from its slider values (the same
+ * numbers as explorers.py's *_data functions, which the tests compare it
+ * with) and draws them on canvas. Three places use it:
  *
- * DOM contract (used by the browser tests): every explorer is a
- * div.posenc-explorer holding labelled input[type=range] sliders and one
- * canvas; after each redraw the div carries data-updates (a count) and
- * data-last-update-ms (compute + draw time of the last update).
+ * - Jupyter: the module of an anywidget (`export default { render }`). The
+ *   model's traits are the slider values; ipywidgets sliders are linked to
+ *   them in the browser (jslink), so a step redraws without the kernel.
+ * - The static book: the explorer's text/html output holds a
+ *   div.posenc-explorer[data-spec] and this module inline; mountAll() gives
+ *   each such div range inputs and a small model shim with the same get /
+ *   set / on interface, and renders into it with the same render().
+ * - Tests: window.posencExplorers.compute(kind, values) returns the numbers,
+ *   .drawn(root) what the last redraw used, .boxes(root) where every title,
+ *   legend entry, tick label and plot area ended up.
+ *
+ * DOM contract (read by the browser tests): the root div.posenc-explorer
+ * holds the canvases (one per panel) and, in the book, labelled
+ * input[type=range] sliders; after each redraw it carries data-updates (a
+ * count) and data-last-update-ms (compute + draw time of that redraw).
+ *
+ * Layout: titles and legends are HTML above each canvas (they wrap, never
+ * cover the data, and read as text); the canvas holds axes, ticks and data.
+ * Panels sit side by side from 600 px and stack below; a ResizeObserver
+ * lays them out again. Colours follow the page's theme: pydata's
+ * data-theme (--pst-color-*) in the book, --jp-* variables in JupyterLab.
  */
-(function () {
-  "use strict";
-  if (window.posencExplorers) {
-    window.posencExplorers.mountAll();
-    return;
+
+const TWO_PI = 2 * Math.PI;
+const POSITIONS_SHOWN = 200;
+const NARROW_PX = 600; // below this width, panels stack
+const OKABE_ITO = { blue: "#0072B2", orange: "#E69F00", green: "#009E73", vermillion: "#D55E00",
+  purple: "#CC79A7", sky: "#56B4E9", yellow: "#F0E442" };
+
+// ------------------------------------------------------------------ numbers
+// What each explorer draws; mirrors explorers.py (formula_data, base_data, ...).
+
+const pairs = (d) => Math.ceil(d / 2);
+const range = (lo, hi) => Array.from({ length: hi - lo + 1 }, (_, j) => lo + j);
+
+function frequencies(d, base) {
+  return Float64Array.from({ length: pairs(d) }, (_, i) => Math.pow(base, (-2 * i) / d));
+}
+
+function wavelengths(d, base) {
+  return Array.from(frequencies(d, base), (w) => TWO_PI / w);
+}
+
+/** PE(p), interleaved: channel 2i = sin(p w_i), 2i+1 = cos(p w_i). */
+function encode(p, d, w) {
+  const row = new Float64Array(d);
+  for (let c = 0; c < d; c++) {
+    const angle = p * w[c >> 1];
+    row[c] = c % 2 === 0 ? Math.sin(angle) : Math.cos(angle);
   }
+  return row;
+}
 
-  var TWO_PI = 2 * Math.PI;
-  var POSITIONS_SHOWN = 200;
-  var COLORS = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"];
+function dot(a, b) {
+  let s = 0;
+  for (let j = 0; j < a.length; j++) s += a[j] * b[j];
+  return s;
+}
 
-  // ---------------------------------------------------------------- math
-  function pairs(d) { return Math.ceil(d / 2); }
+// Round a double to a binary format with `bits` significand bits (with the
+// implicit one), minimum normal exponent `emin` and largest finite `max`, to
+// nearest, ties to even: what float16 / bfloat16 arithmetic does.
+function roundTo(x, bits, emin, max) {
+  if (!isFinite(x) || x === 0) return x;
+  const a = Math.abs(x);
+  let e = Math.floor(Math.log2(a));
+  if (Math.pow(2, e) > a) e -= 1;
+  if (Math.pow(2, e + 1) <= a) e += 1;
+  const ulp = Math.pow(2, Math.max(e, emin) - (bits - 1)), y = x / ulp;
+  let r = Math.round(y);
+  if (Math.abs(y - Math.trunc(y)) === 0.5) r = 2 * Math.round(y / 2);
+  r *= ulp;
+  return Math.abs(r) > max ? (r > 0 ? Infinity : -Infinity) : r;
+}
 
-  function frequencies(d, base) {
-    var h = pairs(d), out = new Float64Array(h);
-    for (var i = 0; i < h; i++) out[i] = Math.pow(base, (-2 * i) / d);
-    return out;
-  }
+const FORMATS = {
+  float32: (x) => Math.fround(x),
+  float16: (x) => roundTo(x, 11, -14, 65504),
+  bfloat16: (x) => roundTo(x, 8, -126, 3.3895313892515355e38),
+};
 
-  function wavelengths(d, base) {
-    return Array.from(frequencies(d, base), function (w) { return TWO_PI / w; });
-  }
+function twoProduct(a, b) { // a * b = hi + lo exactly (Dekker / Veltkamp)
+  const hi = a * b, s = 134217729;
+  const a1 = a * s - (a * s - a), a2 = a - a1, b1 = b * s - (b * s - b), b2 = b - b1;
+  return [hi, a2 * b2 - (((hi - a1 * b1) - a2 * b1) - a1 * b2)];
+}
 
-  function encode(p, d, base) {  // interleaved: channel 2i = sin, 2i+1 = cos
-    var w = frequencies(d, base), row = new Float64Array(d);
-    for (var c = 0; c < d; c++) {
-      var angle = p * w[c >> 1];
-      row[c] = c % 2 === 0 ? Math.sin(angle) : Math.cos(angle);
-    }
-    return row;
-  }
+const wrapAngle = (x) => (((x + Math.PI) % TWO_PI) + TWO_PI) % TWO_PI - Math.PI;
 
-  function dot(a, b) { var s = 0; for (var j = 0; j < a.length; j++) s += a[j] * b[j]; return s; }
-
-  function range(lo, hi) { var out = []; for (var v = lo; v <= hi; v++) out.push(v); return out; }
-
-  var compute = {
-    formula: function (v) {
-      var i = Math.min(v.i, pairs(v.d_model) - 1), xs = range(0, POSITIONS_SHOWN - 1);
-      var w = frequencies(v.d_model, v.base)[i], hasCos = 2 * i + 1 < v.d_model;
-      return {
-        x: xs,
-        sin: xs.map(function (p) { return Math.sin(p * w); }),
-        cos: hasCos ? xs.map(function (p) { return Math.cos(p * w); }) : null,
-        row: Array.from(encode(v.pos, v.d_model, v.base)),
-        omega: w,
-        wavelength: TWO_PI / w,
-        i: i,
-      };
-    },
-    base: function (v, threshold) {
-      threshold = threshold || 0.1;
-      var w = frequencies(v.d_model, v.base), lam = wavelengths(v.d_model, v.base);
-      var fine = 0, constant = 0, wraps = 0;
-      for (var i = 0; i < w.length; i++) {
-        if (2 * Math.sin(Math.min(w[i], Math.PI) / 2) >= threshold) fine++;
-        if (v.length * w[i] < threshold) constant++;
-        if (lam[i] <= v.length) wraps++;
-      }
-      return {
-        i: range(0, w.length - 1), wavelength: lam,
-        fine_below: TWO_PI / (2 * Math.asin(threshold / 2)),
-        wrap_below: v.length, constant_above: (TWO_PI * v.length) / threshold,
-        fine: fine, constant: constant, wraps: wraps,
-      };
-    },
-    offset: function (v, p0) {
-      p0 = p0 === undefined ? 3 : p0;
-      var h = pairs(v.d_model), w = frequencies(v.d_model, v.base);
-      var top = Math.max(Math.floor(h / 2), Math.min(3, h - 1)), chosen = [];
-      for (var n = 0; n < 4; n++) {
-        var idx = Math.round((top * n) / 3);  // np.round(np.linspace(0, top, 4)); thirds never tie
-        if (chosen.indexOf(idx) < 0) chosen.push(idx);
-      }
-      chosen.sort(function (a, b) { return a - b; });
-      var now = encode(p0, v.d_model, v.base), later = encode(p0 + v.k, v.d_model, v.base);
-      var ks = range(-200, 200);
-      return {
-        pairs: chosen,
-        now: chosen.map(function (i) { return [now[2 * i + 1], now[2 * i]]; }),
-        later: chosen.map(function (i) { return [later[2 * i + 1], later[2 * i]]; }),
-        arcs: chosen.map(function (i) {
-          var start = Math.atan2(now[2 * i], now[2 * i + 1]);
-          var turn = ((v.k * w[i] + Math.PI) % TWO_PI + TWO_PI) % TWO_PI - Math.PI;
-          return range(0, 29).map(function (j) {
-            var a = start + (turn * j) / 29;
-            return [Math.cos(a), Math.sin(a)];
-          });
-        }),
-        ks: ks,
-        dots: ks.map(function (k) { return dot(encode(p0 + k, v.d_model, v.base), now); }),
-        dot_k: dot(now, later),
-      };
-    },
-  };
-
-  compute.rope = function (v) {
-    var plain = wavelengths(v.d_model, v.base);
-    var raisedBase = v.base * Math.pow(v.scale, v.d_model / (v.d_model - 2));
-    var raised = wavelengths(v.d_model, raisedBase);
-    var interp = plain.map(function (l) { return l * v.scale; });
-    function above(xs) { return xs.filter(function (l) { return l > v.length; }).length; }
+const compute = {
+  formula(v) {
+    const i = Math.min(v.i, pairs(v.d_model) - 1), xs = range(0, POSITIONS_SHOWN - 1);
+    const w = frequencies(v.d_model, v.base)[i], hasCos = 2 * i + 1 < v.d_model;
     return {
-      i: range(0, plain.length - 1), plain: plain, interpolated: interp, raised: raised, raised_base: raisedBase,
+      x: xs, i,
+      sin: xs.map((p) => Math.sin(p * w)),
+      cos: hasCos ? xs.map((p) => Math.cos(p * w)) : null,
+      row: Array.from(encode(v.pos, v.d_model, frequencies(v.d_model, v.base))),
+      omega: w, wavelength: TWO_PI / w,
+    };
+  },
+
+  base(v, threshold = 0.1) {
+    const w = frequencies(v.d_model, v.base), lam = wavelengths(v.d_model, v.base);
+    let fine = 0, constant = 0, wraps = 0;
+    for (let i = 0; i < w.length; i++) {
+      if (2 * Math.sin(Math.min(w[i], Math.PI) / 2) >= threshold) fine++;
+      if (v.length * w[i] < threshold) constant++;
+      if (lam[i] <= v.length) wraps++;
+    }
+    return {
+      i: range(0, w.length - 1), wavelength: lam,
+      fine_below: TWO_PI / (2 * Math.asin(threshold / 2)),
+      wrap_below: v.length, constant_above: (TWO_PI * v.length) / threshold,
+      fine, constant, wraps,
+    };
+  },
+
+  offset(v, p0 = 3) {
+    const h = pairs(v.d_model), w = frequencies(v.d_model, v.base);
+    const top = Math.max(Math.floor(h / 2), Math.min(3, h - 1)), chosen = [];
+    for (let n = 0; n < 4; n++) {
+      const idx = Math.round((top * n) / 3); // np.round(np.linspace(0, top, 4)); thirds never tie
+      if (!chosen.includes(idx)) chosen.push(idx);
+    }
+    chosen.sort((a, b) => a - b);
+    const now = encode(p0, v.d_model, w), later = encode(p0 + v.k, v.d_model, w), ks = range(-200, 200);
+    return {
+      pairs: chosen,
+      now: chosen.map((i) => [now[2 * i + 1], now[2 * i]]),
+      later: chosen.map((i) => [later[2 * i + 1], later[2 * i]]),
+      arcs: chosen.map((i) => {
+        const start = Math.atan2(now[2 * i], now[2 * i + 1]), turn = wrapAngle(v.k * w[i]);
+        return range(0, 29).map((j) => [Math.cos(start + (turn * j) / 29), Math.sin(start + (turn * j) / 29)]);
+      }),
+      omega: chosen.map((i) => w[i]),
+      ks,
+      dots: ks.map((k) => dot(encode(p0 + k, v.d_model, w), now)),
+      dot_k: dot(now, later),
+    };
+  },
+
+  rope(v) {
+    const plain = wavelengths(v.d_model, v.base);
+    const raisedBase = v.base * Math.pow(v.scale, v.d_model / (v.d_model - 2));
+    const raised = wavelengths(v.d_model, raisedBase), interp = plain.map((l) => l * v.scale);
+    const above = (xs) => xs.filter((l) => l > v.length).length;
+    return {
+      i: range(0, plain.length - 1), plain, interpolated: interp, raised, raised_base: raisedBase,
       length: v.length, target: v.length * v.scale,
       unseen_plain: above(plain), unseen_raised: above(raised), unseen_interpolated: above(interp),
     };
-  };
+  },
 
-  // Round a double to a binary format with `bits` significand bits (incl. the
-  // implicit one), minimum normal exponent `emin` and largest finite `max`,
-  // to nearest, ties to even: what float16 / bfloat16 / float32 arithmetic does.
-  function roundTo(x, bits, emin, max) {
-    if (!isFinite(x) || x === 0) return x;
-    var a = Math.abs(x), e = Math.floor(Math.log2(a));
-    if (Math.pow(2, e) > a) e -= 1;
-    if (Math.pow(2, e + 1) <= a) e += 1;
-    var ulp = Math.pow(2, Math.max(e, emin) - (bits - 1)), y = x / ulp, r = Math.round(y);
-    if (Math.abs(y - Math.trunc(y)) === 0.5) r = 2 * Math.round(y / 2);
-    r *= ulp;
-    return Math.abs(r) > max ? (r > 0 ? Infinity : -Infinity) : r;
-  }
-  var FORMATS = {
-    float32: function (x) { return Math.fround(x); },
-    float16: function (x) { return roundTo(x, 11, -14, 65504); },
-    bfloat16: function (x) { return roundTo(x, 8, -126, 3.3895313892515355e38); },
-  };
-  function twoProduct(a, b) {  // a * b = hi + lo exactly (Dekker / Veltkamp)
-    var hi = a * b, s = 134217729;
-    var a1 = a * s - (a * s - a), a2 = a - a1, b1 = b * s - (b * s - b), b2 = b - b1;
-    return [hi, a2 * b2 - (((hi - a1 * b1) - a2 * b1) - a1 * b2)];
-  }
-  compute.precision = function (v) {
-    var p = Math.round(v.position), w = frequencies(v.d_model, v.base), errors = {}, collides = [];
-    Object.keys(FORMATS).forEach(function (name) {
-      var f = FORMATS[name], err = [], same = true;
-      for (var i = 0; i < w.length; i++) {
-        var wf = f(w[i]), got = f(f(p) * wf), next = f(f(p + 1) * wf);
+  precision(v) {
+    const p = Math.round(v.position), w = frequencies(v.d_model, v.base), errors = {}, collides = [];
+    for (const [name, f] of Object.entries(FORMATS)) {
+      const err = [];
+      let same = true;
+      for (let i = 0; i < w.length; i++) {
+        const wf = f(w[i]), got = f(f(p) * wf), next = f(f(p + 1) * wf);
         if (got !== next) same = false;
         if (!isFinite(got)) { err.push(NaN); continue; }
-        var exact = twoProduct(p, w[i]);  // the float64 frequency, product kept exact
-        var diff = (got - exact[0]) - exact[1];
-        diff = ((diff + Math.PI) % TWO_PI + TWO_PI) % TWO_PI - Math.PI;
-        err.push(Math.abs(diff));
+        const exact = twoProduct(p, w[i]); // the float64 frequency, product kept exact
+        err.push(Math.abs(wrapAngle((got - exact[0]) - exact[1])));
       }
       errors[name] = err;
       if (same) collides.push(name);
-    });
-    return { i: range(0, w.length - 1), errors: errors, collides: collides,
+    }
+    return { i: range(0, w.length - 1), errors, collides,
       unit_roundoff: { float32: Math.pow(2, -24), float16: Math.pow(2, -11), bfloat16: Math.pow(2, -8) } };
+  },
+};
+
+// ------------------------------------------------------------------ text
+// Numbers for people: 3 significant digits, thousands separators, a true
+// minus sign, powers of ten with superscripts (10⁴, 3.98×10⁶).
+
+const SUPERSCRIPT = { 0: "⁰", 1: "¹", 2: "²", 3: "³", 4: "⁴", 5: "⁵", 6: "⁶", 7: "⁷", 8: "⁸", 9: "⁹", "-": "⁻", "+": "" };
+const sup = (s) => String(s).replace(/[0-9+-]/g, (c) => SUPERSCRIPT[c]);
+const minus = (s) => String(s).replace(/-/g, "−");
+
+const DECIMAL = new Intl.NumberFormat("en-US", { maximumFractionDigits: 6 });
+const INTEGER = new Intl.NumberFormat("en-US", { maximumFractionDigits: 0 });
+
+function num(v, digits = 3) {
+  if (Number.isNaN(v)) return "NaN";
+  if (!isFinite(v)) return v > 0 ? "∞" : "−∞";
+  if (v === 0) return "0";
+  const a = Math.abs(v);
+  if (a >= 1e-3 && a < 1e6) {
+    return minus(DECIMAL.format(Number(v.toPrecision(digits))));
+  }
+  const [m, e] = v.toExponential(digits - 1).split("e");
+  const mantissa = String(Number(m));
+  return minus((mantissa === "1" ? "" : mantissa === "-1" ? "-" : mantissa + "×") + "10" + sup(Number(e)));
+}
+
+const int = (v) => minus(INTEGER.format(Math.round(v)));
+/** A slider's value as its readout shows it (and as the text alternative says it). */
+const readout = (c, x) => (c.log && c.digits ? num(x, c.digits) : int(x));
+const signed = (v) => (v >= 0 ? "+ " : "− ") + int(Math.abs(v));
+
+// ------------------------------------------------------------------ theme
+
+const STYLE_ID = "posenc-explorer-style";
+const STYLE = `
+.posenc-explorer {
+  --posenc-fg: var(--jp-content-font-color1, var(--pst-color-text-base, #1f1f1f));
+  --posenc-muted: var(--jp-content-font-color2, var(--pst-color-text-muted, #5a5a5a));
+  --posenc-grid: var(--jp-border-color2, var(--pst-color-border, #d9d9d9));
+  --posenc-bg: var(--jp-layout-color0, var(--pst-color-background, #ffffff));
+  color: var(--posenc-fg); background: var(--posenc-bg);
+  font-family: var(--jp-ui-font-family, var(--pst-font-family-base, system-ui, sans-serif));
+  font-size: 14px; line-height: 1.35; max-width: 100%; box-sizing: border-box; margin: 0.25rem 0;
+}
+.posenc-explorer *, .posenc-explorer *::before, .posenc-explorer *::after { box-sizing: border-box; }
+.posenc-controls { display: grid; grid-template-columns: repeat(auto-fill, minmax(270px, 1fr)); gap: 4px 28px; margin: 0 0 10px; }
+.posenc-controls label { display: grid; grid-template-columns: 7.5em minmax(80px, 1fr) 4.5em; align-items: center; gap: 8px; margin: 0; }
+.posenc-controls input[type=range] { width: 100%; margin: 0; accent-color: ${OKABE_ITO.blue}; }
+.posenc-controls output { font-variant-numeric: tabular-nums; white-space: nowrap; }
+.posenc-view { width: 100%; }
+.posenc-panels { display: grid; gap: 14px 28px; }
+.posenc-panel { min-width: 0; }
+.posenc-title { font-weight: 600; margin: 0 0 2px; overflow-wrap: anywhere; }
+.posenc-legend { list-style: none; margin: 0 0 4px; padding: 0; display: flex; flex-wrap: wrap; gap: 0 16px; font-size: 13px; }
+.posenc-legend li { display: inline-flex; align-items: center; gap: 6px; margin: 0; padding: 0; }
+.posenc-legend svg { flex: none; }
+.posenc-panel canvas { display: block; width: 100%; }
+.posenc-explorer sub, .posenc-explorer sup { font-size: 75%; line-height: 0; }
+`;
+
+function ensureStyle(doc) {
+  if (doc.getElementById(STYLE_ID)) return;
+  const style = doc.createElement("style");
+  style.id = STYLE_ID;
+  style.textContent = STYLE;
+  doc.head.appendChild(style);
+}
+
+function luminance(color) {
+  const m = color.match(/[\d.]+/g);
+  if (!color.startsWith("rgb") || !m) return 1;
+  const [r, g, b] = m.slice(0, 3).map(Number);
+  return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255;
+}
+
+/** The colours to draw with, from the theme's CSS variables (resolved on the root, once it is in the page). */
+function readTheme(root) {
+  const css = getComputedStyle(root), get = (name) => css.getPropertyValue(name).trim();
+  if (!root.isConnected || !css.color) return { ...readTheme.light, font: "sans-serif" };
+  const bg = css.backgroundColor && css.backgroundColor !== "rgba(0, 0, 0, 0)" ? css.backgroundColor : get("--posenc-bg");
+  const dark = luminance(bg) < 0.5;
+  return {
+    dark, bg, fg: css.color || get("--posenc-fg"), muted: get("--posenc-muted") || css.color,
+    grid: get("--posenc-grid") || "#ccc", font: css.fontFamily || "sans-serif",
+    // Okabe-Ito; on a dark page its dark blue becomes its sky blue, which stays readable
+    blue: dark ? OKABE_ITO.sky : OKABE_ITO.blue, orange: OKABE_ITO.orange, green: OKABE_ITO.green,
+    vermillion: OKABE_ITO.vermillion, purple: OKABE_ITO.purple,
   };
+}
+readTheme.light = { dark: false, bg: "#ffffff", fg: "#1f1f1f", muted: "#5a5a5a", grid: "#d9d9d9", blue: OKABE_ITO.blue,
+  orange: OKABE_ITO.orange, green: OKABE_ITO.green, vermillion: OKABE_ITO.vermillion, purple: OKABE_ITO.purple };
 
-  // ------------------------------------------------------------ drawing
-  function niceTicks(lo, hi, n) {
-    var span = hi - lo, raw = span / n, mag = Math.pow(10, Math.floor(Math.log10(raw)));
-    var step = [1, 2, 5, 10].map(function (m) { return m * mag; }).find(function (s) { return s >= raw; });
-    var out = [];
-    for (var t = Math.ceil(lo / step) * step; t <= hi + 1e-9 * span; t += step) out.push(Math.abs(t) < 1e-12 ? 0 : t);
-    return out;
+// ------------------------------------------------------------------ axes
+
+const FONT_PX = 12;
+const WIDTHS = new Map(); // ctx.font -> (text -> width): tick labels repeat from one redraw to the next
+
+/** A cached measureText(text).width for the context's current font. */
+function textWidths(ctx) {
+  if (!WIDTHS.has(ctx.font)) WIDTHS.set(ctx.font, new Map());
+  const cache = WIDTHS.get(ctx.font);
+  return (text) => {
+    let w = cache.get(text);
+    if (w === undefined) cache.set(text, (w = ctx.measureText(text).width));
+    return w;
+  };
+}
+
+/** "Nice" ticks (1, 2, 5 x 10^n) over [lo, hi], at most `count` of them. */
+function niceTicks(lo, hi, count) {
+  const raw = (hi - lo) / Math.max(1, count), mag = Math.pow(10, Math.floor(Math.log10(raw)));
+  const step = [1, 2, 2.5, 5, 10].map((m) => m * mag).find((s) => (hi - lo) / s <= count) || 10 * mag;
+  const out = [];
+  for (let t = Math.ceil(lo / step - 1e-9) * step; t <= hi + 1e-9 * (hi - lo); t += step) out.push(Math.abs(t) < 1e-9 * step ? 0 : t);
+  return out;
+}
+
+function tickText(t, log) {
+  if (log) return "10" + sup(Math.round(Math.log10(t)));
+  if (Number.isInteger(t)) return int(t);
+  return minus(String(Number(t.toFixed(2))));
+}
+
+/**
+ * One plot panel on a canvas of CSS size W x H: the y-axis label written
+ * horizontally above the plot, tick labels, grid, then data clipped to the
+ * plot area. Every piece of text it writes is recorded in `boxes` (CSS px of
+ * the canvas) and never overlaps an earlier one: a tick label that would is
+ * left out.
+ */
+class Axes {
+  constructor(ctx, W, H, theme, { x, y, equal = false }) {
+    Object.assign(this, { ctx, W, H, theme, xs: x, ys: y, boxes: [] });
+    ctx.font = `${FONT_PX}px ${theme.font}`;
+    this.widths = textWidths(ctx);
+    const m = ctx.measureText("0123456789−");
+    this.lineH = Math.ceil((m.fontBoundingBoxAscent || 10) + (m.fontBoundingBoxDescent || 3));
+    const lh = this.lineH;
+    // vertical bands: y label | (half a label of room for the top tick) plot | tick labels | x label
+    const top = (y.label ? lh + 4 : 2) + Math.ceil(lh / 2);
+    const bottom = 4 + lh + (x.label ? 4 + lh : 0) + 2;
+    let plotH = Math.max(40, H - top - bottom);
+    const yTicks = this.ticks(y, plotH, lh + 8, (t) => 0);
+    const yWidth = Math.max(0, ...yTicks.map((t) => this.widths(tickText(t, y.log))));
+    const left = Math.ceil(yWidth) + 8;
+    const lastX = this.widths(tickText(x.lim[1], x.log));
+    const right = Math.ceil(lastX / 2) + 4;
+    let plotW = Math.max(40, W - left - right), px = left, py = top;
+    if (equal) { // square plot, centred
+      const side = Math.min(plotW, plotH);
+      px = left + (plotW - side) / 2; plotW = side; plotH = side;
+    }
+    this.plot = { x: px, y: py, w: plotW, h: plotH };
+    this.yTicks = yTicks;
+    this.xTicks = this.ticks(x, plotW, 0, (t) => this.widths(tickText(t, x.log)));
   }
 
-  function fmt(v) {
-    if (v === 0) return "0";
-    var a = Math.abs(v);
-    if (a >= 1e4 || a < 1e-3) return v.toExponential(0).replace("e+", "e");
-    return String(Math.round(v * 1000) / 1000);
+  /** Ticks for one axis: as many as fit `length` px with `gap` between labels. */
+  ticks(axis, length, minSpacing, widthOf) {
+    const [lo, hi] = axis.lim;
+    if (axis.log) {
+      const e0 = Math.ceil(Math.log10(lo) - 1e-9), e1 = Math.floor(Math.log10(hi) + 1e-9), n = e1 - e0 + 1;
+      for (let every = 1; ; every++) { // every decade, every other one, ...
+        const t = range(0, Math.floor((n - 1) / every)).map((j) => Math.pow(10, e0 + j * every));
+        if (t.length <= 2 || this.fits(axis, t, length, minSpacing, widthOf)) return t;
+      }
+    }
+    for (let count = Math.max(2, Math.floor(length / 30)); count >= 2; count--) {
+      const t = niceTicks(lo, hi, count);
+      if (this.fits(axis, t, length, minSpacing, widthOf)) return t;
+    }
+    return niceTicks(lo, hi, 2);
   }
 
-  function Panel(ctx, box, xlim, ylim, opts) {
-    opts = opts || {};
-    this.ctx = ctx; this.box = box; this.xlim = xlim; this.ylim = ylim; this.logy = !!opts.logy;
-    this.x = function (v) { return box.x + ((v - xlim[0]) / (xlim[1] - xlim[0])) * box.w; };
-    var ly = this.logy ? function (v) { return Math.log10(v); } : function (v) { return v; };
-    this.y = function (v) { return box.y + box.h - ((ly(v) - ly(ylim[0])) / (ly(ylim[1]) - ly(ylim[0]))) * box.h; };
-    this.frame(opts.xlabel || "", opts.ylabel || "", opts.title || "", opts.aspect);
+  fits(axis, t, length, minSpacing, widthOf) {
+    const [lo, hi] = axis.lim, f = axis.log ? Math.log10 : (v) => v;
+    const pos = t.map((v) => ((f(v) - f(lo)) / (f(hi) - f(lo))) * length);
+    for (let j = 1; j < t.length; j++) {
+      const need = minSpacing || (widthOf(t[j - 1]) + widthOf(t[j])) / 2 + 10;
+      if (pos[j] - pos[j - 1] < need) return false;
+    }
+    return true;
   }
 
-  Panel.prototype.frame = function (xlabel, ylabel, title) {
-    var c = this.ctx, b = this.box, self = this;
+  X(v) {
+    const { lim, log } = this.xs, f = log ? Math.log10 : (u) => u;
+    return this.plot.x + ((f(v) - f(lim[0])) / (f(lim[1]) - f(lim[0]))) * this.plot.w;
+  }
+
+  Y(v) {
+    const { lim, log } = this.ys, f = log ? Math.log10 : (u) => u;
+    return this.plot.y + this.plot.h - ((f(v) - f(lim[0])) / (f(lim[1]) - f(lim[0]))) * this.plot.h;
+  }
+
+  /** Write `text` with its box's anchor at (x, y); false (and nothing drawn) if it would overlap. */
+  text(text, x, y, align, baseline, kind, optional = true) {
+    const c = this.ctx, w = this.widths(text), h = this.lineH;
+    const left = align === "center" ? x - w / 2 : align === "right" ? x - w : x;
+    const topY = baseline === "middle" ? y - h / 2 : baseline === "bottom" ? y - h : y;
+    const box = { kind, text, x: left, y: topY, w, h };
+    const hit = (b) => box.x < b.x + b.w && b.x < box.x + box.w && box.y < b.y + b.h && b.y < box.y + box.h;
+    if (optional && (this.boxes.some(hit) || box.x < 0 || box.x + w > this.W)) return false;
+    c.textAlign = "left"; c.textBaseline = "middle";
+    c.fillText(text, left, topY + h / 2);
+    this.boxes.push(box);
+    return true;
+  }
+
+  frame() {
+    const { ctx: c, plot: p, theme } = this;
     c.save();
-    c.strokeStyle = "#e3e3e3"; c.fillStyle = "#333"; c.font = "11px sans-serif"; c.lineWidth = 1;
-    var xt = niceTicks(this.xlim[0], this.xlim[1], 5);
-    var yt = this.logy
-      ? range(Math.ceil(Math.log10(this.ylim[0])), Math.floor(Math.log10(this.ylim[1]))).map(function (e) { return Math.pow(10, e); })
-      : niceTicks(this.ylim[0], this.ylim[1], 4);
-    c.textAlign = "center"; c.textBaseline = "top";
-    xt.forEach(function (t) {
-      var px = self.x(t);
-      c.beginPath(); c.moveTo(px, b.y); c.lineTo(px, b.y + b.h); c.stroke();
-      c.fillText(fmt(t), px, b.y + b.h + 4);
-    });
-    c.textAlign = "right"; c.textBaseline = "middle";
-    yt.forEach(function (t) {
-      var py = self.y(t);
-      c.beginPath(); c.moveTo(b.x, py); c.lineTo(b.x + b.w, py); c.stroke();
-      c.fillText(self.logy ? "1e" + Math.round(Math.log10(t)) : fmt(t), b.x - 4, py);
-    });
-    c.strokeStyle = "#555";
-    c.beginPath(); c.moveTo(b.x, b.y); c.lineTo(b.x, b.y + b.h); c.lineTo(b.x + b.w, b.y + b.h); c.stroke();
-    c.textAlign = "center"; c.textBaseline = "top"; c.font = "12px sans-serif";
-    c.fillText(xlabel, b.x + b.w / 2, b.y + b.h + 20);
-    c.textBaseline = "bottom";
-    c.fillText(title, b.x + b.w / 2, b.y - 6);
-    c.translate(b.x - 40, b.y + b.h / 2); c.rotate(-Math.PI / 2); c.textBaseline = "bottom";
-    c.fillText(ylabel, 0, 0);
+    c.font = `${FONT_PX}px ${theme.font}`;
+    c.fillStyle = theme.fg; c.strokeStyle = theme.grid; c.lineWidth = 1;
+    if (this.ys.label) this.text(this.ys.label, 0, 1, "left", "top", "label", false);
+    if (this.xs.label) this.text(this.xs.label, p.x + p.w / 2, p.y + p.h + 4 + this.lineH + 4, "center", "top", "label", false);
+    const snap = (v) => Math.round(v) + 0.5; // 1-px lines on pixel centres: crisp
+    for (const t of this.xTicks) {
+      const x = snap(this.X(t));
+      c.beginPath(); c.moveTo(x, p.y); c.lineTo(x, p.y + p.h); c.stroke();
+      this.text(tickText(t, this.xs.log), this.X(t), p.y + p.h + 4, "center", "top", "tick");
+    }
+    for (const t of this.yTicks) {
+      const y = snap(this.Y(t));
+      c.beginPath(); c.moveTo(p.x, y); c.lineTo(p.x + p.w, y); c.stroke();
+      this.text(tickText(t, this.ys.log), p.x - 6, this.Y(t), "right", "middle", "tick");
+    }
+    c.strokeStyle = theme.muted;
+    c.beginPath(); c.moveTo(snap(p.x), p.y); c.lineTo(snap(p.x), snap(p.y + p.h)); c.lineTo(p.x + p.w, snap(p.y + p.h)); c.stroke();
     c.restore();
-  };
+    this.boxes.push({ kind: "plot", text: "", x: p.x, y: p.y, w: p.w, h: p.h });
+  }
 
-  Panel.prototype.clip = function (fn) {
-    var c = this.ctx, b = this.box;
-    c.save(); c.beginPath(); c.rect(b.x, b.y - 1, b.w + 1, b.h + 2); c.clip(); fn(c); c.restore();
-  };
+  clipped(fn) {
+    const { ctx: c, plot: p } = this;
+    c.save(); c.beginPath(); c.rect(p.x - 1, p.y - 1, p.w + 2, p.h + 2); c.clip(); fn(c); c.restore();
+  }
 
-  Panel.prototype.line = function (xs, ys, color, opts) {
-    opts = opts || {};
-    var self = this;
-    this.clip(function (c) {
-      c.strokeStyle = color; c.lineWidth = opts.width || 1.5; c.setLineDash(opts.dash || []);
+  line(xs, ys, color, { width = 1.8, dash = [] } = {}) {
+    this.clipped((c) => {
+      c.strokeStyle = color; c.lineWidth = width; c.setLineDash(dash); c.lineJoin = "round";
       c.beginPath();
-      for (var j = 0; j < xs.length; j++) {
-        var px = self.x(xs[j]), py = self.y(ys[j]);
-        if (j === 0) c.moveTo(px, py); else c.lineTo(px, py);
+      let pen = false;
+      for (let j = 0; j < xs.length; j++) {
+        if (!isFinite(ys[j])) { pen = false; continue; }
+        const x = this.X(xs[j]), y = this.Y(ys[j]);
+        if (pen) c.lineTo(x, y); else c.moveTo(x, y);
+        pen = true;
       }
       c.stroke();
     });
-  };
+  }
 
-  Panel.prototype.points = function (xs, ys, color, opts) {
-    opts = opts || {};
-    var self = this;
-    this.clip(function (c) {
-      for (var j = 0; j < xs.length; j++) {
-        c.beginPath(); c.arc(self.x(xs[j]), self.y(ys[j]), opts.r || 4, 0, TWO_PI);
-        c.fillStyle = opts.hollow ? "#fff" : color; c.fill();
-        c.strokeStyle = color; c.lineWidth = 1.5; c.stroke();
+  points(xs, ys, color, { r = 4, hollow = false } = {}) {
+    this.clipped((c) => {
+      c.lineWidth = 1.5; c.setLineDash([]);
+      for (let j = 0; j < xs.length; j++) {
+        if (!isFinite(ys[j])) continue;
+        c.beginPath(); c.arc(this.X(xs[j]), this.Y(ys[j]), r, 0, TWO_PI);
+        c.fillStyle = hollow ? this.theme.bg : color; c.fill();
+        c.strokeStyle = color; c.stroke();
       }
     });
-  };
-
-  Panel.prototype.hline = function (y, color, dash) {
-    this.line([this.xlim[0], this.xlim[1]], [y, y], color, { dash: dash });
-  };
-
-  function legend(ctx, x, y, entries) {
-    ctx.save(); ctx.font = "11px sans-serif"; ctx.textBaseline = "middle";
-    var width = 30 + Math.max.apply(null, entries.map(function (e) { return ctx.measureText(e[0]).width; }));
-    ctx.fillStyle = "rgba(255,255,255,0.85)"; ctx.fillRect(x - 4, y - 9, width, entries.length * 16 + 2);
-    entries.forEach(function (e, n) {
-      ctx.strokeStyle = e[1]; ctx.lineWidth = 2; ctx.setLineDash(e[2] || []);
-      ctx.beginPath(); ctx.moveTo(x, y + n * 16); ctx.lineTo(x + 18, y + n * 16); ctx.stroke();
-      ctx.fillStyle = "#333"; ctx.fillText(e[0], x + 24, y + n * 16);
-    });
-    ctx.restore();
   }
 
-  function g3(v) { return Number(v).toPrecision(3).replace(/\.?0+(e|$)/, "$1"); }
-
-  var draw = {
-    formula: function (ctx, W, H, v) {
-      var data = compute.formula(v), split = Math.round(W * 0.56);
-      var left = new Panel(ctx, { x: 50, y: 26, w: split - 70, h: H - 74 }, [0, POSITIONS_SHOWN - 1], [-1.15, 1.15],
-        { xlabel: "position p", ylabel: "value",
-          title: "pair i=" + data.i + ": \u03c9=" + g3(data.omega) + ", \u03bb=" + g3(data.wavelength) + " positions" });
-      left.line(data.x, data.sin, COLORS[0]);
-      if (data.cos) left.line(data.x, data.cos, COLORS[1], { dash: [5, 3] });
-      left.line([v.pos, v.pos], [-1.15, 1.15], "#555", { width: 1 });
-      left.points([v.pos], [data.sin[v.pos]], "#000");
-      if (data.cos) left.points([v.pos], [data.cos[v.pos]], "#000");
-      legend(ctx, left.box.x + left.box.w - 130, left.box.y + left.box.h - 28,
-        [["sin, channel 2i", COLORS[0]], ["cos, channel 2i+1", COLORS[1], [5, 3]]]);
-      var channels = range(0, v.d_model - 1);
-      var right = new Panel(ctx, { x: split + 40, y: 26, w: W - split - 55, h: H - 74 }, [-0.5, v.d_model - 0.5], [-1.15, 1.15],
-        { xlabel: "channel", ylabel: "PE(pos)", title: "PE(" + v.pos + ") for d_model=" + v.d_model + ", base=" + g3(v.base) });
-      right.line(channels, data.row, COLORS[2], { width: 1 });
-      var pair = [2 * data.i, 2 * data.i + 1].filter(function (c) { return c < v.d_model; });
-      right.points(pair, pair.map(function (c) { return data.row[c]; }), COLORS[3], { r: 5 });
-      return "Left: sine and cosine of pair " + data.i + " over positions 0 to 199 with position " + v.pos +
-        " marked; right: the " + v.d_model + " channels of PE(" + v.pos + ").";
-    },
-    base: function (ctx, W, H, v) {
-      var data = compute.base(v);
-      var p = new Panel(ctx, { x: 60, y: 26, w: W - 80, h: H - 74 }, [0, Math.max(1, data.i.length - 1)], [1, 1e9],
-        { logy: true, xlabel: "pair i", ylabel: "wavelength (positions)",
-          title: "base=" + g3(v.base) + ", d_model=" + v.d_model + ", L=" + v.length + ": of " + data.i.length + " pairs, " +
-            data.fine + " separate neighbours, " + data.wraps + " wrap, " + data.constant + " nearly constant" });
-      p.hline(data.fine_below, COLORS[2], [2, 3]);
-      p.hline(data.wrap_below, COLORS[1], [8, 3, 2, 3]);
-      p.hline(data.constant_above, COLORS[3], [6, 4]);
-      p.line(data.i, data.wavelength, COLORS[0], { width: 2.5 });
-      legend(ctx, p.box.x + 10, p.box.y + 12, [["wavelength \u03bb_i", COLORS[0]],
-        ["below: separates neighbours", COLORS[2], [2, 3]], ["below: wraps within L", COLORS[1], [8, 3, 2, 3]],
-        ["above: nearly constant over L", COLORS[3], [6, 4]]]);
-      return "Wavelength of each of the " + data.i.length + " pairs on a log scale: " + data.fine +
-        " separate neighbours, " + data.wraps + " wrap within L=" + v.length + ", " + data.constant + " are nearly constant.";
-    },
-    offset: function (ctx, W, H, v) {
-      var data = compute.offset(v), side = Math.min(H - 74, Math.round(W * 0.38));
-      var circle = new Panel(ctx, { x: 62, y: 26, w: side, h: side }, [-1.3, 1.3], [-1.3, 1.3],
-        { xlabel: "cos (channel 2i+1)", ylabel: "sin (channel 2i)", title: "open: p=3, filled: p=3" + (v.k >= 0 ? "+" : "") + v.k });
-      var t = range(0, 100).map(function (j) { return (TWO_PI * j) / 100; });
-      circle.line(t.map(Math.cos), t.map(Math.sin), "#bbb", { width: 1 });
-      data.pairs.forEach(function (i, n) {
-        var arc = data.arcs[n];
-        circle.line(arc.map(function (q) { return q[0]; }), arc.map(function (q) { return q[1]; }), COLORS[n], { width: 2.5 });
-        circle.points([data.now[n][0]], [data.now[n][1]], COLORS[n], { hollow: true, r: 5 });
-        circle.points([data.later[n][0]], [data.later[n][1]], COLORS[n], { r: 5 });
-      });
-      legend(ctx, circle.box.x + side / 2 - 30, circle.box.y + side / 2 - 20,
-        data.pairs.map(function (i, n) { return ["pair i=" + i, COLORS[n]]; }));
-      var norm = v.d_model / 2, x0 = 62 + side + 70;
-      var right = new Panel(ctx, { x: x0, y: 26, w: W - x0 - 15, h: H - 74 }, [-200, 200], [-1.05, 1.05],
-        { xlabel: "offset k", ylabel: "cosine similarity",
-          title: "k=" + v.k + ": PE(p)\u00b7PE(p+k) = \u03a3 cos(\u03c9_i k) = " + data.dot_k.toFixed(2) + " of " + Math.floor(v.d_model / 2) });
-      right.line(data.ks, data.dots.map(function (d) { return d / norm; }), COLORS[0], { width: 1 });
-      right.points([v.k], [data.dot_k / norm], COLORS[3], { r: 5 });
-      return "Four sine-cosine pairs turning by k=" + v.k + " on the unit circle, and the dot product " +
-        data.dot_k.toFixed(2) + " on the curve of all offsets.";
-    },
-  };
-
-  draw.rope = function (ctx, W, H, v) {
-    var data = compute.rope(v);
-    var p = new Panel(ctx, { x: 60, y: 26, w: W - 80, h: H - 74 }, [0, data.i.length - 1], [1, 1e10],
-      { logy: true, xlabel: "pair i", ylabel: "wavelength (positions)",
-        title: "pairs slower than L=" + v.length + ": as trained " + data.unseen_plain + ", interpolated " +
-          data.unseen_interpolated + ", raised base " + g3(data.raised_base) + ": " + data.unseen_raised +
-          " (of " + data.i.length + ")" });
-    p.hline(data.length, COLORS[2], [2, 3]);
-    p.hline(data.target, COLORS[3], [8, 3, 2, 3]);
-    p.line(data.i, data.plain, "#888", { width: 2 });
-    p.line(data.i, data.interpolated, COLORS[1], { width: 2, dash: [6, 4] });
-    p.line(data.i, data.raised, COLORS[0], { width: 2 });
-    legend(ctx, p.box.x + 10, p.box.y + 12, [["base as trained", "#888"],
-      ["position interpolation \u00f7 s", COLORS[1], [6, 4]], ["NTK-aware base \u00d7 s^(d/(d-2))", COLORS[0]],
-      ["train length L", COLORS[2], [2, 3]], ["target length s \u00d7 L", COLORS[3], [8, 3, 2, 3]]]);
-    return "RoPE wavelengths for head dimension " + v.d_model + " and factor " + v.scale + ": " + data.unseen_interpolated +
-      " pairs slower than L with interpolation, " + data.unseen_raised + " with the raised base " + g3(data.raised_base) + ".";
-  };
-
-  draw.precision = function (ctx, W, H, v) {
-    var data = compute.precision(v), p = Math.round(v.position);
-    var panel = new Panel(ctx, { x: 60, y: 26, w: W - 80, h: H - 74 }, [-0.5, data.i.length - 0.5], [1e-12, 10],
-      { logy: true, xlabel: "pair i", ylabel: "|angle error| (radians)",
-        title: "p = " + p.toLocaleString("en-US") + ", base " + g3(v.base) + ": p and p+1 get identical vectors in: " +
-          (data.collides.join(", ") || "none") });
-    panel.hline(Math.PI, "#666", [2, 3]);
-    ["float32", "float16", "bfloat16"].forEach(function (name, n) {
-      var ys = data.errors[name].map(function (e) { return Math.max(e, 1e-12); });
-      var xs = data.i.filter(function (_, j) { return isFinite(ys[j]); });
-      ys = ys.filter(function (y) { return isFinite(y); });
-      panel.line(xs, ys, COLORS[n], { width: 1 });
-      panel.points(xs, ys, COLORS[n], { r: 2 });
+  hline(y, color, dash) { this.line(this.xs.lim, [y, y], color, { width: 1.5, dash }); }
+  vline(x, color, dash) {
+    this.clipped((c) => {
+      c.strokeStyle = color; c.lineWidth = 1; c.setLineDash(dash || []);
+      c.beginPath(); c.moveTo(this.X(x), this.plot.y); c.lineTo(this.X(x), this.plot.y + this.plot.h); c.stroke();
     });
-    legend(ctx, panel.box.x + 10, panel.box.y + panel.box.h - 60, [["float32", COLORS[0]], ["float16", COLORS[1]],
-      ["bfloat16", COLORS[2]], ["\u03c0: the phase is lost", "#666", [2, 3]]]);
-    return "Angle error per pair at position " + p + "; identical vectors for p and p+1 in: " + (data.collides.join(", ") || "none") + ".";
-  };
+  }
+}
 
-  // ------------------------------------------------------------ widgets
-  function mount(root) {
-    if (root.dataset.mounted) return;
-    root.dataset.mounted = "1";
-    var spec = JSON.parse(root.dataset.spec);
-    var controls = document.createElement("div");
-    controls.className = "posenc-explorer-controls";
-    controls.style.cssText = "display:flex;flex-wrap:wrap;gap:4px 18px;margin:4px 0;font:13px sans-serif";
-    var inputs = {};
-    spec.controls.forEach(function (c) {
-      var label = document.createElement("label"), input = document.createElement("input"), out = document.createElement("output");
-      label.style.cssText = "display:inline-flex;align-items:center;gap:6px";
-      label.appendChild(document.createTextNode(c.label));
-      input.type = "range"; input.min = c.min; input.max = c.max; input.step = c.step;
-      input.value = c.log ? Math.log10(c.value) : c.value;
-      input.setAttribute("aria-label", c.label);
-      input.style.width = "130px";
-      label.appendChild(input); label.appendChild(out);
-      controls.appendChild(label);
-      inputs[c.name] = { input: input, out: out, spec: c };
-    });
-    var canvas = document.createElement("canvas");
+// ------------------------------------------------------------------ the five explorers
+// Each kind: its panels (grid share, height / width), and view(v, data, theme)
+// returning per panel a title (HTML), legend entries, axes and a plot function,
+// and a text alternative for its canvas that states the values and the numbers
+// the chapter's caption asks the reader to look at.
+
+const DASH = { dashed: [7, 4], dotted: [2, 3], dashdot: [8, 3, 2, 3] };
+
+const KINDS = {
+  formula: {
+    panels: [{ grow: 1.3, aspect: 0.62 }, { grow: 1, aspect: 0.75 }],
+    view(v, d, t) {
+      const i = d.i, at = (ys) => (ys ? ys[v.pos] : NaN), hasCos = d.cos !== null;
+      const channels = range(0, v.d_model - 1), pair = [2 * i, 2 * i + 1].filter((c) => c < v.d_model);
+      return [{
+        title: `pair <i>i</i> = ${i}: ω<sub>${i}</sub> = ${num(d.omega)}, λ<sub>${i}</sub> = ${num(d.wavelength)} positions`,
+        legend: [
+          { label: `sin(<i>p</i>·ω<sub>${i}</sub>), channel ${2 * i}`, color: t.blue },
+          hasCos ? { label: `cos(<i>p</i>·ω<sub>${i}</sub>), channel ${2 * i + 1}`, color: t.orange, dash: DASH.dashed }
+            : { label: `no cosine: channel ${2 * i + 1} is past d_model`, color: t.muted, dash: DASH.dotted },
+          { label: `<i>p</i> = ${v.pos}`, color: t.fg, marker: "filled", line: false },
+        ],
+        axes: { x: { lim: [0, POSITIONS_SHOWN - 1], label: "position p" }, y: { lim: [-1.15, 1.15], label: "value" } },
+        plot(ax) {
+          ax.line(d.x, d.sin, t.blue);
+          if (hasCos) ax.line(d.x, d.cos, t.orange, { dash: DASH.dashed });
+          ax.vline(v.pos, t.muted);
+          ax.points(hasCos ? [v.pos, v.pos] : [v.pos], hasCos ? [at(d.sin), at(d.cos)] : [at(d.sin)], t.fg);
+        },
+        alt: `Sine and cosine of pair ${i} over positions 0 to 199: ω${i} = ${num(d.omega)}, wavelength ` +
+          `${num(d.wavelength)} positions. At position ${v.pos}, sin = ${num(at(d.sin))}` +
+          (hasCos ? `, cos = ${num(at(d.cos))}.` : `; this pair has no cosine channel (d_model is odd).`),
+      }, {
+        title: `PE(${v.pos}), d_model = ${v.d_model}, base = ${num(v.base)}`,
+        legend: [
+          { label: "PE(pos), channel by channel", color: t.green, marker: "dot" },
+          { label: `pair ${i}: channel${pair.length > 1 ? "s" : ""} ${pair.join(", ")}`, color: t.vermillion, marker: "filled", line: false },
+        ],
+        axes: { x: { lim: [-0.5, v.d_model - 0.5], label: "channel" }, y: { lim: [-1.15, 1.15], label: "PE(pos)" } },
+        plot(ax) {
+          ax.line(channels, d.row, t.green, { width: 1 });
+          if (v.d_model <= 128) ax.points(channels, d.row, t.green, { r: 1.6 });
+          ax.points(pair, pair.map((c) => d.row[c]), t.vermillion, { r: 5 });
+        },
+        alt: `The ${v.d_model} channels of PE(${v.pos}) for base ${num(v.base)}; pair ${i}'s channel` +
+          `${pair.length > 1 ? "s" : ""} ${pair.join(" and ")} ${pair.length > 1 ? "are" : "is"} ` +
+          `${pair.map((c) => num(d.row[c])).join(" and ")}.`,
+      }];
+    },
+  },
+
+  base: {
+    panels: [{ grow: 1, aspect: 0.5 }],
+    view(v, d, t) {
+      const n = d.i.length;
+      return [{
+        title: `of ${n} pairs: ${d.fine} separate neighbours, ${d.wraps} wrap within <i>L</i> = ${int(v.length)}, ` +
+          `${d.constant} nearly constant`,
+        legend: [
+          { label: "wavelength λ<sub><i>i</i></sub>", color: t.blue, width: 2.5 },
+          { label: `below ${num(d.fine_below)}: separates neighbours`, color: t.green, dash: DASH.dotted },
+          { label: `below <i>L</i>: wraps within <i>L</i>`, color: t.orange, dash: DASH.dashdot },
+          { label: `above ${num(d.constant_above)}: nearly constant over <i>L</i>`, color: t.vermillion, dash: DASH.dashed },
+        ],
+        axes: { x: { lim: [0, Math.max(1, n - 1)], label: "pair i" }, y: { lim: [1, 1e9], log: true, label: "wavelength λᵢ (positions)" } },
+        plot(ax) {
+          ax.hline(d.fine_below, t.green, DASH.dotted);
+          ax.hline(d.wrap_below, t.orange, DASH.dashdot);
+          ax.hline(d.constant_above, t.vermillion, DASH.dashed);
+          ax.line(d.i, d.wavelength, t.blue, { width: 2.5 });
+        },
+        alt: `Wavelength of each of the ${n} pairs for base ${num(v.base)}, d_model ${v.d_model}, on a log scale from ` +
+          `${num(d.wavelength[0])} to ${num(d.wavelength[n - 1])} positions: ${d.fine} pairs separate neighbours ` +
+          `(wavelength below ${num(d.fine_below)}), ${d.wraps} wrap within L = ${int(v.length)}, ${d.constant} are nearly ` +
+          `constant over L (wavelength above ${num(d.constant_above)}).`,
+      }];
+    },
+  },
+
+  offset: {
+    panels: [{ grow: 1, aspect: 0.92 }, { grow: 1.35, aspect: 0.62 }],
+    view(v, d, t) {
+      const colors = [t.blue, t.orange, t.green, t.vermillion], norm = v.d_model / 2;
+      const turns = d.pairs.map((i, n) => `pair ${i} by ${num(v.k * d.omega[n])} rad`);
+      return [{
+        title: `open: <i>p</i> = 3, filled: <i>p</i> + <i>k</i> = 3 ${signed(v.k)}`,
+        legend: d.pairs.map((i, n) => ({ label: `<i>i</i> = ${i}: <i>k</i>ω<sub>${i}</sub> = ${num(v.k * d.omega[n])} rad`,
+          color: colors[n], marker: "filled" })),
+        axes: { x: { lim: [-1.3, 1.3], label: "cos (channel 2i+1)" }, y: { lim: [-1.3, 1.3], label: "sin (channel 2i)" }, equal: true },
+        plot(ax) {
+          const a = range(0, 120).map((j) => (TWO_PI * j) / 120);
+          ax.line(a.map(Math.cos), a.map(Math.sin), t.grid, { width: 1 });
+          d.pairs.forEach((_, n) => {
+            ax.line(d.arcs[n].map((q) => q[0]), d.arcs[n].map((q) => q[1]), colors[n], { width: 2.5 });
+            ax.points([d.now[n][0]], [d.now[n][1]], colors[n], { hollow: true, r: 5 });
+            ax.points([d.later[n][0]], [d.later[n][1]], colors[n], { r: 5 });
+          });
+        },
+        alt: `Four sine-cosine pairs on the unit circle turning from position 3 to position ${3 + v.k}: ${turns.join(", ")}.`,
+      }, {
+        title: `<i>k</i> = ${int(v.k)}: PE(<i>p</i>)·PE(<i>p</i>+<i>k</i>) = Σ<sub><i>i</i></sub> cos(ω<sub><i>i</i></sub><i>k</i>) = ` +
+          `${minus(d.dot_k.toFixed(2))} of ${Math.floor(v.d_model / 2)}`,
+        legend: [
+          { label: "PE(<i>p</i>)·PE(<i>p</i>+<i>k</i>) ÷ (<i>d</i>/2), every <i>k</i>", color: t.blue, width: 1.2 },
+          { label: `<i>k</i> = ${int(v.k)}`, color: t.vermillion, marker: "filled", line: false },
+        ],
+        axes: { x: { lim: [-200, 200], label: "offset k" }, y: { lim: [-1.05, 1.05], label: "cosine similarity" } },
+        plot(ax) {
+          ax.line(d.ks, d.dots.map((x) => x / norm), t.blue, { width: 1.2 });
+          ax.points([v.k], [d.dot_k / norm], t.vermillion, { r: 5 });
+        },
+        alt: `At offset k = ${v.k}, PE(p)·PE(p+k) = ${d.dot_k.toFixed(2)} of ${Math.floor(v.d_model / 2)} ` +
+          `(cosine similarity ${(d.dot_k / norm).toFixed(3)}), the same for every starting position; the curve over ` +
+          `k from −200 to 200 is 1 at k = 0.`,
+      }];
+    },
+  },
+
+  rope: {
+    panels: [{ grow: 1, aspect: 0.5 }],
+    view(v, d, t) {
+      const n = d.i.length;
+      return [{
+        title: `pairs slower than <i>L</i> = ${int(v.length)}, of ${n}: as trained ${d.unseen_plain}, ` +
+          `interpolated ${d.unseen_interpolated}, raised base ${d.unseen_raised}`,
+        legend: [
+          { label: `base as trained, <i>b</i> = ${num(v.base)}`, color: t.muted, width: 2 },
+          { label: "position interpolation, positions ÷ <i>s</i>", color: t.orange, dash: DASH.dashed, width: 2 },
+          { label: `NTK-aware base <i>b</i>·<i>s</i><sup><i>d</i>/(<i>d</i>−2)</sup> = ${num(d.raised_base)}`, color: t.blue, width: 2 },
+          { label: "train length <i>L</i>", color: t.green, dash: DASH.dotted },
+          { label: `target length <i>s</i>·<i>L</i> = ${int(d.target)}`, color: t.vermillion, dash: DASH.dashdot },
+        ],
+        axes: { x: { lim: [0, n - 1], label: "pair i" }, y: { lim: [1, 1e10], log: true, label: "wavelength λᵢ (positions)" } },
+        plot(ax) {
+          ax.hline(d.length, t.green, DASH.dotted);
+          ax.hline(d.target, t.vermillion, DASH.dashdot);
+          ax.line(d.i, d.plain, t.muted, { width: 2 });
+          ax.line(d.i, d.interpolated, t.orange, { width: 2, dash: DASH.dashed });
+          ax.line(d.i, d.raised, t.blue, { width: 2 });
+        },
+        alt: `RoPE wavelengths of the ${n} pairs of a head of dimension ${v.d_model}, base ${num(v.base)}, factor ` +
+          `s = ${v.scale}: pairs slower than the training length L = ${int(v.length)}: ${d.unseen_plain} as trained, ` +
+          `${d.unseen_interpolated} with position interpolation, ${d.unseen_raised} with the NTK-aware base ` +
+          `${num(d.raised_base)}; target length ${int(d.target)}.`,
+      }];
+    },
+  },
+
+  precision: {
+    panels: [{ grow: 1, aspect: 0.5 }],
+    view(v, d, t) {
+      const p = Math.round(v.position), names = ["float32", "float16", "bfloat16"];
+      const colors = [t.blue, t.orange, t.green], dashes = [[], DASH.dashed, DASH.dashdot];
+      const worst = (name) => {
+        const e = d.errors[name];
+        return e.some(Number.isNaN) ? "overflows" : `worst ${num(Math.max(...e))} rad`;
+      };
+      const same = d.collides.join(", ") || "none";
+      return [{
+        title: `<i>p</i> = ${int(p)}, base ${num(v.base)}: <i>p</i> and <i>p</i>+1 get identical vectors in: ${same}`,
+        legend: [
+          ...names.map((name, n) => ({ label: `${name} (${worst(name)})`, color: colors[n], dash: dashes[n], marker: "dot" })),
+          { label: "π: the phase is lost", color: t.muted, dash: DASH.dotted },
+        ],
+        axes: { x: { lim: [-0.5, d.i.length - 0.5], label: "pair i" }, y: { lim: [1e-12, 10], log: true, label: "|angle error| (radians)" } },
+        plot(ax) {
+          ax.hline(Math.PI, t.muted, DASH.dotted);
+          names.forEach((name, n) => {
+            // an exact angle has error 0, which a log axis cannot show: drawn at the floor
+            const ys = d.errors[name].map((e) => (Number.isNaN(e) ? NaN : Math.max(e, 1e-12)));
+            ax.line(d.i, ys, colors[n], { width: 1.2, dash: dashes[n] });
+            ax.points(d.i, ys, colors[n], { r: 2 });
+          });
+        },
+        alt: `Angle error of each of the ${d.i.length} pairs at position ${int(p)} (base ${num(v.base)}, d_model ` +
+          `${v.d_model}), log scale: ` + names.map((name) => `${name} ${worst(name)}`).join(", ") +
+          `. Positions p and p+1 get identical vectors in: ${same}.`,
+      }];
+    },
+  },
+};
+
+// ------------------------------------------------------------------ the view
+
+function swatch({ color, dash = [], marker = null, line = true, width = 2 }) {
+  const lineSvg = line ? `<line x1="1" y1="7" x2="27" y2="7" stroke="${color}" stroke-width="${width}" stroke-dasharray="${dash.join(" ")}"/>` : "";
+  const dotSvg = marker ? `<circle cx="14" cy="7" r="${marker === "dot" ? 2.5 : 4}" fill="${color}" stroke="${color}"/>` : "";
+  return `<svg width="28" height="14" viewBox="0 0 28 14" aria-hidden="true">${lineSvg}${dotSvg}</svg>`;
+}
+
+function legendHtml(entries) {
+  return entries.map((e) => `<li>${swatch(e)}<span>${e.label}</span></li>`).join("");
+}
+
+const THEMES = new Set(); // every mounted view's "theme changed" callback
+
+function watchTheme(callback) {
+  THEMES.add(callback);
+  if (THEMES.size === 1 && typeof MutationObserver !== "undefined") {
+    const redraw = () => THEMES.forEach((f) => f());
+    const all = () => { redraw(); setTimeout(redraw, 250); }; // again once a theme's style sheet has loaded
+    const observer = new MutationObserver(all);
+    // pydata-sphinx-theme: <html data-theme>; JupyterLab: <body data-jp-theme-name>; VS Code: <body class>
+    observer.observe(document.documentElement, { attributes: true, attributeFilter: ["data-theme", "class"] });
+    observer.observe(document.body, { attributes: true, attributeFilter: ["data-theme", "class", "data-jp-theme-name"] });
+    window.matchMedia?.("(prefers-color-scheme: dark)").addEventListener?.("change", all);
+  }
+  return () => THEMES.delete(callback);
+}
+
+/**
+ * Draw the explorer of `model` into `el`: anywidget's render() (Jupyter) and
+ * the book's, with the model shim. Returns the cleanup function.
+ */
+function render({ model, el }) {
+  const spec = model.get("_spec"), kind = KINDS[spec.kind], doc = el.ownerDocument;
+  ensureStyle(doc);
+  let root = el.closest(".posenc-explorer");
+  if (!root) { root = el; root.classList.add("posenc-explorer"); root.dataset.kind = spec.kind; }
+  el.classList.add("posenc-view");
+  el.replaceChildren();
+  const grid = doc.createElement("div");
+  grid.className = "posenc-panels";
+  el.appendChild(grid);
+  const panels = kind.panels.map((layout) => {
+    const box = doc.createElement("div"), title = doc.createElement("div"), legend = doc.createElement("ul"),
+      canvas = doc.createElement("canvas");
+    box.className = "posenc-panel"; title.className = "posenc-title"; legend.className = "posenc-legend";
     canvas.setAttribute("role", "img");
-    canvas.style.cssText = "width:100%;max-width:760px;height:320px;background:#fff;border-radius:4px";
-    root.appendChild(controls);
-    root.appendChild(canvas);
-    var updates = 0;
+    box.append(title, legend, canvas);
+    grid.appendChild(box);
+    return { layout, box, title, legend, canvas, width: 0, height: 0, boxes: [], html: {} };
+  });
 
-    function values() {
-      var v = {};
-      Object.keys(inputs).forEach(function (name) {
-        var it = inputs[name], x = Number(it.input.value);
-        v[name] = it.spec.log ? Math.pow(10, x) : x;
-      });
-      return v;
-    }
+  let theme = readTheme(root), updates = 0, pending = false, narrow = null;
 
-    function couple() {  // e.g. the pair slider's range follows d_model
-      Object.keys(spec.couple || {}).forEach(function (name) {
-        var d = Number(inputs[spec.couple[name]].input.value);
-        inputs[name].input.max = pairs(d) - 1;
-        if (Number(inputs[name].input.value) > pairs(d) - 1) inputs[name].input.value = pairs(d) - 1;
-      });
-    }
-
-    function update() {
-      var start = performance.now();
-      couple();
-      var v = values();
-      Object.keys(inputs).forEach(function (name) { inputs[name].out.textContent = inputs[name].spec.log ? g3(v[name]) : String(v[name]); });
-      var ratio = window.devicePixelRatio || 1, W = canvas.clientWidth || 760, H = canvas.clientHeight || 320;
-      if (canvas.width !== Math.round(W * ratio)) { canvas.width = Math.round(W * ratio); canvas.height = Math.round(H * ratio); }
-      var ctx = canvas.getContext("2d");
-      ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
-      ctx.fillStyle = "#fff"; ctx.fillRect(0, 0, W, H);
-      var description = draw[spec.kind](ctx, W, H, v);
-      canvas.setAttribute("aria-label", spec.alt + ". " + description);
-      updates += 1;
-      root.dataset.updates = String(updates);
-      root.dataset.lastUpdateMs = (performance.now() - start).toFixed(3);
-    }
-
-    Object.keys(inputs).forEach(function (name) { inputs[name].input.addEventListener("input", update); });
-    update();
-    if (window.ResizeObserver) new ResizeObserver(function () { update(); }).observe(canvas);
+  function values() {
+    const v = {};
+    for (const c of spec.controls) v[c.name] = Number(model.get(c.name));
+    for (const [child, parent] of Object.entries(spec.couple || {})) // e.g. pair i <= ceil(d_model / 2) - 1
+      v[child] = Math.max(0, Math.min(v[child], pairs(v[parent]) - 1));
+    return v;
   }
 
-  function mountAll() {
-    document.querySelectorAll("div.posenc-explorer").forEach(mount);
+  function setLayout(width) {
+    const isNarrow = width < NARROW_PX;
+    if (isNarrow === narrow) return;
+    narrow = isNarrow;
+    root.classList.toggle("posenc-narrow", narrow);
+    grid.style.gridTemplateColumns = narrow ? "minmax(0, 1fr)" : panels.map((p) => `minmax(0, ${p.layout.grow}fr)`).join(" ");
   }
 
-  window.posencExplorers = {
-    compute: function (kind, values) { return compute[kind](values); },
-    frequencies: frequencies, encode: encode, mountAll: mountAll,
+  function sizeCanvas(p, cssWidth) {
+    const [minH, maxH] = narrow ? [240, 320] : [240, 340];
+    const height = Math.round(Math.min(maxH, Math.max(minH, cssWidth * p.layout.aspect)));
+    p.width = cssWidth; p.height = height;
+    p.canvas.style.height = `${height}px`;
+  }
+
+  function update() {
+    pending = false;
+    const start = performance.now(), v = values(), data = compute[spec.kind](v);
+    const views = kind.view(v, data, theme);
+    const said = spec.controls.map((c) => `${c.label} ${readout(c, v[c.name])}`).join(", ");
+    panels.forEach((p, n) => {
+      const view = views[n], legend = legendHtml(view.legend);
+      if (p.html.title !== view.title) p.title.innerHTML = p.html.title = view.title;
+      if (p.html.legend !== legend) p.legend.innerHTML = p.html.legend = legend;
+      p.canvas.setAttribute("aria-label", `${said}. ${view.alt}`);
+      p.boxes = draw(p, view);
+    });
+    root.posencDrawn = { kind: spec.kind, values: v, data };
+    updates += 1;
+    root.dataset.updates = String(updates);
+    root.dataset.lastUpdateMs = (performance.now() - start).toFixed(3);
+  }
+
+  function draw(p, view) {
+    if (!p.width) return [];
+    const ratio = window.devicePixelRatio || 1, c = p.canvas, ctx = c.getContext("2d");
+    const bw = Math.round(p.width * ratio), bh = Math.round(p.height * ratio);
+    if (c.width !== bw || c.height !== bh) { c.width = bw; c.height = bh; }
+    ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
+    ctx.fillStyle = theme.bg;
+    ctx.fillRect(0, 0, p.width, p.height);
+    const ax = new Axes(ctx, p.width, p.height, theme, view.axes);
+    ax.frame();
+    view.plot(ax);
+    return ax.boxes;
+  }
+
+  const schedule = () => { // several trait changes in one task (a coupled slider) draw once
+    if (!pending) { pending = true; queueMicrotask(update); }
   };
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", mountAll);
-  else mountAll();
-})();
+
+  let unlabel = null, attached = false;
+  const resize = () => {
+    const width = el.getBoundingClientRect().width;
+    if (!width) return;
+    if (!attached) { // Jupyter puts el in the page after render(): read the theme there
+      attached = true;
+      theme = readTheme(root);
+      unlabel = labelJupyterSliders(el);
+    }
+    setLayout(width);
+    let changed = false;
+    for (const p of panels) {
+      const w = p.canvas.getBoundingClientRect().width;
+      if (w && Math.abs(w - p.width) > 0.5) { sizeCanvas(p, w); changed = true; }
+    }
+    if (changed) update();
+  };
+
+  const events = spec.controls.map((c) => `change:${c.name}`);
+  events.forEach((e) => model.on(e, schedule));
+  const observer = typeof ResizeObserver !== "undefined" ? new ResizeObserver(resize) : null;
+  observer?.observe(el);
+  panels.forEach((p) => observer?.observe(p.canvas));
+  const unwatch = watchTheme(() => { theme = readTheme(root); update(); });
+  root.posencView = { panels, update };
+  resize();
+  if (!updates) update();
+  return () => {
+    events.forEach((e) => model.off(e, schedule));
+    observer?.disconnect();
+    unwatch();
+    unlabel?.();
+  };
+}
+
+/**
+ * In Jupyter the sliders are ipywidgets, whose noUiSlider handle (role=slider)
+ * has no accessible name; give each the text of its description label. The
+ * handles are rebuilt when a slider's range changes, so this watches them.
+ */
+function labelJupyterSliders(el) {
+  const box = el.closest(".posenc-explorer") === el ? el.parentElement?.closest(".widget-vbox") : null;
+  if (!box || typeof MutationObserver === "undefined") return null;
+  const label = () => {
+    for (const slider of box.querySelectorAll(".widget-slider")) {
+      const name = slider.querySelector(".widget-label")?.textContent.trim();
+      slider.querySelectorAll("[role=slider]").forEach((h) => name && h.getAttribute("aria-label") !== name && h.setAttribute("aria-label", name));
+    }
+  };
+  const observer = new MutationObserver(label);
+  observer.observe(box, { childList: true, subtree: true });
+  label();
+  return () => observer.disconnect();
+}
+
+// ------------------------------------------------------------------ the static book
+
+/** The part of an anywidget model the view uses, over a plain object. */
+function modelShim(spec) {
+  const state = { _spec: spec }, handlers = {};
+  for (const c of spec.controls) state[c.name] = c.value;
+  return {
+    get: (name) => state[name],
+    set(name, value) {
+      if (state[name] === value) return;
+      state[name] = value;
+      (handlers[`change:${name}`] || []).forEach((f) => f());
+    },
+    on: (event, f) => (handlers[event] ||= []).push(f),
+    off: (event, f) => { handlers[event] = (handlers[event] || []).filter((g) => g !== f); },
+    save_changes() {},
+  };
+}
+
+/** Sliders (labelled range inputs) and the view for one div.posenc-explorer[data-spec]. */
+function mountStatic(root) {
+  if (root.dataset.mounted) return;
+  root.dataset.mounted = "1";
+  ensureStyle(root.ownerDocument);
+  const spec = JSON.parse(root.dataset.spec), model = modelShim(spec), doc = root.ownerDocument;
+  root.dataset.kind = spec.kind;
+  root.querySelector("noscript")?.remove();
+  const controls = doc.createElement("div"), view = doc.createElement("div");
+  controls.className = "posenc-controls";
+  const inputs = {};
+  for (const c of spec.controls) {
+    const label = doc.createElement("label"), name = doc.createElement("span"),
+      input = doc.createElement("input"), out = doc.createElement("output");
+    name.textContent = c.label;
+    Object.assign(input, { type: "range", min: c.min, max: c.max, step: c.step, value: c.log ? Math.log10(c.value) : c.value });
+    input.dataset.name = c.name;
+    out.setAttribute("aria-hidden", "true"); // the input's aria-valuetext says the same
+    label.append(name, input, out);
+    controls.appendChild(label);
+    inputs[c.name] = { input, out, spec: c };
+  }
+  const read = (name) => {
+    const { input, spec: c } = inputs[name], x = Number(input.value);
+    return c.log ? Math.pow(10, x) : x;
+  };
+  const show = () => {
+    for (const [name, { input, out, spec: c }] of Object.entries(inputs)) {
+      const text = readout(c, read(name));
+      out.textContent = text;
+      input.setAttribute("aria-valuetext", text);
+    }
+  };
+  const couple = () => { // e.g. the pair slider's range follows d_model
+    for (const [child, parent] of Object.entries(spec.couple || {})) {
+      const top = pairs(read(parent)) - 1, input = inputs[child].input;
+      input.max = top;
+      if (Number(input.value) > top) input.value = top;
+    }
+  };
+  for (const [name, { input }] of Object.entries(inputs)) {
+    input.addEventListener("input", () => {
+      couple();
+      for (const other of Object.keys(inputs)) model.set(other, read(other));
+      show();
+    });
+  }
+  couple();
+  for (const name of Object.keys(inputs)) model.set(name, read(name));
+  show();
+  view.className = "posenc-view";
+  root.append(controls, view);
+  render({ model, el: view });
+}
+
+function mountAll() {
+  document.querySelectorAll("div.posenc-explorer[data-spec]").forEach(mountStatic);
+}
+
+// ------------------------------------------------------------------ for the tests
+
+/** Every title, legend entry, canvas text and plot area of an explorer, in viewport CSS px. */
+function boxes(root) {
+  const out = [], rect = (kind, r, text = "") => out.push({ kind, text, x: r.left, y: r.top, w: r.width, h: r.height });
+  root.posencView.panels.forEach((p, n) => {
+    const range = document.createRange();
+    range.selectNodeContents(p.title);
+    rect("title", range.getBoundingClientRect(), p.title.textContent);
+    for (const li of p.legend.children) rect("legend", li.getBoundingClientRect(), li.textContent);
+    const c = p.canvas.getBoundingClientRect();
+    rect("canvas", c);
+    for (const b of p.boxes) out.push({ ...b, x: c.left + b.x, y: c.top + b.y, panel: n });
+  });
+  const r = root.getBoundingClientRect();
+  out.push({ kind: "root", text: "", x: r.left, y: r.top, w: r.width, h: r.height });
+  return out;
+}
+
+const api = {
+  compute: (kind, values) => compute[kind](values),
+  drawn: (root) => root.posencDrawn,
+  boxes, mountAll, render, frequencies, encode, num,
+};
+if (typeof window !== "undefined") {
+  window.posencExplorers = window.posencExplorers || api;
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", () => window.posencExplorers.mountAll());
+  else window.posencExplorers.mountAll();
+}
+
+export default { render };

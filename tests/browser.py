@@ -18,6 +18,7 @@ Screenshots go to ``_build/screenshots/`` (``book/`` and ``lab/``).
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import subprocess
@@ -26,6 +27,7 @@ import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import numpy as np
 import pytest
 import yaml
 
@@ -288,3 +290,79 @@ def percentile(values, q: float) -> float:
     lo = int(k)
     hi = min(lo + 1, len(values) - 1)
     return values[lo] + (values[hi] - values[lo]) * (k - lo)
+
+
+def compare_numbers(name, want, got, failures, atol=1e-9, rtol=1e-12):
+    """Numbers to 1e-9 absolute (or 1e-12 relative, for wavelengths near 1e9); shapes, strings exactly."""
+    if isinstance(want, dict):
+        if not isinstance(got, dict):
+            failures.append(f"{name}: expected an object, got {str(got)[:80]}")
+            return
+        for key, value in want.items():
+            if key not in got:
+                failures.append(f"{name}: key {key!r} missing in the browser result")
+            else:
+                compare_numbers(f"{name}[{key}]", value, got[key], failures, atol, rtol)
+        return
+    if want is None:
+        if got is not None:
+            failures.append(f"{name}: expected null, got {str(got)[:80]}")
+        return
+    if got is None:
+        failures.append(f"{name}: null, expected {str(want)[:80]}")
+        return
+    if isinstance(want, str) or (isinstance(want, (list, tuple)) and any(isinstance(x, str) for x in want)):
+        if list(want) != list(got) if not isinstance(want, str) else want != got:
+            failures.append(f"{name}: {got!r}, expected {want!r}")
+        return
+    w = np.asarray(want, dtype=float)
+    try:
+        g = np.asarray(got, dtype=float)
+    except (TypeError, ValueError):
+        failures.append(f"{name}: not numbers: {str(got)[:80]}")
+        return
+    if w.shape != g.shape:
+        failures.append(f"{name}: shape {g.shape}, expected {w.shape}")
+        return
+    bad = ~np.isclose(g, w, atol=atol, rtol=rtol, equal_nan=True)
+    if bad.any():
+        at = tuple(int(x) for x in np.argwhere(bad)[0])
+        failures.append(f"{name}{list(at)}: {g[at]!r}, expected {w[at]!r} ({bad.sum()} of {bad.size} differ)")
+
+
+# --------------------------------------------------------------------------
+# Explorers: the layout the renderer reports
+# --------------------------------------------------------------------------
+
+EXPLORER_TEXT = {"title", "legend", "tick", "label"}
+
+
+def overlap(a, b, tol=0.5) -> bool:
+    return (min(a["x"] + a["w"], b["x"] + b["w"]) - max(a["x"], b["x"]) > tol
+            and min(a["y"] + a["h"], b["y"] + b["h"]) - max(a["y"], b["y"]) > tol)
+
+
+def explorer_layout_failures(boxes: list[dict], viewport: int) -> list[str]:
+    """What is wrong with an explorer's layout, from the boxes explorers.js reports (posencExplorers.boxes):
+    wider than the page, text cut at its edge, text overlapping text or a plot area, panels overlapping."""
+    root = next(b for b in boxes if b["kind"] == "root")
+    texts = [b for b in boxes if b["kind"] in EXPLORER_TEXT]
+    plots = [b for b in boxes if b["kind"] == "plot"]
+    canvases = [b for b in boxes if b["kind"] == "canvas"]
+    out = []
+    if root["x"] < -0.5 or root["x"] + root["w"] > viewport + 0.5:
+        out.append(f"the explorer ({root['x']:.0f}..{root['x'] + root['w']:.0f} px) is wider than the page ({viewport} px)")
+    for b in texts:
+        if not b["w"] or b["x"] < root["x"] - 0.5 or b["x"] + b["w"] > root["x"] + root["w"] + 0.5:
+            out.append(f"{b['kind']} {b['text']!r} is cut at the explorer's edge (x {b['x']:.1f}, width {b['w']:.1f})")
+    for a, b in itertools.combinations(texts, 2):
+        if overlap(a, b):
+            out.append(f"{a['kind']} {a['text']!r} overlaps {b['kind']} {b['text']!r}")
+    for t in texts:
+        for p in plots:
+            if overlap(t, p):
+                out.append(f"{t['kind']} {t['text']!r} lies on the data (plot area of panel {p['panel']})")
+    for a, b in itertools.combinations(canvases, 2):
+        if overlap(a, b):
+            out.append("two panels overlap")
+    return out

@@ -88,3 +88,25 @@ def test_answers_page_code_has_no_solution_markers(build, page):
     assert "assert_all_correct" not in html  # the maintainers' final check is hidden (remove-cell)
     source = (ROOT / f"{page}.ipynb").read_text()
     assert "# BEGIN SOLUTION" in source  # the generator still has its markers
+
+
+def explorer_cells(page: str) -> int:
+    """How many code cells of the page's notebook display an explorer (book_assets.explorer_call)."""
+    import json
+
+    import book_assets
+
+    path = ROOT / f"{page}.ipynb"
+    if not path.exists():
+        return 0
+    cells = json.loads(path.read_text())["cells"]
+    return sum(c["cell_type"] == "code" and book_assets.explorer_call("".join(c["source"])) is not None for c in cells)
+
+
+@pytest.mark.parametrize("page", [p for p in toc_files() if explorer_cells(p)])
+def test_every_explorer_cell_shows_its_explorer(build, page):
+    """Executed or not (the exercises are not), a cell displaying an explorer shows it live on its page."""
+    html = (HTML / f"{page}.html").read_text()
+    shown = len(re.findall(r'<div class="posenc-explorer" data-spec=', html))
+    assert shown == explorer_cells(page), f"{page}: {shown} explorers for {explorer_cells(page)} explorer cells"
+    assert '<script type="module">' in html

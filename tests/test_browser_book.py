@@ -56,8 +56,8 @@ import pytest
 
 import book_timing
 from browser import (  # noqa: F401  (book and chromium are fixtures)
-    CHROMIUM_ARGS, SCREENSHOTS, Guard, book, chromium, chromium_executable, new_context, percentile, serve,
-    toc_pages,
+    CHROMIUM_ARGS, SCREENSHOTS, Guard, book, chromium, chromium_executable, compare_numbers, explorer_layout_failures,
+    new_context, percentile, serve, toc_pages,
 )
 
 PAGES = toc_pages()
@@ -69,7 +69,9 @@ AUDIT = (Path(__file__).parent / "page_audit.js").read_text()
 AUTHORING = ["BEGIN SOLUTION", "END SOLUTION", "For maintainers", "make exercises", "Replace each"]
 FRAME_MS = 16.0           # one frame at 60 Hz, the budget of one slider step
 STEPS_PER_SLIDER = 3      # key presses per slider
-EXPLORER_PAGES = ["chapters/02_sinusoidal_formula", "chapters/03_frequency_analysis", "chapters/04_linearity"]
+EXPLORER_PAGES = ["chapters/02_sinusoidal_formula", "chapters/03_frequency_analysis", "chapters/04_linearity",
+                  "chapters/06_precision_and_bugs", "chapters/07_rope_and_alibi", "exercises/02_sinusoidal_formula"]
+EXPLORER_SHOTS = SCREENSHOTS / "explorers"  # every explorer of the book, per mode: book-<mode>/<page>-<n>.png
 SHOT_DIR = SCREENSHOTS / "book"
 
 
@@ -216,6 +218,7 @@ class Visit:
     axe: list = field(default_factory=list)      # serious and critical axe-core violations
     bytes: dict = field(default_factory=dict)    # everything the page loaded: {"sent", "decoded"}
     typeset_ms: float = float("nan")             # navigation start -> math on screen (typeset, painted, fonts)
+    drawn: list = field(default_factory=list)    # each explorer: its boxes, a canvas pixel, its and the page's background
 
 
 async def _menu_opens(tab, toggle: str, target: str) -> dict:
@@ -306,10 +309,37 @@ async def _open(browser, base_url: str, page: str, shot_dir: Path | None, mode: 
     kinds = await tab.evaluate("""() => [...document.querySelectorAll('.posenc-explorer')].map(e => {
         try { return JSON.parse(e.dataset.spec).kind; } catch (err) { return '?'; } })""")
     ranges = await tab.locator("input[type=range]").count()
+    drawn = await tab.evaluate(EXPLORERS_DRAWN) if kinds else []
+    if kinds and shot_dir is not None:
+        for n in range(len(kinds)):
+            shot = EXPLORER_SHOTS / f"book-{mode}" / f"{page.replace('/', '-')}-{n}.png"
+            shot.parent.mkdir(parents=True, exist_ok=True)
+            await tab.locator(".posenc-explorer").nth(n).screenshot(path=str(shot))
     v = Visit(page, url, {}, math_info, images, screenshot, len(kinds), [], seconds, kinds,
               mode=mode, audit=audit, baselines=baselines, menus=menus, axe=violations, bytes=weight,
-              typeset_ms=typeset_ms)
+              typeset_ms=typeset_ms, drawn=drawn)
     return v, context, tab, guard, ranges
+
+
+# Each explorer as drawn: the boxes of its text and plots (explorers.js), a canvas pixel in the top right corner
+# (where nothing is drawn),
+# its background and the page's, the canvas size in device pixels against its CSS size.
+EXPLORERS_DRAWN = """() => [...document.querySelectorAll('.posenc-explorer')].map(root => {
+  const canvas = root.querySelector('canvas'), rect = canvas ? canvas.getBoundingClientRect() : null;
+  return {
+    boxes: window.posencExplorers && root.posencView ? window.posencExplorers.boxes(root) : null,
+    pixel: canvas ? [...canvas.getContext('2d').getImageData(canvas.width - 3, 2, 1, 1).data].slice(0, 3) : null,
+    background: getComputedStyle(root).backgroundColor,
+    page: getComputedStyle(document.body).backgroundColor,
+    frame: (() => {  // the nearest background behind the explorer (a panel the theme puts outputs on)
+      for (let e = root.parentElement; e; e = e.parentElement) {
+        const c = getComputedStyle(e).backgroundColor;
+        if (c !== 'rgba(0, 0, 0, 0)') return c;
+      }
+      return null; })(),
+    crisp: canvas ? Math.abs(canvas.width - Math.round(rect.width * devicePixelRatio)) <= 1 : false,
+  };
+})"""
 
 
 async def _exercise_sliders(tab) -> list[Slider]:
@@ -739,6 +769,35 @@ def test_chapter_has_an_explorer(site, page):
     assert any(s.in_explorer for s in v.sliders), f"no slider inside an explorer on {page}"
 
 
+def rgb(css: str) -> list[int]:
+    return [round(float(x)) for x in re.findall(r"[\d.]+", css)[:3]]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("page", EXPLORER_PAGES)
+def test_explorers_fit_and_follow_the_theme(site, page, mode):
+    """Every explorer fits the page with no text overlapping text or data, draws crisply, and takes the
+    theme's background (in dark mode: dark, like the page around it)."""
+    v = site(page, mode)
+    assert v.drawn, f"no explorer drawn on {page}"
+    failures = []
+    for n, e in enumerate(v.drawn):
+        if e["boxes"] is None:
+            failures.append(f"explorer {n}: not drawn by explorers.js")
+            continue
+        failures += [f"explorer {n}: {f}" for f in explorer_layout_failures(e["boxes"], MODES[mode][0])]
+        if not e["crisp"]:
+            failures.append(f"explorer {n}: the canvas has fewer pixels than the screen")
+        if e["pixel"] != rgb(e["background"]) or (rgb(e["page"]) and "rgba(0, 0, 0, 0)" not in e["page"]
+                                                  and rgb(e["page"]) != rgb(e["background"])):
+            failures.append(f"explorer {n}: canvas {e['pixel']}, explorer {e['background']}, page {e['page']}")
+        if e["frame"] and rgb(e["frame"]) != rgb(e["background"]):
+            failures.append(f"explorer {n}: drawn on {e['background']} inside a {e['frame']} panel")
+        if mode == "dark" and sum(e["pixel"]) > 3 * 80:
+            failures.append(f"explorer {n}: a light canvas {e['pixel']} on the dark page")
+    assert not failures, "\n".join(failures)
+
+
 def test_slider_steps_fit_in_one_frame(site):
     steps = [step for page in PAGES for s in site(page).sliders for step in s.steps if s.in_explorer]
     assert steps, "no explorer slider in the book"
@@ -846,44 +905,6 @@ def slider_settings(controls, couple, fn, rng, n=40) -> list[dict]:
     return settings
 
 
-def _compare(name, want, got, failures, atol=1e-9, rtol=1e-12):
-    """Numbers to 1e-9 absolute (or 1e-12 relative, for wavelengths near 1e9); shapes, strings exactly."""
-    if isinstance(want, dict):
-        if not isinstance(got, dict):
-            failures.append(f"{name}: expected an object, got {str(got)[:80]}")
-            return
-        for key, value in want.items():
-            if key not in got:
-                failures.append(f"{name}: key {key!r} missing in the browser result")
-            else:
-                _compare(f"{name}[{key}]", value, got[key], failures, atol, rtol)
-        return
-    if want is None:
-        if got is not None:
-            failures.append(f"{name}: expected null, got {str(got)[:80]}")
-        return
-    if got is None:
-        failures.append(f"{name}: null, expected {str(want)[:80]}")
-        return
-    if isinstance(want, str) or (isinstance(want, (list, tuple)) and any(isinstance(x, str) for x in want)):
-        if list(want) != list(got) if not isinstance(want, str) else want != got:
-            failures.append(f"{name}: {got!r}, expected {want!r}")
-        return
-    w = np.asarray(want, dtype=float)
-    try:
-        g = np.asarray(got, dtype=float)
-    except (TypeError, ValueError):
-        failures.append(f"{name}: not numbers: {str(got)[:80]}")
-        return
-    if w.shape != g.shape:
-        failures.append(f"{name}: shape {g.shape}, expected {w.shape}")
-        return
-    bad = ~np.isclose(g, w, atol=atol, rtol=rtol, equal_nan=True)
-    if bad.any():
-        at = tuple(int(x) for x in np.argwhere(bad)[0])
-        failures.append(f"{name}{list(at)}: {g[at]!r}, expected {w[at]!r} ({bad.sum()} of {bad.size} differ)")
-
-
 COMPUTED: dict = {}  # what the comparison compared, for the report
 
 
@@ -921,7 +942,7 @@ def test_browser_explorers_compute_what_python_draws(site):
             if "error" in result:
                 failures.append(f"{label}: {result['error']}")
                 continue
-            _compare(label, fn(**values), result["ok"], failures)
+            compare_numbers(label, fn(**values), result["ok"], failures)
         COMPUTED[kind] = len(cases)
         per_kind[kind] = f"{len(failures) - before} mismatches over {len(cases)} settings"
     assert not failures, f"{per_kind}\n" + "\n".join(failures[:30])

@@ -1,68 +1,52 @@
-"""Every slider of every explorer, at every extreme, redraws without error."""
+"""The explorers: Python's reference numbers, the widget, and the browser renderer.
 
+* ``*_data`` (the numerical reference) agree with ``posenc``.
+* Each explorer is an anywidget whose traits are its slider values, with
+  ipywidgets sliders linked to them in the browser (jslink), and displays as
+  both the widget view and the ``text/html`` twin that carries explorers.js.
+* In Chromium (the twin, on a local page): every slider swept through its
+  extremes, its grid and all corners of the slider box redraws, and what the
+  module drew equals ``*_data`` for the same values; the layout fits 320,
+  390 and 1280 px at devicePixelRatio 2 with no title, legend entry, tick
+  label or axis label overlapping another or the data; colours follow the
+  book's (pydata) and JupyterLab's light and dark themes; sliders work from the
+  keyboard and have names; the canvases say in words what they show.
+
+Screenshots of every explorer go to ``_build/screenshots/explorers/``
+(``w390/``, ``w1280/``, ``dark/``, ``lab-dark/``).
+"""
+
+from __future__ import annotations
+
+import inspect
 import itertools
+import json
+import re
 
+import anywidget
+import ipywidgets as widgets
 import numpy as np
 import pytest
 
 import explorers
 import posenc
+from browser import (  # noqa: F401  (chromium is a fixture)
+    ROOT, SCREENSHOTS, chromium, chromium_executable, compare_numbers, explorer_layout_failures, new_context, serve,
+)
 
 EXPLORERS = [explorers.FormulaExplorer, explorers.BaseExplorer, explorers.OffsetExplorer,
              explorers.RopeScalingExplorer, explorers.PrecisionExplorer]
-PNG = b"\x89PNG"
+DATA = {"formula": explorers.formula_data, "base": explorers.base_data, "offset": explorers.offset_data,
+        "rope": explorers.rope_scaling_data, "precision": explorers.precision_data}
+SHOT_DIR = SCREENSHOTS / "explorers"
+PYDATA_CSS = next((ROOT / ".venv").glob("lib/python3*/site-packages/pydata_sphinx_theme/theme/pydata_sphinx_theme/"
+                                          "static/styles/pydata-sphinx-theme.css"), None)
+LAB_THEMES = ROOT / ".venv" / "share" / "jupyter" / "lab" / "themes" / "@jupyterlab"
 
 
-def sweep_values(control, n=5):
-    """min, max and a few values in between, on the slider's own grid."""
-    if hasattr(control, "base") and hasattr(control, "min") and control.__class__.__name__ == "FloatLogSlider":
-        exps = np.linspace(control.min, control.max, n)
-        return [control.base ** e for e in exps]
-    return sorted({control.min, control.max, *np.linspace(control.min, control.max, n).astype(int).tolist()})
-
-
-@pytest.mark.parametrize("cls", EXPLORERS, ids=lambda c: c.__name__)
-def test_every_slider_value_renders(cls):
-    explorer = cls()
-    figure, n_artists = explorer.figure, [len(ax.get_children()) for ax in explorer.figure.axes]
-    assert bytes(explorer.image.value).startswith(PNG)
-    for name, control in explorer.controls.items():
-        original = control.value
-        for value in sweep_values(control):
-            before = bytes(explorer.image.value)
-            control.value = value
-            assert bytes(explorer.image.value).startswith(PNG)
-            if control.value != original:
-                assert bytes(explorer.image.value) != before or value == original
-        control.value = original
-    # the same figure and the same artists throughout: redraw, not rebuild
-    assert explorer.figure is figure
-    assert [len(ax.get_children()) for ax in explorer.figure.axes] == n_artists
-
-
-@pytest.mark.parametrize("cls", EXPLORERS, ids=lambda c: c.__name__)
-def test_corners_of_the_slider_box(cls):
-    """All combinations of extremes, which is where coupled ranges break."""
-    explorer = cls()
-    names = list(explorer.controls)
-    extremes = [sweep_values(explorer.controls[n], 2) for n in names]
-    for combo in itertools.product(*extremes):
-        for name, value in zip(names, combo):
-            explorer.controls[name].value = value
-        assert explorer.update().startswith(PNG)
-
-
-def test_pair_slider_follows_d_model():
-    explorer = explorers.FormulaExplorer()
-    i, d = explorer.controls["i"], explorer.controls["d_model"]
-    d.value = 10
-    assert i.max == 4
-    i.value = 4
-    d.value = 3  # odd: pairs 0 and 1, the last with only its sine
-    assert i.max == 1 and i.value == 1
-    d.value = 256
-    assert i.max == 127
-
+# --------------------------------------------------------------------------
+# The numerical reference
+# --------------------------------------------------------------------------
 
 def test_formula_data_comes_from_posenc():
     data = explorers.formula_data(pos=17, i=3, d_model=9, base=500.0)
@@ -93,27 +77,6 @@ def test_offset_data_is_a_rotation():
     np.testing.assert_allclose(data["dot_k"], np.cos(posenc.frequencies(16) * 7).sum(), atol=1e-12)
 
 
-@pytest.mark.parametrize("cls", EXPLORERS, ids=lambda c: c.__name__)
-def test_display_bundle_has_live_widget_and_static_renderer(cls):
-    """JupyterLab shows the widget view; the static book shows the text/html twin."""
-    import html
-    import json
-    import re
-
-    explorer = cls()
-    bundle = explorer._repr_mimebundle_()
-    assert "application/vnd.jupyter.widget-view+json" in bundle
-    page = bundle["text/html"]
-    spec = json.loads(html.unescape(re.search(r'data-spec="([^"]*)"', page).group(1)))
-    assert spec["kind"] == cls.kind and spec["kind"] in explorers.BROWSER_SCRIPT.read_text()
-    names = [c["name"] for c in spec["controls"]]
-    assert names == list(explorer.controls)
-    for control in spec["controls"]:
-        widget = explorer.controls[control["name"]]
-        assert (control["min"], control["max"], control["value"]) == (widget.min, widget.max, widget.value)
-    assert "window.posencExplorers" in page  # the renderer travels with the output
-
-
 def test_rope_scaling_data():
     data = explorers.rope_scaling_data(base=10000.0, scale=4, d_model=128, length=2048)
     plain = posenc.wavelengths(128)
@@ -133,3 +96,364 @@ def test_precision_data():
     high = explorers.precision_data(4096, 10000.0, 64)
     assert "float16" in high["collides"] and "bfloat16" in high["collides"] and "float32" not in high["collides"]
     assert np.isnan(explorers.precision_data(100000, 10000.0, 64)["errors"]["float16"][0])  # overflow past 65504
+
+
+# --------------------------------------------------------------------------
+# The widget (no browser)
+# --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("cls", EXPLORERS, ids=lambda c: c.__name__)
+def test_explorer_is_an_anywidget_whose_traits_are_the_sliders(cls):
+    explorer = cls()
+    assert isinstance(explorer, anywidget.AnyWidget)
+    assert explorer._esm == explorers.BROWSER_MODULE.read_text()  # the module the book uses too
+    assert all(isinstance(c, (widgets.IntSlider, widgets.FloatLogSlider)) for c in explorer.controls.values())
+    # one synced trait per slider, same value
+    for name, control in explorer.controls.items():
+        assert explorer.trait_metadata(name, "sync"), name
+        assert getattr(explorer, name) == control.value, name
+    # each slider linked to its trait in the browser (jslink), not through the kernel
+    linked = {(link.source[0], link.source[1], link.target[0], link.target[1]) for link in explorer.links}
+    assert linked == {(control, "value", explorer, name) for name, control in explorer.controls.items()}
+    assert all(isinstance(link, widgets.widget_link.Link) for link in explorer.links)  # jslink, not dlink or link
+    # the display: the sliders above the explorer, in one box
+    assert explorer.panel.children[1] is explorer
+    assert list(explorer.panel.children[0].children) == list(explorer.controls.values())
+
+
+@pytest.mark.parametrize("cls", EXPLORERS, ids=lambda c: c.__name__)
+def test_python_sees_and_observes_every_value(cls):
+    """What the browser syncs arrives as a trait change: values readable, observers called."""
+    explorer = cls()
+    seen = []
+    explorer.observe(lambda change: seen.append((change["name"], change["new"])))
+    for name, control in explorer.controls.items():
+        new = control.max if not isinstance(control, widgets.FloatLogSlider) else control.base ** control.max
+        setattr(explorer, name, type(getattr(explorer, name))(new))
+        assert getattr(explorer, name) == new
+    assert [name for name, _ in seen if name in explorer.controls] == list(explorer.controls)
+
+
+def test_pair_slider_follows_d_model():
+    explorer = explorers.FormulaExplorer()
+    i = explorer.controls["i"]
+    explorer.d_model = 10
+    assert i.max == 4
+    explorer.i = 4
+    explorer.d_model = 3  # odd: pairs 0 and 1, the last with only its sine
+    assert i.max == 1 and i.value == 1 and explorer.i == 1
+    explorer.d_model = 256
+    assert i.max == 127
+
+
+@pytest.mark.parametrize("cls", EXPLORERS, ids=lambda c: c.__name__)
+def test_display_bundle_has_widget_view_and_static_twin(cls):
+    """JupyterLab shows the widget view; the static book shows the text/html twin."""
+    import html
+
+    explorer = cls()
+    bundle = explorer._repr_mimebundle_()
+    view = bundle["application/vnd.jupyter.widget-view+json"]
+    assert view["model_id"] == explorer.panel.model_id  # sliders + explorer
+    page = bundle["text/html"]
+    spec = json.loads(html.unescape(re.search(r'data-spec="([^"]*)"', page).group(1)))
+    assert spec == explorer.browser_spec() == explorer._spec and spec["kind"] == cls.kind
+    assert [c["name"] for c in spec["controls"]] == list(explorer.controls)
+    for control in spec["controls"]:
+        widget = explorer.controls[control["name"]]
+        assert (control["min"], control["max"], control["value"]) == (widget.min, widget.max, widget.value)
+    # the renderer travels with the output, inline: no request to anywhere
+    assert '<script type="module">' in page and explorers.BROWSER_MODULE.read_text() in page
+    assert not re.search(r"(src|href)=[\"']?(https?:)?//", page)
+
+
+def test_the_kernel_draws_nothing():
+    """The matplotlib renderer is gone: an explorer has no figure, no image, no update()."""
+    explorer = explorers.FormulaExplorer()
+    assert not any(hasattr(explorer, name) for name in ("figure", "image", "update", "redraw"))
+    assert "matplotlib" not in inspect.getsource(explorers)
+
+
+# --------------------------------------------------------------------------
+# The browser renderer (Playwright)
+# --------------------------------------------------------------------------
+
+THEMES = {  # name: (style sheets, attributes of <html>)
+    "plain": ([], {}),
+    "book-light": ([PYDATA_CSS], {"data-theme": "light"}),
+    "book-dark": ([PYDATA_CSS], {"data-theme": "dark"}),
+    "lab-light": ([LAB_THEMES / "theme-light-extension" / "index.css"], {}),
+    "lab-dark": ([LAB_THEMES / "theme-dark-extension" / "index.css"], {}),
+}
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    """A local site with one page per theme, each holding every explorer's text/html twin."""
+    chromium_executable()
+    root = tmp_path_factory.mktemp("explorers")
+    body = "\n".join(f'<section id="{cls.kind}"><h2>{cls.__name__}</h2>{cls().static_html()}</section>'
+                     for cls in EXPLORERS)
+    for name, (sheets, attributes) in THEMES.items():
+        links = ""
+        for n, sheet in enumerate(sheets):
+            (root / f"{name}-{n}.css").write_text(sheet.read_text())
+            links += f'<link rel="stylesheet" href="{name}-{n}.css">'
+        attrs = " ".join(f'{k}="{v}"' for k, v in attributes.items())
+        (root / f"{name}.html").write_text(
+            f'<!doctype html><html lang="en" {attrs}><head><meta charset="utf-8"><title>explorers</title>'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">{links}</head>'
+            f'<body style="margin: 0; padding: 8px; background: var(--jp-layout-color0, var(--pst-color-background, #fff))">'
+            f"{body}</body></html>")
+    with serve(root) as base:
+        yield base
+
+
+def open_page(chromium, base, theme="plain", width=1280, scale=2):
+    context = new_context(chromium, viewport={"width": width, "height": 900}, device_scale_factor=scale)
+    tab = context.new_page()
+    errors = []
+    tab.on("pageerror", lambda exc: errors.append(str(exc)))
+    tab.on("console", lambda m: errors.append(m.text) if m.type == "error" and "Failed to load resource" not in m.text else None)
+    tab.goto(f"{base}{theme}.html", wait_until="load")
+    tab.wait_for_function("() => [...document.querySelectorAll('.posenc-explorer')].every(r => Number(r.dataset.updates) > 0)")
+    return context, tab, errors
+
+
+# Sets slider inputs (in their own units: exponents for log sliders) and reports, per setting, what the
+# explorer drew: the values and numbers it used, a hash of every canvas, its titles and text alternatives.
+SWEEP = """async ([kind, settings]) => {
+  const root = document.querySelector(`#${kind} .posenc-explorer`);
+  const inputs = Object.fromEntries([...root.querySelectorAll('input[type=range]')].map(i => [i.dataset.name, i]));
+  const hash = () => [...root.querySelectorAll('canvas')].map(c => {
+    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    let h = 2166136261;
+    for (let j = 0; j < d.length; j += 4) { h ^= d[j] | (d[j + 1] << 8) | (d[j + 2] << 16); h = Math.imul(h, 16777619); }
+    return (h >>> 0).toString(16);
+  }).join('-');
+  const out = [];
+  for (const setting of settings) {
+    const before = Number(root.dataset.updates);
+    for (const [name, x] of Object.entries(setting)) inputs[name].value = x;
+    for (const name of Object.keys(setting)) inputs[name].dispatchEvent(new Event('input', {bubbles: true}));
+    await null;  // the view redraws in a microtask
+    const drawn = window.posencExplorers.drawn(root);
+    out.push({values: drawn.values, data: drawn.data, hash: hash(), updates: Number(root.dataset.updates) - before,
+              max: Object.fromEntries(Object.entries(inputs).map(([n, i]) => [n, Number(i.max)])),
+              titles: [...root.querySelectorAll('.posenc-title')].map(t => t.textContent),
+              alts: [...root.querySelectorAll('canvas')].map(c => c.getAttribute('aria-label'))});
+  }
+  return out;
+}"""
+
+
+def grid(control, n=5) -> list[float]:
+    """min, max and n - 2 values between, on the slider's own grid (exponents for log sliders)."""
+    lo, hi, step = control["min"], control["max"], control["step"]
+    k = np.unique(np.round(np.linspace(0, round((hi - lo) / step), n)).astype(int))
+    return [round(float(lo + step * int(j)), 10) for j in k]
+
+
+def settings_for(spec, rng, n_random=12) -> tuple[list[dict], int]:
+    """Each slider alone through its grid (the rest at defaults), then all corners, then random settings.
+
+    Returns the settings and how many of them are single-slider steps from the defaults.
+    """
+    controls = spec["controls"]
+    default = {c["name"]: (float(np.log10(c["value"])) if c["log"] else c["value"]) for c in controls}
+    single = []
+    for c in controls:
+        for x in grid(c):
+            single.append({**default, c["name"]: x})
+        single.append(dict(default))
+    corners = [dict(zip(default, combo)) for combo in itertools.product(*[(c["min"], c["max"]) for c in controls])]
+    randoms = [{c["name"]: round(float(rng.uniform(c["min"], c["max"])), 6) for c in controls} for _ in range(n_random)]
+    return single + corners + randoms, len(single)
+
+
+def python_values(fn, values: dict) -> dict:
+    """The browser's values as the data function takes them (an int parameter gets the rounded value)."""
+    hints = {p.name: p.annotation for p in inspect.signature(fn).parameters.values()}
+    return {name: int(round(x)) if hints.get(name) in (int, "int") else float(x) for name, x in values.items()}
+
+
+@pytest.mark.parametrize("cls", EXPLORERS, ids=lambda c: c.__name__)
+def test_every_slider_sweep_draws_what_python_computes(chromium, site, cls):
+    """Extremes, grids and corners on the browser renderer; its numbers equal *_data's for the same values."""
+    spec = cls().browser_spec()
+    settings, n_single = settings_for(spec, np.random.default_rng(11))
+    context, tab, errors = open_page(chromium, site)
+    try:
+        results = tab.evaluate(SWEEP, [cls.kind, settings])
+    finally:
+        context.close()
+    assert not errors, errors
+    fn, failures = DATA[cls.kind], []
+    previous = None
+    for n, (setting, got) in enumerate(zip(settings, results)):
+        values = got["values"]
+        label = f"{cls.kind}({', '.join(f'{k}={x:g}' for k, x in values.items())})"
+        want = fn(**python_values(fn, values))
+        compare_numbers(label, want, got["data"], failures)
+        changed = previous is not None and values != previous["values"]
+        if changed and got["updates"] != 1:
+            failures.append(f"{label}: {got['updates']} redraws for one change of the sliders")
+        if changed and n < n_single and got["hash"] == previous["hash"]:
+            failures.append(f"{label}: the canvas did not change when a slider moved")
+        for c in spec["controls"]:  # the values drawn are the sliders' (10**exponent for log sliders)
+            x = values[c["name"]]
+            inside = c["min"] - 1e-9 <= (np.log10(x) if c["log"] else x) <= c["max"] + 1e-9
+            if not inside:
+                failures.append(f"{label}: {c['name']} = {x} is outside its slider")
+        failures += caption_failures(cls.kind, label, want, values, got)
+        previous = got
+    assert not failures, f"{len(failures)} problems over {len(settings)} settings:\n" + "\n".join(failures[:25])
+
+
+def caption_failures(kind, label, want, values, got) -> list[str]:
+    """The numbers the chapters' captions point at are in the titles and the text alternatives."""
+    text = " ".join(got["titles"] + got["alts"])
+    if kind == "formula":
+        expected = [f"pair {values['i']}"]
+    elif kind == "base":
+        expected = [f"{want['fine']} separate neighbours", f"{want['wraps']} wrap", f"{want['constant']} nearly constant"]
+    elif kind == "offset":
+        expected = [f"{want['dot_k']:.2f}".replace("-", "−") + f" of {values['d_model'] // 2}"]
+    elif kind == "rope":
+        expected = [f"as trained {want['unseen_plain']}", f"interpolated {want['unseen_interpolated']}",
+                    f"raised base {want['unseen_raised']}"]
+    else:
+        expected = [f"identical vectors in: {', '.join(want['collides']) or 'none'}"]
+    out = [f"{label}: {piece!r} not in the title or text alternative" for piece in expected if piece not in text]
+    if kind == "formula":  # the pair slider follows d_model
+        top = (values["d_model"] + 1) // 2 - 1
+        if got["max"]["i"] != top or values["i"] > top:
+            out.append(f"{label}: pair slider max {got['max']['i']}, value {values['i']}, expected max {top}")
+    return out
+
+
+# Every box the renderer reports, checked in the page: text inside the explorer, no two overlapping, none on the data.
+BOXES = """(kind) => {
+  const root = document.querySelector(`#${kind} .posenc-explorer`);
+  return window.posencExplorers.boxes(root);
+}"""
+@pytest.mark.parametrize("width", [320, 390, 1280])
+def test_layout_fits_and_nothing_overlaps(chromium, site, width):
+    """At 320, 390 and 1280 px, DPR 2: titles, legends, ticks, labels and data never overlap; crisp canvases."""
+    context, tab, errors = open_page(chromium, site, width=width, scale=2)
+    failures = []
+    try:
+        for cls in EXPLORERS:
+            spec = cls().browser_spec()
+            ends = [{c["name"]: c[end] for c in spec["controls"]} for end in ("min", "max")]
+            default = {c["name"]: float(np.log10(c["value"])) if c["log"] else c["value"] for c in spec["controls"]}
+            for setting in [*ends, default]:  # the longest labels are at the ends; screenshots at the defaults
+                tab.evaluate(SWEEP, [cls.kind, [setting]])
+                tab.wait_for_timeout(30)  # a relayout, if the titles now wrap differently
+                boxes = tab.evaluate(BOXES, cls.kind)
+                failures += [f"{cls.kind} at {width} px, {setting}: {f}" for f in explorer_layout_failures(boxes, width)]
+            canvases = tab.evaluate("""kind => [...document.querySelectorAll(`#${kind} canvas`)].map(c => {
+                const r = c.getBoundingClientRect(); return {w: c.width, h: c.height, cw: r.width, ch: r.height, top: r.top}; })""",
+                                    cls.kind)
+            for c in canvases:  # one canvas pixel per device pixel
+                if abs(c["w"] - round(2 * c["cw"])) > 1 or abs(c["h"] - round(2 * c["ch"])) > 1:
+                    failures.append(f"{cls.kind} at {width} px: canvas {c['w']}x{c['h']} for {c['cw']}x{c['ch']} CSS px at DPR 2")
+            if len(canvases) == 2:
+                stacked = canvases[1]["top"] > canvases[0]["top"] + canvases[0]["ch"] - 1
+                root_width = tab.evaluate("kind => document.querySelector(`#${kind} .posenc-explorer`).clientWidth", cls.kind)
+                if stacked != (root_width < 600):
+                    failures.append(f"{cls.kind} at {width} px: panels {'stacked' if stacked else 'side by side'} "
+                                    f"in a {root_width} px explorer (stack below 600)")
+            if width in (390, 1280):
+                shot = SHOT_DIR / f"w{width}" / f"{cls.kind}.png"
+                shot.parent.mkdir(parents=True, exist_ok=True)
+                tab.locator(f"#{cls.kind}").screenshot(path=str(shot))
+        pan = tab.evaluate("() => document.documentElement.scrollWidth - innerWidth")
+        assert pan <= 0, f"the page pans sideways by {pan} px at {width} px"
+    finally:
+        context.close()
+    assert not errors, errors
+    assert not failures, "\n".join(failures[:30])
+
+
+def pixel(tab, kind):
+    """The colour of the first canvas's top right pixel (where nothing is drawn), as [r, g, b]."""
+    return tab.evaluate("""kind => { const c = document.querySelector(`#${kind} canvas`);
+                           return [...c.getContext('2d').getImageData(c.width - 3, 2, 1, 1).data].slice(0, 3); }""", kind)
+
+
+def css_color(tab, expression):
+    return tab.evaluate(f"""() => {{ const el = document.createElement('div'); el.style.color = {expression};
+                             document.body.appendChild(el); const c = getComputedStyle(el).color; el.remove();
+                             return c.match(/\\d+/g).slice(0, 3).map(Number); }}""")
+
+
+@pytest.mark.parametrize("theme", [t for t in THEMES if t != "plain"])
+def test_colours_follow_the_theme(chromium, site, theme):
+    """The canvas background and the text take the theme's colours (pydata in the book, --jp-* in JupyterLab)."""
+    context, tab, errors = open_page(chromium, site, theme=theme, width=1280)
+    try:
+        book = theme.startswith("book")
+        background = css_color(tab, "'var(--pst-color-background)'" if book else "'var(--jp-layout-color0)'")
+        text = css_color(tab, "'var(--pst-color-text-base)'" if book else "'var(--jp-content-font-color1)'")
+        for cls in EXPLORERS:
+            assert pixel(tab, cls.kind) == background, (cls.kind, theme)
+            title = tab.evaluate("kind => getComputedStyle(document.querySelector(`#${kind} .posenc-title`)).color", cls.kind)
+            assert [round(float(x)) for x in re.findall(r"[\d.]+", title)[:3]] == text, (cls.kind, theme, title, text)
+            if theme.endswith("dark"):
+                shot = SHOT_DIR / ("dark" if book else "lab-dark") / f"{cls.kind}.png"
+                shot.parent.mkdir(parents=True, exist_ok=True)
+                tab.locator(f"#{cls.kind}").screenshot(path=str(shot))
+        if theme == "book-light":  # the reader switches to dark mode: every explorer redraws dark
+            tab.evaluate("() => document.documentElement.dataset.theme = 'dark'")
+            tab.wait_for_timeout(50)
+            dark = css_color(tab, "'var(--pst-color-background)'")
+            assert dark != background and all(pixel(tab, cls.kind) == dark for cls in EXPLORERS)
+    finally:
+        context.close()
+    assert not errors, errors
+
+
+def test_sliders_work_from_the_keyboard_and_say_what_they_show(chromium, site):
+    """Every slider has a name, moves with the arrow keys and Home/End; the canvases' text follows."""
+    context, tab, errors = open_page(chromium, site, width=1280)
+    failures = []
+    try:
+        for cls in EXPLORERS:
+            section = tab.locator(f"#{cls.kind}")
+            for c in cls().browser_spec()["controls"]:
+                slider = section.get_by_role("slider", name=c["label"], exact=True)
+                assert slider.count() == 1, f"{cls.kind}: no slider named {c['label']!r}"
+                slider.focus()
+                for key in ("ArrowRight", "Home", "End"):
+                    before = section.evaluate("s => [s.querySelector('.posenc-explorer').dataset.updates, s.innerHTML]")
+                    tab.keyboard.press(key)
+                    after = section.evaluate("s => [s.querySelector('.posenc-explorer').dataset.updates, s.innerHTML]")
+                    value = slider.get_attribute("aria-valuetext")
+                    alts = section.locator("canvas").evaluate_all("cs => cs.map(c => c.getAttribute('aria-label'))")
+                    if before == after:
+                        failures.append(f"{cls.kind}: {key} on {c['label']!r} changed nothing")
+                    if not all(f"{c['label']} {value}" in alt for alt in alts):
+                        failures.append(f"{cls.kind}: the text alternative does not say {c['label']} {value}: {alts}")
+                expected_max = c["max"]
+                if cls.kind == "formula" and c["name"] == "i":
+                    expected_max = (section.locator("input[data-name=d_model]").evaluate("i => Number(i.value)") + 1) // 2 - 1
+                assert float(slider.input_value()) == pytest.approx(expected_max), (cls.kind, c["name"])
+            assert section.locator("canvas[role=img]").count() == len(section.locator("canvas").all())
+    finally:
+        context.close()
+    assert not errors, errors
+    assert not failures, "\n".join(failures)
+
+
+def test_book_recognises_a_cell_that_only_displays_an_explorer():
+    """book_assets shows such a cell's explorer on pages the book does not execute (exercise 02's warm-up)."""
+    import book_assets
+
+    call = book_assets.explorer_call
+    assert call("from explorers import FormulaExplorer\n\nFormulaExplorer(pos=10, i=4, d_model=64, base=10_000)") == \
+        ("FormulaExplorer", {"pos": 10, "i": 4, "d_model": 64, "base": 10000})
+    assert call("from explorers import BaseExplorer\nBaseExplorer()") == ("BaseExplorer", {})
+    for source in ["import os", "from explorers import X\nX(a=open('f'))", "from explorers import X\nY()",
+                   "from explorers import X\nX(1)", "from explorers import X\nX()\nprint(1)", "x = (", ""]:
+        assert call(source) is None, source
