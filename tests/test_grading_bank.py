@@ -17,24 +17,16 @@ import numpy as np
 import pytest
 import torch
 
-import grading
 import make_exercises
 import posenc
 from grading import QUESTIONS, check
 from grading.bank.common import STATED, requirement, tolerance
+from grading_session import fresh_progress  # noqa: F401  (an autouse fixture)
 from test_grading_counts import own_code_answer
 
 ROOT = Path(__file__).resolve().parent.parent
 NON_CHOICE = [q for q, question in QUESTIONS.items() if question.kind != "choice"]
 FUNCTIONS = [q for q, question in QUESTIONS.items() if question.kind == "function"]
-
-
-@pytest.fixture(autouse=True)
-def fresh(monkeypatch):
-    grading.reset()
-    monkeypatch.setattr(grading.kinds, "TIME_LIMIT", 10.0)
-    yield
-    grading.reset()
 
 
 def verdict(qid, answer, capsys):
