@@ -60,6 +60,9 @@ def test_chapter_links_to_its_exercises_and_solutions(build, page):
     assert (HTML / "exercises" / f"{name}.html").exists()
 
 
+PAGES_WITHOUT_MATH = {"bibliography"}
+
+
 @pytest.mark.parametrize("page", toc_files())
 def test_page_arrives_typeset_and_loads_nothing_it_does_not_use(build, page):
     """book_assets.py: math typeset at build time, no MathJax script, no Font Awesome script, no widget
@@ -68,17 +71,19 @@ def test_page_arrives_typeset_and_loads_nothing_it_does_not_use(build, page):
     assert "mathjax" not in " ".join(re.findall(r"<script\b[^>]*>", html)).lower()
     assert "window.MathJax =" not in html
     math = re.findall(r'<(?:span|div) class="math notranslate nohighlight">(.{0,40})', html, re.S)
-    assert math and all(m.startswith("<mjx-container") for m in math), [m for m in math if "mjx" not in m][:3]
+    assert bool(math) == (page not in PAGES_WITHOUT_MATH), f"{page}: {len(math)} formulas"
+    assert all(m.startswith("<mjx-container") for m in math), [m for m in math if "mjx" not in m][:3]
     assert "<mjx-merror" not in html
     head = html.split("</head>")[0]
-    assert head.count('<style id="mathjax-chtml">') == 1
+    assert head.count('<style id="mathjax-chtml">') == bool(math)  # a page without math gets no math CSS
     for font in re.findall(r'url\("([^"]+\.woff)"\)', head):
         assert (HTML / page).parent.joinpath(font).resolve().exists(), font
     assert "fontawesome.js" not in html
     assert "application/vnd.jupyter.widget-state+json" not in html
     assert "genindex.html" not in html
-    kept = ROOT / "_build" / "html-tex" / f"{page}.html"  # what make bench times browser-side MathJax on
-    assert '<span class="math notranslate nohighlight">\\(' in kept.read_text()
+    if math:
+        kept = ROOT / "_build" / "html-tex" / f"{page}.html"  # what make bench times browser-side MathJax on
+        assert '<span class="math notranslate nohighlight">\\(' in kept.read_text()
 
 
 @pytest.mark.parametrize("page", [p for p in toc_files() if p.startswith("solutions/")])
@@ -110,3 +115,21 @@ def test_every_explorer_cell_shows_its_explorer(build, page):
     shown = len(re.findall(r'<div class="posenc-explorer" data-spec=', html))
     assert shown == explorer_cells(page), f"{page}: {shown} explorers for {explorer_cells(page)} explorer cells"
     assert '<script type="module">' in html
+
+
+def test_every_citation_links_to_its_entry(build):
+    """Each {cite} became a link to an entry on the bibliography page, and that page lists every entry."""
+    from pybtex.database import parse_file
+
+    entries = parse_file(str(ROOT / "references.bib"), bib_format="bibtex").entries
+    bibliography = (HTML / "bibliography.html").read_text()
+    listed = re.findall(r'<div class="citation" id="(id\d+)"', bibliography)
+    assert len(listed) == len(entries), f"{len(listed)} entries listed, {len(entries)} in references.bib"
+    links = 0
+    for page in toc_files():
+        html = (HTML / f"{page}.html").read_text()
+        assert "{cite" not in html, f"{page}: a citation role was not parsed"
+        for anchor in re.findall(r'href="(?:\.\./)?bibliography\.html#(id\d+)"', html):
+            assert anchor in listed, f"{page}: citation points at #{anchor}, not an entry"
+            links += 1
+    assert links >= len(entries)
