@@ -20,6 +20,9 @@
   loads render-blocking on every page, is removed from the written pages: the
   theme's style sheet already draws the same icons with its web fonts.
 * No general index: the book has no index entries, so the page was empty.
+* The bibliography's entries are list items: Sphinx writes them as
+  ``role="doc-biblioentry"`` inside a ``role="list"``, which screen readers
+  cannot announce as a list (axe: aria-required-children).
 * The book's own ``_static/`` files reach the output whenever they change,
   also in a build that rewrites no page (Sphinx skips copying then).
 * Solution pages show answers, not authoring markers: the ``# BEGIN SOLUTION``
@@ -141,6 +144,13 @@ def prune_scripts(app, pagename, templatename, context, doctree) -> None:
     context["script_files"] = unique
 
 
+def list_citations_as_list_items(app, pagename, templatename, context, doctree) -> None:
+    """Sphinx's citation list is ``role="list"`` but its entries are ``doc-biblioentry`` (deprecated in
+    DPUB-ARIA 1.1 in favour of ``listitem``); a list needs list items."""
+    if "body" in context:
+        context["body"] = context["body"].replace('role="doc-biblioentry"', 'role="listitem"')
+
+
 def hide_solution_markers(app, doctree, docname) -> None:
     """On solution pages, show the answer code without its # BEGIN/END SOLUTION lines."""
     if not docname.startswith(SOLUTION_PAGES):
@@ -242,6 +252,7 @@ def setup(app):
     app.connect("env-get-outdated", reread_notebooks)
     app.connect("build-finished", record_sources)
     app.connect("html-page-context", prune_scripts, priority=999)
+    app.connect("html-page-context", list_citations_as_list_items)
     app.connect("doctree-resolved", hide_solution_markers)
     app.connect("doctree-read", show_unexecuted_explorers)
     app.connect("build-finished", drop_fontawesome_script)

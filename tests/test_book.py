@@ -124,6 +124,7 @@ def test_every_citation_links_to_its_entry(build):
     entries = parse_file(str(ROOT / "references.bib"), bib_format="bibtex").entries
     bibliography = (HTML / "bibliography.html").read_text()
     listed = re.findall(r'<div class="citation" id="(id\d+)"', bibliography)
+    assert len(re.findall(r'<div class="citation" id="id\d+" role="listitem">', bibliography)) == len(listed)
     assert len(listed) == len(entries), f"{len(listed)} entries listed, {len(entries)} in references.bib"
     links = 0
     for page in toc_files():
