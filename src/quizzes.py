@@ -245,8 +245,9 @@ def check_yourself(chapter: str) -> Quiz:
 
 QUIZZES: dict[str, tuple[Question, ...]] = {
     "01": (
-        _q("Two sentences hold the same words in a different order, and no position information is "
-           "added. Why does self-attention return the same output vectors for both, only reordered?",
+        _q("Two sentences hold the same words in a different order, no position information is added, "
+           "and there is no causal mask. Why does self-attention return the same output vectors for "
+           "both, only reordered?",
            ("The softmax blurs small differences between the two orders, so the outputs are only "
             "approximately the same.", False,
             "The match is exact, not approximate: section 1.2 finds differences at rounding level. The "
@@ -261,7 +262,7 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             "which is in general a different matrix."),
            ("The word embeddings are random here; trained embeddings would keep the order.", False,
             "Equivariance follows from the form of the computation, whatever the embeddings are. "
-            "Only a position signal breaks it.")),
+            "Only a position signal, or a causal mask (section 1.2.1), breaks it.")),
         _q("Why is the raw index $p$ a poor feature to add to token embeddings?",
            ("Integers cannot be added to floating-point vectors.", False,
             "They can; the trouble is their size and their range."),
