@@ -447,15 +447,22 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             "It is the 2017 Transformer's choice; current models act inside attention instead."),
            ("Rotary embeddings (RoPE), and some use ALiBi: both act inside attention.", True,
             "LLaMA and most open models since use RoPE; BLOOM and MPT use ALiBi (section 5.8).")),
-        _q("The input is $x + w \\odot \\mathrm{PE}$ with learned weights $w$. When does "
-           "$(w \\odot \\mathrm{PE}(p)) \\cdot (w \\odot \\mathrm{PE}(q))$ still depend only on $p - q$?",
-           ("When $w$ is a scalar, or equal for the sine and the cosine of each pair.", True,
-            "Then each pair's share is a multiple of $\\cos(a - b)$; unequal weights within a pair add a "
-            "term in $p + q$ (section 5.7)."),
-           ("Always: the waves are still sines and cosines.", False,
-            "Unequal weights within a pair add a $\\cos(a + b)$ term, an absolute-position component."),
-           ("Never, once any weight is learned.", False,
-            "A learned scalar only rescales the dot product.")),
+        _q("The input is $x + w \\odot \\mathrm{PE}$ with one learned weight per channel, all nonzero, and the sine "
+           "and cosine of a pair get different weights. Which of chapter 4's properties survive?",
+           ("Both: the waves are still sines and cosines, so nothing changes.", False,
+            "Unequal weights within a pair add a $\\cos(a + b)$ term to each pair's share of the dot product, an "
+            "absolute-position component (section 5.7)."),
+           ("Neither: once the weights are learned, no fixed map relates $p$ and $p + k$.", False,
+            "With $D = \\operatorname{diag}(w)$ the map $D\\,T(k)\\,D^{-1}$ shifts every scaled encoding by $k$ "
+            "(section 5.7 checks it for many $p$ and $k$)."),
+           ("A shift by $k$ is still one fixed linear map, $D\\,T(k)\\,D^{-1}$ with $D = \\operatorname{diag}(w)$, "
+            "but not a rotation, and dot products no longer depend on $p - q$ alone.", True,
+            "The map exists for any $w$ without zeros; dot products depend only on $p - q$ only when $w$ is equal "
+            "within each pair, and then the map is $T(k)$ itself (section 5.7)."),
+           ("Dot products still depend only on $p - q$, but no linear map shifts the positions any more.", False,
+            "It is the other way round: the dot-product property needs equal weights within each pair, the "
+            "linear shift map does not."),
+           right="C"),
     ),
     "06": (
         _q("Positions 4096 and 4097 get the same encoding vector when the angles are computed in "
