@@ -23,14 +23,27 @@ Accuracy. The textbook recipe computes ``p * omega`` in float32, so the angle
 itself is wrong by about ``|p * omega| * 6e-8`` radians before the sine is
 taken (3e-2 at ``p = 10**6``). Here the angles are formed in extended
 precision and reduced modulo ``2 pi`` before any rounding, for a small table
-of "coarse" positions ``q * B`` and "fine" offsets ``r < B``; every integer
-position ``p = q * B + r`` is then assembled with the angle-addition rule
-(the rotation property of chapter 04) as one complex multiplication::
+of "coarse" positions ``q * 64`` and "fine" offsets ``r < 64``; every integer
+position ``p = q * 64 + r`` is then assembled with the angle-addition rule
+(the rotation property of chapter 04)::
 
-    sin(a + b) + i cos(a + b) = (sin a + i cos a) * (cos b - i sin b)
+    sin(a + b) = sin a cos b + cos a sin b,   cos(a + b) = cos a cos b - sin a sin b
 
-In float32 this costs one complex64 product per pair and is within 2e-7 of
-the exact value at every ``|p| < 2**24``; in float64 it is within 1e-9.
+in float64, and rounded once to the requested dtype. At every
+``|p| < 2**24`` float32 results are within 2e-7 of the exact value (in fact
+correctly rounded but for ~1e-12) and float64 results within 1e-9 (measured:
+about 1e-12, the error of ``omega`` in long double times ``p``). The split
+of ``p`` does not depend on the other positions asked for, so row ``p`` of a
+table is bitwise the same in every table (and in the module whatever it was
+asked before).
+
+torch.compile and torch.jit.trace. Numpy's long double cannot be traced, so
+compiled and traced code takes a pure-torch path (``_sin_cos_torch``): the
+same frequencies, as turns per position split into an exact high part and a
+small low part, so the reduction modulo ``2 pi`` is exact in float64; then
+torch's float64 sin and cos. It has the same accuracy (measured: ~1e-12 in
+float64 at ``|p| < 2**24``, ~1e-15 for ``p`` in the thousands) and agrees
+with the numpy path to that accuracy.
 """
 
 from __future__ import annotations
@@ -63,7 +76,6 @@ DTYPES = (np.float16, np.float32, np.float64)
 
 # 2*pi to more digits than any float type we use can hold.
 _TWO_PI = np.longdouble("6.283185307179586476925286766559005768394")
-_COMPLEX = {np.dtype(np.float64): np.complex128}
 
 
 # --------------------------------------------------------------------------
@@ -213,50 +225,51 @@ def _sin_cos(positions: np.ndarray, omega: np.ndarray):
     return np.sin(reduced), np.cos(reduced)
 
 
-def _phasors(positions: np.ndarray, omega: np.ndarray, ctype) -> np.ndarray:
-    """``sin(p w) + 1j cos(p w)`` for every position and pair, shape (n, h)."""
-    n = positions.shape[0]
-    if n == 0:
-        return np.zeros((0, omega.shape[0]), dtype=ctype)
+# Integer positions p = q * _BLOCK + r (0 <= r < _BLOCK) are assembled from a
+# coarse angle and a fine one. The split depends on p alone, never on the
+# other positions asked for, so a row is the same in every table.
+_BLOCK = 64
+
+
+def _sin_cos_rows(positions: np.ndarray, omega: np.ndarray):
+    """sin and cos of ``p * omega`` (float64, shape (n, pairs)); row p depends on p only.
+
+    Integer positions use the angle-addition rule on exact coarse and fine
+    tables, one IEEE operation per numpy call (no fused multiply-add, no
+    code path that depends on where an element sits in the array).
+    """
     integral = positions.dtype.kind in "iu"
+    if not integral and np.all(positions == np.round(positions)) and np.all(np.abs(positions) < 2.0**62):
+        positions, integral = positions.astype(np.int64), True  # integer-valued floats too
     if not integral:
-        # Integer-valued floats take the fast path too.
-        if np.all(positions == np.round(positions)) and np.all(np.abs(positions) < 2.0**62):
-            positions = positions.astype(np.int64)
-            integral = True
-    if not integral or n < 64:
-        s, c = _sin_cos(positions, omega)
-        return (s + 1j * c).astype(ctype)
-
-    # p = q * B + r with 0 <= r < B: two small exact tables, one product.
-    block = 1 << max(3, math.ceil(math.log2(math.sqrt(n))))
-    s_r, c_r = _sin_cos(np.arange(block), omega)
-    fine = (c_r - 1j * s_r).astype(ctype)  # e^{-i b}
-    start = int(positions[0])
-    if np.array_equal(positions, np.arange(start, start + n)):
-        # A contiguous run: coarse rows start + q*B, fine offsets r, broadcast.
-        q = np.arange((n + block - 1) // block, dtype=np.int64)
-        s_q, c_q = _sin_cos(start + q * block, omega)
-        coarse = (s_q + 1j * c_q).astype(ctype)  # i e^{-i a}
-        return (coarse[:, None, :] * fine[None, :, :]).reshape(-1, omega.shape[0])[:n]
-    q, r = np.divmod(positions, block)
-    uq, inverse = np.unique(q, return_inverse=True)
-    s_q, c_q = _sin_cos(uq * block, omega)
-    coarse = (s_q + 1j * c_q).astype(ctype)
-    return coarse[inverse.reshape(-1)] * fine[r]
+        return _sin_cos(positions, omega)
+    s_r, c_r = _sin_cos(np.arange(_BLOCK), omega)  # fine: b = r * omega
+    start, n = (int(positions[0]), positions.shape[0]) if positions.shape[0] else (0, 0)
+    if n and np.array_equal(positions, np.arange(start, start + n)):
+        # A contiguous run: whole coarse blocks broadcast against the fine table.
+        q0 = start // _BLOCK
+        nq = (start + n - 1) // _BLOCK - q0 + 1
+        s_q, c_q = _sin_cos((q0 + np.arange(nq)) * _BLOCK, omega)
+        s_q, c_q, s_r, c_r = s_q[:, None], c_q[:, None], s_r[None], c_r[None]
+        cut = slice(start - q0 * _BLOCK, start - q0 * _BLOCK + n)
+    else:
+        q, r = np.divmod(positions, _BLOCK)
+        uq, inverse = np.unique(q, return_inverse=True)
+        s_q, c_q = (t[inverse.reshape(-1)] for t in _sin_cos(uq * _BLOCK, omega))
+        s_r, c_r, cut = s_r[r], c_r[r], slice(None)
+    # sin(a + b) = sin a cos b + cos a sin b;  cos(a + b) = cos a cos b - sin a sin b
+    sin = s_q * c_r + c_q * s_r
+    cos = c_q * c_r - s_q * s_r
+    h = omega.shape[0]
+    return sin.reshape(-1, h)[cut], cos.reshape(-1, h)[cut]
 
 
-def _arrange(z: np.ndarray, d_model: int, layout: str) -> np.ndarray:
-    """Lay the phasors out as channels: real part = sin, imaginary = cos."""
-    real_dtype = z.real.dtype
-    n, h = z.shape
+def _arrange(sin, cos, d_model: int, layout: str):
+    """Lay sines and cosines (numpy or torch, shape (n, pairs)) out as channels."""
+    stack, cat = (torch.stack, torch.cat) if isinstance(sin, torch.Tensor) else (np.stack, np.concatenate)
     if layout == "interleaved":
-        out = np.ascontiguousarray(z).view(real_dtype).reshape(n, 2 * h)
-        return out if d_model == 2 * h else np.ascontiguousarray(out[:, :d_model])
-    out = np.empty((n, d_model), dtype=real_dtype)
-    out[:, :h] = z.real
-    out[:, h:] = z.imag[:, : d_model - h]
-    return out
+        return stack([sin, cos], -1).reshape(sin.shape[0], 2 * sin.shape[1])[:, :d_model]
+    return cat([sin, cos[:, : d_model - sin.shape[1]]], -1)
 
 
 def sinusoidal(positions, d_model, base=10000.0, *, layout="interleaved", dtype=np.float64):
@@ -271,15 +284,16 @@ def sinusoidal(positions, d_model, base=10000.0, *, layout="interleaved", dtype=
 
     Accuracy: within 2e-7 of the exact value in float32 and 1e-9 in float64
     for every ``|p| < 2**24`` (float16 is exact up to its own rounding).
+    Row ``p`` depends only on ``(p, d_model, base, layout, dtype)``: it is
+    bitwise the same whatever other positions are in ``positions``.
     """
     pos = _check_positions(positions)
     d_model = _check_d_model(d_model)
     base = _check_base(base)
     layout = _check_layout(layout)
     dt = _check_dtype(dtype)
-    ctype = _COMPLEX.get(dt, np.complex64)
-    z = _phasors(pos, _omega_ld(d_model, base), ctype)
-    return _arrange(z, d_model, layout).astype(dt, copy=False)
+    sin, cos = _sin_cos_rows(pos, _omega_ld(d_model, base))
+    return np.ascontiguousarray(_arrange(sin, cos, d_model, layout), dtype=dt)
 
 
 def layout_permutation(d_model) -> np.ndarray:
@@ -330,6 +344,49 @@ def rotation(k, d_model, base=10000.0, *, layout="interleaved") -> np.ndarray:
 
 
 # --------------------------------------------------------------------------
+# The table in torch (for torch.compile and torch.jit.trace)
+# --------------------------------------------------------------------------
+
+@torch.compiler.assume_constant_result
+def _turns(d_model: int, base: float) -> tuple:
+    """``omega_i / 2 pi`` (turns per position) split as ``hi + lo``: two tuples of floats.
+
+    Computed from ``_omega_ld``; under torch.compile the call is made while
+    tracing and its result is a constant of the graph. Each ``hi`` is a
+    multiple of ``2**-29`` below ``1/4``, so ``p * hi`` is exact in float64
+    for every integer ``|p| < 2**26``; ``|lo| <= 2**-30``.
+    """
+    f = _omega_ld(d_model, base) / _TWO_PI
+    hi = np.round(f * 2.0**29) / 2.0**29
+    return tuple(hi.astype(np.float64).tolist()), tuple((f - hi).astype(np.float64).tolist())
+
+
+def _sin_cos_torch(positions: torch.Tensor, d_model: int, base: float):
+    """sin and cos of ``p * omega_i`` in torch float64, shape (n, pairs).
+
+    The angle is formed in turns and reduced exactly: for ``p = k + e`` (``k``
+    an integer, ``|e| <= 1/2``) the product ``k * hi`` is exact and so is its
+    fractional part; what is left (``k * lo + e * f``) is small. The angle
+    given to sin and cos lies in [-pi, pi] and is within ~1e-15 of
+    ``p * omega_i mod 2 pi`` for ``|p| < 2**24`` (plus the ~1e-19 relative
+    error of ``omega_i`` itself). Only tensor arithmetic: it traces.
+    """
+    hi, lo = (torch.tensor(t, dtype=torch.float64, device=positions.device) for t in _turns(d_model, base))
+    p = positions.to(torch.float64)[:, None]
+    k = torch.round(p)
+    whole = k * hi
+    turns = (whole - torch.round(whole)) + (k * lo + (p - k) * (hi + lo))
+    angle = turns * (2 * math.pi)
+    return torch.sin(angle), torch.cos(angle)
+
+
+def _table_torch(seq: int, d_model: int, base: float, layout: str, device) -> torch.Tensor:
+    """Rows ``0 ... seq-1`` of the table in torch float64 (what a compiled or traced module uses)."""
+    positions = torch.arange(seq, dtype=torch.float64, device=device)
+    return _arrange(*_sin_cos_torch(positions, d_model, base), d_model, layout)
+
+
+# --------------------------------------------------------------------------
 # torch modules
 # --------------------------------------------------------------------------
 
@@ -358,6 +415,12 @@ class SinusoidalPositionalEncoding(nn.Module):
     never a parameter, so optimisers, weight initialisation and checkpoints
     leave it alone. The result has ``x``'s dtype and device; float64 inputs
     get a float64 table, all others a float32 table cast to their dtype.
+    Output for a given ``seq`` never depends on earlier calls.
+
+    Works under ``torch.compile(..., fullgraph=True)`` (any backend, any
+    ``seq``, growing or not) and ``torch.jit.trace`` (a trace keeps the
+    dtype it was traced with, as traces do, and works for every ``seq``):
+    there the table is computed in the graph (see ``table``).
     """
 
     def __init__(self, d_model, base=10000.0, *, layout="interleaved", dropout=0.0):
@@ -370,9 +433,22 @@ class SinusoidalPositionalEncoding(nn.Module):
         self.dropout = nn.Dropout(float(dropout))
         self.register_buffer("pe", torch.zeros(0, self.d_model), persistent=False)
 
-    def table(self, seq: int, dtype=torch.float32) -> torch.Tensor:
-        """The first ``seq`` rows of the encoding, shape (seq, d_model)."""
+    def table(self, seq: int, dtype=torch.float32, device=None) -> torch.Tensor:
+        """The first ``seq`` rows of the encoding, shape (seq, d_model).
+
+        Float64 for ``dtype=torch.float64``, float32 otherwise. Eagerly the
+        rows come from ``sinusoidal`` and are cached in the buffer ``pe``
+        (grown by doubling; row ``p`` is bitwise the same whatever was asked
+        before). Under ``torch.compile`` or ``torch.jit.trace`` they are
+        computed in the graph by the torch path instead, on ``device``
+        (default: the buffer's), for any ``seq``, without numpy and without
+        touching the buffer; they agree with the cached rows to the
+        documented accuracy (in practice to the last bit, or one float32 ulp).
+        """
         want = torch.float64 if dtype == torch.float64 else torch.float32
+        if torch.compiler.is_compiling() or torch.jit.is_tracing():
+            device = self.pe.device if device is None else device
+            return _table_torch(seq, self.d_model, self.base, self.layout, device).to(want)
         if self.pe.shape[0] < seq or self.pe.dtype != want:
             length = seq if self.pe.shape[0] == 0 else max(seq, 2 * self.pe.shape[0])
             np_dtype = np.float64 if want == torch.float64 else np.float32
@@ -382,7 +458,7 @@ class SinusoidalPositionalEncoding(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         _check_input(x, self.d_model, type(self).__name__)
-        pe = self.table(x.shape[1], x.dtype).to(device=x.device, dtype=x.dtype)
+        pe = self.table(x.shape[1], x.dtype, x.device).to(device=x.device, dtype=x.dtype)
         return self.dropout(x + pe)
 
     def extra_repr(self) -> str:
@@ -438,7 +514,10 @@ def apply_rope(x, positions=None, base=10000.0, *, layout="interleaved"):
     This is chapter 04's rotation applied to queries and keys, so that
     ``apply_rope(q, p) . apply_rope(k, s)`` depends on ``p - s`` only. The
     angles are as accurate as in ``sinusoidal``. Returns the same type,
-    dtype and device as ``x``.
+    dtype and device as ``x``. Torch tensors take the pure-torch path, so
+    ``torch.compile(fullgraph=True)`` and ``torch.jit.trace`` work (under
+    torch.compile ``positions`` may be None or a 1-D tensor, whose values are
+    then not checked for NaN).
     """
     layout = _check_layout(layout)
     base = _check_base(base)
@@ -449,20 +528,28 @@ def apply_rope(x, positions=None, base=10000.0, *, layout="interleaved"):
             x = x.astype(np.float64)
     if x.ndim < 2:
         raise ValueError(f"x must have shape (..., seq, d), got shape {tuple(x.shape)}")
-    seq, d = x.shape[-2], x.shape[-1]
+    seq, d = x.shape[-2], int(x.shape[-1])  # int(): under torch.jit.trace a size is a tensor
     if d % 2:
         raise ValueError(f"apply_rope needs an even last dimension d, got {d}: RoPE rotates channel pairs")
-    pos = _check_positions(seq if positions is None else positions)
-    if pos.shape[0] != seq:
-        raise ValueError(f"positions has {pos.shape[0]} entries but x has seq={seq} rows")
-    wide = is_torch and x.dtype == torch.float64 or (not is_torch and x.dtype == np.float64)
-    table = sinusoidal(pos, d, base, dtype=np.float64 if wide else np.float32)
-    sin, cos = table[:, 0::2], table[:, 1::2]
     if is_torch:
-        sin, cos = (torch.from_numpy(np.ascontiguousarray(t)).to(device=x.device, dtype=x.dtype) for t in (sin, cos))
+        if positions is None:
+            pos = torch.arange(seq, dtype=torch.float64, device=x.device)
+        elif isinstance(positions, torch.Tensor) and torch.compiler.is_compiling():
+            pos = positions  # checked for shape below; values are not inspected in a graph
+            if pos.dim() != 1:
+                raise ValueError(f"positions must be a 1-D tensor, got shape {tuple(pos.shape)}")
+        else:
+            pos = torch.from_numpy(_check_positions(positions).astype(np.float64)).to(x.device)
+        if pos.shape[0] != seq:
+            raise ValueError(f"positions has {pos.shape[0]} entries but x has seq={seq} rows")
+        sin, cos = (t.to(x.dtype) for t in _sin_cos_torch(pos, d, base))
         cat = torch.cat
     else:
-        sin, cos = sin.astype(x.dtype), cos.astype(x.dtype)
+        pos = _check_positions(seq if positions is None else positions)
+        if pos.shape[0] != seq:
+            raise ValueError(f"positions has {pos.shape[0]} entries but x has seq={seq} rows")
+        table = sinusoidal(pos, d, base, dtype=np.float64 if x.dtype == np.float64 else np.float32)
+        sin, cos = table[:, 0::2].astype(x.dtype), table[:, 1::2].astype(x.dtype)
         cat = np.concatenate
     if layout == "interleaved":
         a, b = x[..., 0::2], x[..., 1::2]

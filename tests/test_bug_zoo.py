@@ -334,3 +334,64 @@ def test_mystery_tables_are_deterministic_and_cover_every_variant():
     assert names == set(bug_zoo.VARIANTS)
     assert bug_zoo.mystery_table(3, n=10, d_model=8).shape == (10, 8)
     assert math.isfinite(float(bug_zoo.mystery_table(9).sum()))
+
+
+# Each variant as real float32 code computes it: positions, frequencies and
+# angles all in float32, sin and cos taken in float32. Written from the math.
+
+def _float32_angles(n, omega):
+    return torch.arange(n, dtype=torch.float32)[:, None] * omega[None, :]
+
+
+def paper_frequencies32(d, base=10000.0):
+    """omega_i = base ** (-2i / d) as a float32 power of a float32 exponent."""
+    return 1.0 / base ** (torch.arange(0, d, 2, dtype=torch.float32) / d)
+
+
+def fairseq_frequencies32(d, base=10000.0):
+    """omega_i = exp(-i * log(base) / (h - 1)), h = d / 2, the step rounded to float32 first."""
+    h = d // 2
+    step = torch.tensor(math.log(base) / (h - 1), dtype=torch.float32)
+    return torch.exp(torch.arange(h, dtype=torch.float32) * -step)
+
+
+def float32_recipe(n, d, variant, base=10000.0):
+    if variant == "fairseq":
+        angle = _float32_angles(n, fairseq_frequencies32(d, base))
+        return torch.cat([angle.sin(), angle.cos()], dim=1)
+    angle = _float32_angles(n, paper_frequencies32(d, base))  # ceil(d/2) pairs
+    sin, cos = angle.sin(), angle.cos()[:, : d // 2]
+    if variant == "interleaved":
+        out = torch.empty(n, d)
+        out[:, 0::2], out[:, 1::2] = sin, cos
+        return out
+    if variant == "concatenated":  # x-transformers, tensor2tensor
+        return torch.cat([sin, cos], dim=1)
+    return torch.cat([cos, sin], dim=1)  # cos_first
+
+
+@pytest.mark.parametrize("n, d, variant", [(2048, 64, "fairseq"), (2048, 512, "concatenated")])
+def test_the_reported_float32_tables_are_identified(n, d, variant):
+    """The tables of issue 12: off by more than 1e-4 from the exact variant, still identified."""
+    table = float32_recipe(n, d, variant)
+    assert np.abs(table.double().numpy() - bug_zoo.variant_table(n, d, variant)).max() > 1e-4
+    assert bug_zoo.identify_variant(table) == variant
+    assert bug_zoo.identify_variant(table.numpy()) == variant
+
+
+def _buildable(variant, d):
+    return d % 2 == 0 or variant in ("interleaved", "concatenated")
+
+
+@pytest.mark.parametrize("n", [2, 16, 300, 3000])
+@pytest.mark.parametrize("variant, d", [(v, d) for v in bug_zoo.VARIANTS for d in [5, 8, 33, 64, 256] if _buildable(v, d)])
+def test_every_float32_recipe_is_identified_as_itself_only(variant, d, n):
+    table = float32_recipe(n, d, variant).double().numpy()
+    assert bug_zoo.identify_variant(table) == variant
+    # and it is outside the tolerance of every other variant that can be built at this size
+    n_rows = np.maximum(np.arange(n), 1)[:, None]
+    allowed = 1e-4 + bug_zoo.ANGLE_SLACK * n_rows
+    for other in bug_zoo.VARIANTS:
+        if other == variant or not _buildable(other, d):
+            continue
+        assert np.any(np.abs(table - bug_zoo.variant_table(n, d, other)) > allowed), other

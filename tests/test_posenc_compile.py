@@ -1,0 +1,138 @@
+"""posenc's torch code under torch.compile(fullgraph=True) and torch.jit.trace (issue 12).
+
+Practitioners copy SinusoidalPositionalEncoding, LearnedPositionalEmbedding
+and apply_rope into compiled models. Each must compile as one graph with the
+"eager" backend (Dynamo alone) and with "inductor" (generated C++ on the
+CPU: needs a C++ compiler), keep working when a longer sequence follows a
+shorter one (the table grows), and give what the uncompiled code gives.
+
+Inductor compiles are slow (seconds each), so every target is compiled once
+per backend and run on one history of lengths, in float32 and float64.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import posenc
+
+BACKENDS = ["eager", "inductor"]
+pytestmark = pytest.mark.filterwarnings("ignore:.*torch.jit.*deprecated:DeprecationWarning")
+HISTORY = (10, 3000, 20, 4097)  # grows, shrinks, grows past the first doubling
+F32_ULP = 2.0**-24  # one float32 ulp of numbers in [0.5, 1); a table entry rounded the other way
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request):
+    torch._dynamo.reset()
+    yield request.param
+    torch._dynamo.reset()
+
+
+def compiled(fn, backend):
+    return torch.compile(fn, fullgraph=True, backend=backend)
+
+
+def run_history(fn, make_x, dtypes=(torch.float32, torch.float64)):
+    """Pairs (got, want) of the compiled and the eager call over HISTORY, per dtype."""
+    eager_fn, compiled_fn = fn
+    for dtype in dtypes:
+        for seq in HISTORY:
+            x = make_x(seq, dtype)
+            yield dtype, compiled_fn(x), eager_fn(x)
+
+
+@pytest.mark.parametrize("d_model, layout", [(64, "interleaved"), (33, "concatenated")])
+def test_sinusoidal_module_compiles(backend, d_model, layout):
+    module = posenc.SinusoidalPositionalEncoding(d_model, layout=layout)
+    fresh = posenc.SinusoidalPositionalEncoding(d_model, layout=layout)  # eager, its own history
+    zeros = lambda seq, dtype: torch.zeros(2, seq, d_model, dtype=dtype)  # noqa: E731 (output = table)
+    for dtype, got, want in run_history((fresh, compiled(module, backend)), zeros):
+        assert got.dtype == dtype and got.shape == want.shape
+        tol = F32_ULP if dtype == torch.float32 else 1e-12
+        torch.testing.assert_close(got, want, rtol=0, atol=tol)
+    # the compiled module never touched its buffer: eager use after compiled use is unaffected
+    assert module.pe.shape[0] == 0
+    x = torch.randn(1, 50, d_model)
+    assert torch.equal(module(x), fresh(x))
+
+
+def test_learned_embedding_compiles(backend):
+    torch.manual_seed(0)
+    module = posenc.LearnedPositionalEmbedding(5000, 16)
+    randn = lambda seq, dtype: torch.randn(2, seq, 16, dtype=dtype)  # noqa: E731
+    for _, got, want in run_history((module, compiled(module, backend)), randn):
+        torch.testing.assert_close(got, want, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("backend, layout", [("eager", "interleaved"), ("eager", "concatenated"),
+                                             ("inductor", "interleaved")], indirect=["backend"])
+def test_apply_rope_compiles(backend, layout):
+    rope = lambda x: posenc.apply_rope(x, layout=layout)  # noqa: E731
+    randn = lambda seq, dtype: torch.randn(2, 3, seq, 16, dtype=dtype)  # noqa: E731
+    for dtype, got, want in run_history((rope, compiled(rope, backend)), randn):
+        assert got.dtype == dtype
+        tol = 1e-6 if dtype == torch.float32 else 1e-12
+        torch.testing.assert_close(got, want, rtol=0, atol=tol)
+
+
+def test_apply_rope_compiles_with_position_tensors(backend):
+    rope = compiled(lambda x, p: posenc.apply_rope(x, p), backend)
+    x = torch.randn(4, 8, dtype=torch.float64)
+    positions = torch.tensor([0, 5, -1000, 2**24 - 1])
+    torch.testing.assert_close(rope(x, positions), posenc.apply_rope(x, positions), rtol=0, atol=1e-12)
+
+
+def test_bad_input_still_raises_under_compile():
+    """A failed shape check stops the compiled call too (Dynamo reports the ValueError's message)."""
+    torch._dynamo.reset()
+    module = compiled(posenc.SinusoidalPositionalEncoding(8), "eager")
+    module(torch.zeros(1, 5, 8))
+    with pytest.raises(Exception, match=r"d_model=8.*last dimension 9"):
+        module(torch.zeros(1, 5, 9))
+    with pytest.raises(Exception, match="3 dimensions"):
+        module(torch.zeros(5, 8))
+    rope = compiled(lambda x: posenc.apply_rope(x), "eager")
+    with pytest.raises(Exception, match="even last dimension"):
+        rope(torch.zeros(3, 5))
+    torch._dynamo.reset()
+
+
+# --------------------------------------------------------------------------
+# torch.jit.trace: a trace keeps the dtype it was traced with (python-level
+# choices are recorded, as in any trace) and works for every length.
+# --------------------------------------------------------------------------
+
+def trace(fn, example):
+    with warnings.catch_warnings():
+        # deprecation of jit.trace, and "constants in the trace" for the frequencies
+        warnings.simplefilter("ignore")
+        return torch.jit.trace(fn, example)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("layout", posenc.LAYOUTS)
+def test_sinusoidal_module_traces(layout, dtype):
+    module = posenc.SinusoidalPositionalEncoding(7, layout=layout)
+    traced = trace(module, torch.zeros(2, 10, 7, dtype=dtype))
+    for seq in HISTORY:
+        x = torch.zeros(1, seq, 7, dtype=dtype)
+        tol = F32_ULP if dtype == torch.float32 else 1e-12
+        torch.testing.assert_close(traced(x), module(x), rtol=0, atol=tol)
+
+
+def test_apply_rope_traces():
+    traced = trace(lambda x: posenc.apply_rope(x), torch.zeros(2, 10, 16))
+    for seq in HISTORY:
+        x = torch.randn(2, seq, 16)
+        torch.testing.assert_close(traced(x), posenc.apply_rope(x), rtol=0, atol=1e-6)
+
+
+def test_torch_and_numpy_tables_agree():
+    """What a compiled or traced module adds (torch path) against sinusoidal (numpy long double)."""
+    for layout in posenc.LAYOUTS:
+        torch_table = posenc._table_torch(9000, 31, 10000.0, layout, "cpu").numpy()
+        numpy_table = posenc.sinusoidal(9000, 31, layout=layout)
+        assert np.abs(torch_table - numpy_table).max() < 1e-13
