@@ -32,7 +32,7 @@ book-strict: $(STAMP)
 	$(BIN)/jupyter-book build . --builder html -W -n --keep-going
 
 test: $(STAMP)
-	$(BIN)/python -m pytest tests chapters exercises solutions --nbval-lax -p no:randomly
+	$(BIN)/python -m pytest tests chapters appendix exercises solutions --nbval-lax -p no:randomly
 
 lab: $(STAMP)
 	$(BIN)/jupyter lab --ip=127.0.0.1 --no-browser $(if $(filter 0,$(shell id -u)),--allow-root,)

@@ -154,7 +154,7 @@ def bench_typesetting(pages: list[str] | None = None, repeats: int = 3) -> dict:
         raise SystemExit("chromium is not installed (apt-get install chromium)")
     if pages is None:
         toc = (ROOT / "_toc.yml").read_text()
-        pages = ["intro"] + re.findall(r"file: (chapters/\S+)", toc)
+        pages = ["intro"] + re.findall(r"file: ((?:chapters|appendix)/\S+)", toc)
     missing = [p for p in pages if not (TEX_PAGES / f"{p}.html").exists()]
     if missing:
         raise SystemExit(f"no TeX version of {missing} in {TEX_PAGES}: run `make clean book`")

@@ -1,7 +1,7 @@
 """Keep notebooks stored clean: no outputs, no execution counts, minimal metadata.
 
-    python -m nbhygiene check chapters exercises solutions   # exit 1 and list problems
-    python -m nbhygiene clean chapters exercises solutions   # fix them in place
+    python -m nbhygiene check chapters appendix exercises solutions   # exit 1 and list problems
+    python -m nbhygiene clean chapters appendix exercises solutions   # fix them in place
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def main(argv=None) -> int:
     if not argv or argv[0] not in ("check", "clean"):
         print(__doc__)
         return 2
-    command, paths = argv[0], argv[1:] or ["chapters", "exercises", "solutions"]
+    command, paths = argv[0], argv[1:] or ["chapters", "appendix", "exercises", "solutions"]
     status = 0
     for path in notebooks(paths):
         nb = nbformat.read(path, as_version=4)

@@ -42,7 +42,7 @@ def test_every_toc_page_is_built(build, page):
     assert "Traceback (most recent call last)" not in html
 
 
-@pytest.mark.parametrize("page", [p for p in toc_files() if p.startswith("chapters/")])
+@pytest.mark.parametrize("page", [p for p in toc_files() if p.startswith(("chapters/", "appendix/"))])
 def test_chapter_figures_are_rendered(build, page):
     html = (HTML / f"{page}.html").read_text()
     images = re.findall(r'<img[^>]+src="([^"]+\.png)"', html)

@@ -724,7 +724,7 @@ def test_one_search_control_per_page(site, mode):
     assert all(n == 1 for n in counts.values()), counts
 
 
-@pytest.mark.parametrize("page", [p for p in PAGES if p.startswith("chapters/")])
+@pytest.mark.parametrize("page", [p for p in PAGES if p.startswith(("chapters/", "appendix/"))])
 def test_chapter_page_weight(site, page):
     v = site(page)
     assert v.bytes["sent"] <= PAGE_BUDGET, \

@@ -18,7 +18,7 @@ CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
 REPOSITORY = CONFIG["repository"]["url"]
 BRANCH = CONFIG["repository"].get("branch", "main")
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["name"]
-NOTEBOOKS = nbhygiene.notebooks([ROOT / "chapters", ROOT / "exercises", ROOT / "solutions"])
+NOTEBOOKS = nbhygiene.notebooks([ROOT / "chapters", ROOT / "appendix", ROOT / "exercises", ROOT / "solutions"])
 URL = re.compile(r"""https?://[^\s"'<>)]+""")
 
 
@@ -49,8 +49,8 @@ def test_config_names_the_repository_and_launch_buttons():
     assert buttons["colab_url"] == "https://colab.research.google.com"
 
 
-def test_there_are_notebooks_in_all_three_folders():
-    assert {p.parent.name for p in NOTEBOOKS} == {"chapters", "exercises", "solutions"}
+def test_there_are_notebooks_in_all_four_folders():
+    assert {p.parent.name for p in NOTEBOOKS} == {"chapters", "appendix", "exercises", "solutions"}
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: f"{p.parent.name}/{p.name}")

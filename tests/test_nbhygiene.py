@@ -8,11 +8,11 @@ import pytest
 import nbhygiene
 
 ROOT = Path(__file__).resolve().parent.parent
-STORED = nbhygiene.notebooks([ROOT / "chapters", ROOT / "exercises", ROOT / "solutions"])
+STORED = nbhygiene.notebooks([ROOT / "chapters", ROOT / "appendix", ROOT / "exercises", ROOT / "solutions"])
 
 
 def test_there_are_notebooks():
-    assert any(p.parent.name == "chapters" for p in STORED)
+    assert {p.parent.name for p in STORED} == {"chapters", "appendix", "exercises", "solutions"}
 
 
 @pytest.mark.parametrize("path", STORED, ids=lambda p: f"{p.parent.name}/{p.name}")
