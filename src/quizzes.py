@@ -471,7 +471,7 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             "Its largest finite value is 65,504; what it lacks above 2048 is spacing finer than 2."),
            ("float16 holds every integer only up to 2048; above that its spacing is 2, then 4, so "
             "4097 is rounded to 4096 before any angle is formed.", True,
-            "Same position in, same angles out: section 6.2 counts such collisions."),
+            "Same position in, same angles out: section 6.3 counts such collisions."),
            ("The sine of a float16 angle is only accurate to three digits.", False,
             "Rounding the final values keeps positions apart; the collision happens earlier, in the "
             "position itself."),
@@ -480,10 +480,10 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
            "of sine and cosine pairs. Which check catches it?",
            ("Its Gram matrix $\\mathrm{PE}\\,\\mathrm{PE}^\\top$, which is no longer constant along diagonals.", False,
             "It still is: every pair is a sine and a cosine of one frequency, so dot products depend "
-            "only on $p - q$ (the scorecard of section 6.7)."),
+            "only on $p - q$ (the scorecard of section 6.6)."),
            ("Comparing it with posenc's table, or applying posenc's $T(k)$: the frequencies are wrong.", True,
             "Pair $i$ runs at the frequency of pair $2i$; only a check that knows the right frequencies "
-            "sees it (section 6.7)."),
+            "sees it (section 6.6)."),
            ("A search for duplicate rows.", False,
             "Its positions stay distinct; the encoding is valid, just not the one the paper defines."),
            right="B"),
@@ -493,7 +493,7 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             "The collisions come from rounding the position and the angle, not the final values."),
            ("No: the angles were exact, only the final values are rounded (errors of a few $10^{-4}$), and "
             "the two rows still differ.", True,
-            "Section 6.2 counts 0 collisions for the accurate table cast to float16."),
+            "Section 6.3 counts 0 collisions for the accurate table cast to float16."),
            ("Only in the slowest pairs, which change by less than float16's spacing.", False,
             "Rows differ as long as one pair differs; the fast pairs move by about a radian per step."),
            right="B"),
