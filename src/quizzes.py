@@ -504,15 +504,15 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
            ("On the two contents and on both positions $p$ and $s$.", False,
             "That is the added encoding: its cross terms mix content with absolute positions (section 7.3)."),
            ("On the two contents and on the offset $s - p$ only.", True,
-            "$T(p)^\\top T(s) = T(s - p)$: the score is $q^\\top T(s - p)\\, k$, checked for $200 \\times 200$ position pairs "
+            "$T(p)^\\top T(s) = T(s - p)$: the score is $q^\\top T(s - p)\\, \\kappa$ (key vector $\\kappa$), checked for $200 \\times 200$ position pairs "
             "in section 7.1."),
            ("On the offset $s - p$ only, not on the contents.", False,
-            "Rotations keep norms and only turn $q$ and $k$; the contents still set the score (section 7.1)."),
+            "Rotations keep norms and only turn $q$ and $\\kappa$; the contents still set the score (section 7.1)."),
            right="B"),
         _q("An ALiBi head has all its content scores equal. How does its attention spread over the "
            "keys before the query?",
            ("Evenly over all earlier keys.", False,
-            "The bias $-m\\,(i - j)$ is still there: the softmax turns it into weights that fall with the "
+            "The bias $-m\\,(p - s)$ is still there: the softmax turns it into weights that fall with the "
             "distance (section 7.4)."),
            ("Only on the key a fixed number of steps back.", False,
             "The bias ranks every nearer key above every farther one; it cannot single out one "
@@ -520,7 +520,7 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             "two back."),
            ("It decays geometrically with the distance: steep heads look at the last few tokens, "
             "heads with small slopes spread their attention far back.", True,
-            "The weights are proportional to $e^{-m(i - j)}$; the half-attention distance roughly "
+            "The weights are proportional to $e^{-m(p - s)}$; the half-attention distance roughly "
             "doubles from one head to the next (section 7.4)."),
            right="C"),
         _q("Position interpolation was applied, without fine-tuning, to RoPE models trained to copy "

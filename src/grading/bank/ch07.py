@@ -118,15 +118,15 @@ def _alibi_row(slope):
 
 # 4 heads: m_h = 2^(-8h/4) = 2^(-2h), so head 1 has 1/4, head 2 (asked) 1/16, head 3 1/64, head 4 1/256.
 _add(Array("07.7", "ALiBi bias of one query", _ch07_bias_row, atol=1e-6, mistakes=[
-    (lambda: -_ch07_bias_row(), "the sign is wrong: ALiBi subtracts m·(i - j), a penalty for distant keys."),
-    (lambda: _ch07_bias_row()[::-1], "the keys are in reverse order: key j = 0 is the farthest, key j = 5 the query itself."),
+    (lambda: -_ch07_bias_row(), "the sign is wrong: ALiBi subtracts m·(p - s), a penalty for distant keys."),
+    (lambda: _ch07_bias_row()[::-1], "the keys are in reverse order: the key at s = 0 is the farthest, the key at s = 5 the query itself."),
     (lambda: _alibi_row(2.0 ** -6), "that is head 3 (slope 2^(-8·3/4) = 2^(-6)): heads are numbered from h = 1, "
                                     "while numpy indices start at 0."),
     (lambda: _alibi_row(2.0 ** -2), "that slope, 2^(-2), belongs to head 1 of 4 heads (2^(-8·1/4)); it is also "
                                     "2^(-h), the rule for 8 heads, at h = 2. For n heads, head h has the slope 2^(-8h/n)."),
     (lambda: _alibi_row(2.0 ** -8), "that is head 4 (slope 2^(-8·4/4) = 2^(-8)), the last and flattest head; "
                                     "for n heads, head h has the slope 2^(-8h/n)."),
-    (lambda: _alibi_row(1.0), "the slope is missing: that is the distance 5 - j alone (m = 1); multiply it by "
+    (lambda: _alibi_row(1.0), "the slope is missing: that is the distance 5 - s alone (m = 1); multiply it by "
                               "head 2's slope, 2^(-8h/n) with h = 2 and n = 4."),
 ]))
 
