@@ -296,6 +296,38 @@ def sinusoidal(positions, d_model, base=10000.0, *, layout="interleaved", dtype=
     return np.ascontiguousarray(_arrange(sin, cos, d_model, layout), dtype=dt)
 
 
+def exact_angles(positions, d_model, base=10000.0, *, digits=40) -> np.ndarray:
+    """``p * omega_i`` with ``digits`` significant digits (mpmath), shape (n, pairs), dtype object.
+
+    The reference the chapters and tests measure every fast path against; it
+    needs no extended-precision hardware, so it is the same on every machine.
+    Slow (pure Python): meant for a few hundred rows.
+    """
+    import mpmath
+
+    pos = _check_positions(positions)
+    d_model = _check_d_model(d_model)
+    base = _check_base(base)
+    with mpmath.workdps(digits):
+        omega = [mpmath.power(mpmath.mpf(base), mpmath.mpf(-2 * i) / d_model) for i in range((d_model + 1) // 2)]
+        return np.array([[mpmath.mpf(float(p)) * w for w in omega] for p in pos], dtype=object)
+
+
+def exact_sinusoidal(positions, d_model, base=10000.0, *, layout="interleaved", digits=40) -> np.ndarray:
+    """``sinusoidal`` with ``digits`` significant digits: mpmath numbers, shape (n, d_model), dtype object.
+
+    ``.astype(float)`` gives the correctly rounded float64 table.
+    """
+    import mpmath
+
+    layout = _check_layout(layout)
+    angles = exact_angles(positions, d_model, base, digits=digits)
+    with mpmath.workdps(digits):
+        sin = np.vectorize(mpmath.sin, otypes=[object])(angles) if angles.size else angles
+        cos = np.vectorize(mpmath.cos, otypes=[object])(angles) if angles.size else angles
+    return _arrange(sin, cos, _check_d_model(d_model), layout)
+
+
 def layout_permutation(d_model) -> np.ndarray:
     """Channel indices ``perm`` with ``concatenated = interleaved[:, perm]``.
 
@@ -583,10 +615,10 @@ def alibi_slopes(n_heads) -> np.ndarray:
 def alibi_bias(n_heads, q_len, k_len=None, *, causal=True) -> np.ndarray:
     """ALiBi's attention bias, shape (n_heads, q_len, k_len).
 
-    ``bias[h, i, j] = -m_h * (i - j)``: linear in the distance between query
-    ``i`` and key ``j``, steeper for heads with larger slopes. With
-    ``causal=True`` keys after the query (``j > i``) get ``-inf`` (masked);
-    with ``causal=False`` the distance is ``|i - j|``. Queries are the last
+    ``bias[h, p, s] = -m_h * (p - s)``: linear in the offset between the
+    query at position ``p`` and the key at ``s``, steeper for heads with
+    larger slopes. With ``causal=True`` keys after the query (``s > p``) get
+    ``-inf`` (masked); with ``causal=False`` the distance is ``|p - s|``. Queries are the last
     ``q_len`` positions of the ``k_len`` keys (``k_len`` defaults to ``q_len``).
     """
     slopes = alibi_slopes(n_heads)
@@ -609,13 +641,15 @@ def alibi_bias(n_heads, q_len, k_len=None, *, causal=True) -> np.ndarray:
 # Attention (numpy), for the chapters' experiments
 # --------------------------------------------------------------------------
 
-def attention_weights(x, w_q, w_k, *, bias=None) -> np.ndarray:
+def attention_weights(x, w_q, w_k, *, bias=None, causal=False) -> np.ndarray:
     """The (n, n) matrix ``softmax(Q K^T / sqrt(d_k) + bias)``, rows summing to 1.
 
     ``x`` has shape (n, d_model); ``w_q`` and ``w_k`` have shape (d_model, d_k).
     ``bias`` (optional) is an (n, n) array added to the scores before the
-    softmax (ALiBi, masks). Row ``j`` says how much token ``j`` attends to each
-    token. Nothing here looks at where a row sits: that is chapter 01's point.
+    softmax (ALiBi, masks). ``causal=True`` adds the decoder's mask: the query
+    at position ``p`` sees the keys ``s <= p`` only. Row ``j`` says how much
+    token ``j`` attends to each token. Without the mask nothing here looks at
+    where a row sits: that is chapter 01's point.
     """
     x = np.asarray(x, dtype=np.float64)
     if x.ndim != 2:
@@ -629,17 +663,20 @@ def attention_weights(x, w_q, w_k, *, bias=None) -> np.ndarray:
         if bias.shape != scores.shape:
             raise ValueError(f"bias must have shape {scores.shape}, got {bias.shape}")
         scores = scores + bias
+    if causal:
+        scores = np.where(np.triu(np.ones(scores.shape, dtype=bool), k=1), -np.inf, scores)
     scores -= scores.max(axis=1, keepdims=True)
     weights = np.exp(scores)
     return weights / weights.sum(axis=1, keepdims=True)
 
 
-def self_attention(x, w_q, w_k, w_v, *, bias=None) -> np.ndarray:
+def self_attention(x, w_q, w_k, w_v, *, bias=None, causal=False) -> np.ndarray:
     """Single-head self-attention ``attention_weights(x, w_q, w_k) @ (x @ w_v)``.
 
-    Shapes as in ``attention_weights``; ``w_v`` is (d_model, d_v); returns (n, d_v).
+    Shapes, ``bias`` and ``causal`` as in ``attention_weights``; ``w_v`` is
+    (d_model, d_v); returns (n, d_v).
     """
-    weights = attention_weights(x, w_q, w_k, bias=bias)
+    weights = attention_weights(x, w_q, w_k, bias=bias, causal=causal)
     (w_v,) = _check_weights(np.asarray(x, dtype=np.float64), w_v=w_v)
     return weights @ (np.asarray(x, dtype=np.float64) @ w_v)
 

@@ -379,6 +379,43 @@ def test_self_attention_is_permutation_equivariant():
     assert not np.allclose(biased, posenc.self_attention(x, *w, bias=bias)[perm])
 
 
+
+def test_causal_attention_sees_only_the_past():
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(6, 8))
+    w = [rng.normal(size=(8, 4)) for _ in range(3)]
+    weights = posenc.attention_weights(x, w[0], w[1], causal=True)
+    assert np.all(np.triu(weights, k=1) == 0)
+    np.testing.assert_allclose(weights.sum(axis=1), 1.0)
+    # row p is attention over the prefix 0 ... p alone
+    for p in range(6):
+        np.testing.assert_allclose(posenc.self_attention(x, *w, causal=True)[p],
+                                   posenc.self_attention(x[: p + 1], *w)[p], atol=1e-12)
+    # the same as the mask written as a bias, and combined with another bias
+    mask = np.triu(np.full((6, 6), -np.inf), k=1)
+    bias = rng.normal(size=(6, 6))
+    np.testing.assert_allclose(posenc.attention_weights(x, w[0], w[1], bias=bias, causal=True),
+                               posenc.attention_weights(x, w[0], w[1], bias=bias + mask), atol=1e-12)
+
+
+# --- the 40-digit reference ------------------------------------------------
+
+@pytest.mark.parametrize("d_model, base, layout", [(7, 10000.0, "interleaved"), (6, 500000.0, "concatenated")])
+def test_exact_sinusoidal_is_the_formula_at_40_digits(d_model, base, layout):
+    positions = [0, 1, -3, 1000, 123_457, 2**24 - 1]
+    exact = posenc.exact_sinusoidal(positions, d_model, base, layout=layout)
+    assert exact.dtype == object and exact.shape == (len(positions), d_model)
+    want = np.array([exact_row(p, d_model, base) for p in positions])  # interleaved
+    if layout == "concatenated":
+        want = want[:, posenc.layout_permutation(d_model)]
+    np.testing.assert_allclose(exact.astype(float), want, rtol=0, atol=1e-15)
+    angles = posenc.exact_angles(positions, d_model, base)
+    assert angles.shape == (len(positions), (d_model + 1) // 2)
+    assert float(angles[3, 1]) == pytest.approx(1000 * posenc.frequencies(d_model, base)[1], rel=1e-15)
+    with pytest.raises(ValueError, match="d_model"):
+        posenc.exact_sinusoidal([0], 0)
+
+
 # --- bad input -------------------------------------------------------------
 
 @pytest.mark.parametrize(
