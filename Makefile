@@ -6,6 +6,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 HTML   := _build/html/index.html
+# the book's build code and the maintainer tools are run from their folders, never installed
+TOOLS  := PYTHONPATH=tools:book_build
 
 .PHONY: book book-strict test lab bench exercises clean help
 
@@ -38,10 +40,10 @@ lab: $(STAMP)
 	$(BIN)/jupyter lab --ip=127.0.0.1 --no-browser $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 exercises: $(STAMP)
-	$(BIN)/python -m make_exercises $(if $(FORCE),--force,)
+	$(TOOLS) $(BIN)/python -m make_exercises $(if $(FORCE),--force,)
 
 bench: book
-	$(BIN)/python -m benchmarks
+	$(TOOLS) $(BIN)/python -m benchmarks
 
 clean:
 	rm -rf _build .pytest_cache .hypothesis

@@ -116,7 +116,7 @@ def _source(page: str) -> Path | None:
 
 def stale_pages() -> list[str]:
     """Pages whose HTML is missing or older than their source or than the book's configuration."""
-    config = max((ROOT / name).stat().st_mtime for name in ("_config.yml", "_toc.yml", "src/book_assets.py")
+    config = max((ROOT / name).stat().st_mtime for name in ("_config.yml", "_toc.yml", "book_build/book_assets.py")
                  if (ROOT / name).exists())
     stale = []
     for page in toc_pages():

@@ -859,8 +859,7 @@ def explorer_kinds() -> dict:
     the data function is ``<kind>_data``, or else the ``*_data`` function whose parameters are
     exactly the slider names.
     """
-    import explorers
-
+    from posenc_course import explorers
     functions = {name: f for name, f in vars(explorers).items() if name.endswith("_data") and callable(f)}
     kinds = {}
     for cls in vars(explorers).values():

@@ -1,4 +1,4 @@
-"""Tests for src/bug_zoo.py: each bug does what its docstring says (and no more),
+"""Tests for posenc_course.bug_zoo: each bug does what its docstring says (and no more),
 each fix agrees with posenc, and the checks separate correct tables from buggy ones."""
 
 import math
@@ -9,7 +9,7 @@ import pytest
 import torch
 from torch import nn
 
-import bug_zoo
+from posenc_course import bug_zoo
 import posenc
 
 mpmath.mp.dps = 40

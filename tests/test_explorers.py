@@ -28,7 +28,7 @@ import ipywidgets as widgets
 import numpy as np
 import pytest
 
-import explorers
+from posenc_course import explorers
 import posenc
 from browser import (  # noqa: F401  (chromium is a fixture)
     ROOT, SCREENSHOTS, chromium, chromium_executable, compare_numbers, explorer_layout_failures, new_context, serve,
@@ -451,9 +451,9 @@ def test_book_recognises_a_cell_that_only_displays_an_explorer():
     import book_assets
 
     call = book_assets.explorer_call
-    assert call("from explorers import FormulaExplorer\n\nFormulaExplorer(pos=10, i=4, d_model=64, base=10_000)") == \
+    assert call("from posenc_course.explorers import FormulaExplorer\n\nFormulaExplorer(pos=10, i=4, d_model=64, base=10_000)") == \
         ("FormulaExplorer", {"pos": 10, "i": 4, "d_model": 64, "base": 10000})
-    assert call("from explorers import BaseExplorer\nBaseExplorer()") == ("BaseExplorer", {})
-    for source in ["import os", "from explorers import X\nX(a=open('f'))", "from explorers import X\nY()",
-                   "from explorers import X\nX(1)", "from explorers import X\nX()\nprint(1)", "x = (", ""]:
+    assert call("from posenc_course.explorers import BaseExplorer\nBaseExplorer()") == ("BaseExplorer", {})
+    for source in ["import os", "from posenc_course.explorers import X\nX(a=open('f'))", "from posenc_course.explorers import X\nY()",
+                   "from posenc_course.explorers import X\nX(1)", "from posenc_course.explorers import X\nX()\nprint(1)", "x = (", ""]:
         assert call(source) is None, source

@@ -567,7 +567,7 @@ def test_an_endless_loop_is_stopped(capsys, monkeypatch):
 # Chapter 06 (appended as one block): precision and implementations
 # --------------------------------------------------------------------------
 
-import bug_zoo  # noqa: E402
+from posenc_course import bug_zoo  # noqa: E402
 
 CHAPTERS.append("06")  # the chapter-level tests above read this list when they run or are collected
 

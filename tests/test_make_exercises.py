@@ -271,7 +271,7 @@ def test_a_git_checkout_without_toc_is_found_by_its_git_directory(second_checkou
 
 def test_the_command_writes_where_it_is_run(second_checkout):
     """The module imported from this checkout (as an editable install would) writes into the other one."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "tools")}
     before = snapshot(ROOT / "exercises")
     result = subprocess.run([os.sys.executable, "-m", "make_exercises", "--force"], cwd=second_checkout,
                             capture_output=True, text=True, env=env)
@@ -301,8 +301,9 @@ def test_a_repository_without_solutions_is_not_taken_for_the_course(tmp_path, ca
 
 
 def test_command_line_entry_point():
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "tools")}
     result = subprocess.run([os.sys.executable, "-m", "make_exercises", "--check"], cwd=ROOT,
-                            capture_output=True, text=True)
+                            capture_output=True, text=True, env=env)
     assert result.returncode == 0, result.stdout + result.stderr
 
 

@@ -3,9 +3,7 @@
 import matplotlib as mpl
 import matplotlib.pyplot as plt
 
-import plotting
-
-
+from posenc_course import plotting
 def test_style_sets_palette_and_readable_sizes():
     with mpl.rc_context():
         plotting.apply_style()

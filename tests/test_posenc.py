@@ -1,4 +1,4 @@
-"""Tests for src/posenc.py: the formula, its accuracy, the modules, bad input.
+"""Tests for posenc (src/posenc.py): the formula, its accuracy, the modules, bad input.
 
 The reference implementations below are deliberately naive (a double loop in
 float64, or mpmath at 40 digits) and share no code with posenc.

@@ -7,8 +7,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-import quizzes
-from quizzes import Choice, Question, Quiz, check_yourself, render
+from posenc_course import quizzes
+from posenc_course.quizzes import Choice, Question, Quiz, check_yourself, render
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))

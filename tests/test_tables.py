@@ -6,7 +6,7 @@ import re
 import numpy as np
 import pytest
 
-from tables import Table, show
+from posenc_course.tables import Table, show
 
 
 def test_html_has_caption_header_and_one_row_per_row():

@@ -1,4 +1,4 @@
-"""Tests for src/toy_transformer.py: the task's data, the model's schemes,
+"""Tests for posenc_course.toy_transformer: the task's data, the model's schemes,
 permutation equivariance without positions, training, and bad arguments."""
 
 import numpy as np
@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import posenc
-import toy_transformer as tt
+from posenc_course import toy_transformer as tt
 
 torch.set_num_threads(1)
 

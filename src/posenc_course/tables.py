@@ -1,7 +1,7 @@
 """Small result tables for the chapters: a real HTML ``<table>`` in the book and
 in Jupyter, aligned plain text in a terminal.
 
-    from tables import Table
+    from posenc_course.tables import Table
     display(Table([(0, 1.0), (64, 0.1)], ["i", "omega_i"], caption="...", formats={"omega_i": ".4e"}))
 
 Why not print aligned columns? In a narrow column (a phone, or the book's

@@ -2,7 +2,7 @@
 
 A chapter ends with::
 
-    from quizzes import check_yourself
+    from posenc_course.quizzes import check_yourself
     check_yourself("01")
 
 which displays that chapter's questions (from ``QUIZZES`` below) as one

@@ -7,7 +7,7 @@
   browser, so Sphinx's MathJax scripts are left out of every page. Each
   written page is also kept as Sphinx wrote it, with its TeX, in
   ``_build/html-tex`` (``make bench`` times browser-side MathJax on it).
-* A code cell that only displays an explorer (``from explorers import X``
+* A code cell that only displays an explorer (``from posenc_course.explorers import X``
   then ``X(...)`` with literal arguments) shows the explorer, live, also on
   pages that are not executed (the exercises): its ``text/html`` twin is
   built here, as executing the cell would, since it needs no kernel.
@@ -166,12 +166,12 @@ def hide_solution_markers(app, doctree, docname) -> None:
 
 
 def explorer_call(source: str) -> tuple[str, dict] | None:
-    """(class name, keyword arguments) if ``source`` is exactly ``from explorers import X`` then ``X(k=literal, ...)``."""
+    """(class name, keyword arguments) if ``source`` is exactly ``from posenc_course.explorers import X`` then ``X(k=literal, ...)``."""
     try:
         body = ast.parse(source).body
     except SyntaxError:
         return None
-    if len(body) != 2 or not isinstance(body[0], ast.ImportFrom) or body[0].module != "explorers":
+    if len(body) != 2 or not isinstance(body[0], ast.ImportFrom) or body[0].module != "posenc_course.explorers":
         return None
     names = [alias.name for alias in body[0].names if alias.asname is None]
     call = body[1].value if isinstance(body[1], ast.Expr) else None
@@ -185,8 +185,7 @@ def explorer_call(source: str) -> tuple[str, dict] | None:
 
 def show_unexecuted_explorers(app, doctree) -> None:
     """Give a cell that displays an explorer, and has no output (its page is not executed), the explorer."""
-    import explorers
-
+    from posenc_course import explorers
     for cell in list(doctree.findall(nodes.container)):
         if cell.get("nb_element") != "cell_code" or any(c.get("nb_element") == "cell_code_output" for c in cell.children):
             continue

@@ -15,7 +15,7 @@ with (tests/test_explorers.py, tests/test_browser_book.py).
 
 Use in a notebook::
 
-    from explorers import FormulaExplorer
+    from posenc_course.explorers import FormulaExplorer
     FormulaExplorer()          # displays sliders + figure
 
 One renderer, two outputs. An explorer displays as a MIME bundle holding the
@@ -149,8 +149,7 @@ def precision_data(position: int, base: float, d_model: int) -> dict:
     """
     import torch
 
-    import bug_zoo
-
+    from posenc_course import bug_zoo
     dtypes = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
     errors, collides = {}, []
     for name in LOW_PRECISION:

@@ -153,7 +153,7 @@ def bench_explorers(steps: int = 60, width: int = 1280) -> None:
     import tempfile
     from pathlib import Path
 
-    import explorers
+    from posenc_course import explorers
     from book_server import CHROMIUM_ARGS, serve
 
     executable = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -1,0 +1,14 @@
+"""The course's helpers that learners import next to ``posenc`` and ``grading``.
+
+Modules (import each by its full name, e.g. ``from posenc_course.tables import Table``):
+
+* ``explorers``: the slider figures (an anywidget in Jupyter, drawn by ``explorers.js``)
+* ``quizzes``: the self-check quizzes at the end of each chapter
+* ``tables``: small HTML tables for printed results
+* ``plotting``: the figure style
+* ``toy_transformer``: the tiny Transformer and the offset-copy task of the experiments
+* ``bug_zoo``: known-wrong implementations and the checks that catch them
+
+Nothing is imported here, so ``import posenc_course`` is free and each module
+costs only what it needs.
+"""
