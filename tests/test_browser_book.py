@@ -55,7 +55,7 @@ import numpy as np
 import pytest
 
 import book_timing
-from browser import (  # noqa: F401  (book and chromium are fixtures)
+from support.browser import (  # noqa: F401  (book and chromium are fixtures)
     CHROMIUM_ARGS, SCREENSHOTS, Guard, book, chromium, chromium_executable, compare_numbers, explorer_layout_failures,
     new_context, percentile, serve, toc_pages,
 )

@@ -30,7 +30,7 @@ import pytest
 
 from posenc_course import explorers
 import posenc
-from browser import (  # noqa: F401  (chromium is a fixture)
+from support.browser import (  # noqa: F401  (chromium is a fixture)
     ROOT, SCREENSHOTS, chromium, chromium_executable, compare_numbers, explorer_layout_failures, new_context, serve,
 )
 

@@ -15,7 +15,7 @@ from torch import nn
 import grading
 import posenc
 from grading import QUESTIONS, check
-from grading_session import feedback, fresh_progress  # noqa: F401  (an autouse fixture)
+from support.grading_session import feedback, fresh_progress  # noqa: F401  (an autouse fixture)
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = ["01", "02", "03", "04", "05"]

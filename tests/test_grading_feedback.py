@@ -14,7 +14,7 @@ import torch
 import grading
 import posenc
 from grading import QUESTIONS, check
-from grading_session import feedback, fresh_progress  # noqa: F401  (an autouse fixture)
+from support.grading_session import feedback, fresh_progress  # noqa: F401  (an autouse fixture)
 from grading.feedback import _verify_array
 from grading.kinds import CORRECT, WRONG, Numeric
 

@@ -22,7 +22,7 @@ import pytest
 import grading
 import posenc
 from grading import check, runner
-from grading_session import fresh_progress  # noqa: F401  (an autouse fixture)
+from support.grading_session import fresh_progress  # noqa: F401  (an autouse fixture)
 
 IDLE_SECONDS, IDLE_CPU = 3.0, 0.2
 

@@ -34,7 +34,7 @@ import yaml
 # serve(directory) -> base URL: the book as a static host serves it (gzip, no caching)
 from book_server import CHROMIUM_ARGS, serve  # noqa: F401  (re-exported for the test modules)
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 HTML = ROOT / "_build" / "html"
 SCREENSHOTS = ROOT / "_build" / "screenshots"
 
