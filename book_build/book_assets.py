@@ -32,9 +32,11 @@
 * Notebooks are executed two at a time before Sphinx reads them (the
   jupyter-cache parallel executor, into the same cache myst-nb reads), which
   roughly halves a cold build on two cores.
-* The execution cache is emptied when the course's code (``src/``) changes:
-  jupyter-cache only looks at a notebook's own cells, so a fix in ``posenc``
-  or in an explorer would otherwise leave stale outputs in the book.
+* The execution cache is emptied when the learner-facing code the notebooks
+  import changes (``learner_code``: the files of the wheel, read from
+  ``pyproject.toml``), and by nothing else: jupyter-cache only looks at a
+  notebook's own cells, so a fix in ``posenc``, the grader or an explorer
+  would otherwise leave stale outputs in the book.
 
 Enabled in ``_config.yml`` under ``sphinx: local_extensions``.
 """
@@ -47,6 +49,7 @@ import logging
 import os
 import re
 import shutil
+import tomllib
 from fnmatch import fnmatch
 from pathlib import Path
 
@@ -64,22 +67,54 @@ def configure(app, config) -> None:
     config.html_use_index = False
 
 
-SOURCES = Path(__file__).resolve().parent
+ROOT = Path(__file__).resolve().parent.parent
 
 
-def sources_digest() -> str:
+def learner_code(root: Path = ROOT) -> list[Path]:
+    """The files of the course's installable distribution: what the notebooks import.
+
+    Read from ``pyproject.toml`` (``py-modules``, ``packages`` and their
+    ``package-data`` patterns under ``package-dir``), so the list is the wheel's
+    and cannot drift from it: ``src/posenc.py``, ``src/grading/**``,
+    ``src/posenc_course/*.py`` and ``explorers.js``. The book's build code and
+    the maintainer tools are not in it.
+    """
+    setup = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]
+    base = root / setup.get("package-dir", {}).get("", ".")
+    files = [base / f"{module}.py" for module in setup.get("py-modules", [])]
+    data = setup.get("package-data", {})
+    for package in setup.get("packages", []):
+        folder = base / package.replace(".", "/")
+        files += folder.glob("*.py")
+        for pattern in data.get(package, []) + data.get("*", []):
+            files += folder.glob(pattern)
+    return sorted(set(files))
+
+
+def sources_digest(root: Path = ROOT) -> str:
+    """A digest of the learner-facing code (``learner_code``): names and contents."""
     digest = hashlib.sha256()
-    for path in sorted(SOURCES.glob("*.py")) + sorted(SOURCES.glob("*.js")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    for path in learner_code(root):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
 
 
+def cache_stamp(root: Path, cache_path: str | None = None) -> Path:
+    """The file next to the execution cache that holds ``sources_digest`` of the last finished build."""
+    return (root / (cache_path or "_build/.jupyter_cache")).parent / ".jupyter_cache.src-digest"
+
+
+def code_changed_since_build(root: Path = ROOT, cache_path: str | None = None) -> bool:
+    """True when the learner-facing code differs from what the last finished build executed."""
+    stamp = cache_stamp(root, cache_path)
+    return not stamp.exists() or stamp.read_text() != sources_digest(root)
+
+
 def invalidate_stale_cache(app, config) -> None:
-    cache = Path(app.srcdir) / (config.nb_execution_cache_path or "_build/.jupyter_cache")
-    stamp = cache.parent / ".jupyter_cache.src-digest"
-    digest = sources_digest()
-    app.posenc_sources_changed = not stamp.exists() or stamp.read_text() != digest
-    app.posenc_sources_stamp = (stamp, digest)
+    root = Path(app.srcdir)
+    cache = root / (config.nb_execution_cache_path or "_build/.jupyter_cache")
+    app.posenc_sources_changed = code_changed_since_build(root, config.nb_execution_cache_path)
+    app.posenc_sources_stamp = (cache_stamp(root, config.nb_execution_cache_path), sources_digest(root))
     if app.posenc_sources_changed and cache.exists():
         shutil.rmtree(cache)
 
@@ -93,7 +128,7 @@ def record_sources(app, exception) -> None:
 
 
 def reread_notebooks(app, env, added, changed, removed) -> list:
-    """After a change in src/, every notebook must be read (and so executed) again."""
+    """After a change in the learner-facing code, every notebook must be read (and so executed) again."""
     if not getattr(app, "posenc_sources_changed", False):
         return []
     return [doc for doc in env.found_docs if str(env.doc2path(doc)).endswith(".ipynb")]

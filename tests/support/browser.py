@@ -115,9 +115,18 @@ def _source(page: str) -> Path | None:
 
 
 def stale_pages() -> list[str]:
-    """Pages whose HTML is missing or older than their source or than the book's configuration."""
-    config = max((ROOT / name).stat().st_mtime for name in ("_config.yml", "_toc.yml", "book_build/book_assets.py")
-                 if (ROOT / name).exists())
+    """Pages whose HTML is missing or older than their source or than the book's configuration.
+
+    Every page is stale when the book's build code (``book_build/``), the book's own ``_static/``
+    files, or the learner-facing code the notebooks import (``book_assets.code_changed_since_build``)
+    changed since the last finished build: the browser tests then test what the code does now.
+    """
+    import book_assets
+
+    watched = [ROOT / "_config.yml", ROOT / "_toc.yml", *sorted((ROOT / "book_build").glob("*.*"))]
+    config = max(path.stat().st_mtime for path in watched if path.exists())
+    if book_assets.code_changed_since_build(ROOT):
+        return toc_pages()
     stale = []
     for page in toc_pages():
         html, source = HTML / f"{page}.html", _source(page)

@@ -1,0 +1,108 @@
+"""book_assets' execution-cache key: it follows the learner-facing code the notebooks import, and nothing else.
+
+The key is ``sources_digest``: names and contents of ``learner_code``, the files of the installable
+distribution read from ``pyproject.toml``. Each test works on a copy of the repository's code in a
+temporary folder, edits one file there and compares keys.
+"""
+
+from __future__ import annotations
+
+import shutil
+import types
+from pathlib import Path
+
+import pytest
+
+import book_assets
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def tree(tmp_path):
+    """A copy of pyproject.toml, src/, book_build/ and tools/ (no caches)."""
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    for folder in ("src", "book_build", "tools"):
+        shutil.copytree(ROOT / folder, tmp_path / folder,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", "*.pyc"))
+    return tmp_path
+
+
+def edit(path: Path) -> None:
+    path.write_text(path.read_text() + "\n# an edit\n")
+
+
+def test_learner_code_is_every_file_under_src_and_nothing_else():
+    """What the wheel ships (pyproject.toml) is all the code in src/: a new module there is hashed and shipped."""
+    listed = {p.relative_to(ROOT).as_posix() for p in book_assets.learner_code(ROOT)}
+    on_disk = {p.relative_to(ROOT).as_posix() for p in (ROOT / "src").rglob("*")
+               if p.is_file() and p.suffix in {".py", ".js"} and "__pycache__" not in p.parts
+               and not any(part.endswith(".egg-info") for part in p.parts)}
+    assert listed == on_disk
+    assert {"src/posenc.py", "src/grading/bank/ch01.py", "src/posenc_course/explorers.js"} <= listed
+
+
+@pytest.mark.parametrize("changed", ["src/posenc.py", "src/grading/bank/ch06.py", "src/grading/kinds.py",
+                                     "src/posenc_course/explorers.js", "src/posenc_course/tables.py"])
+def test_an_edit_of_learner_code_changes_the_key(tree, changed):
+    before = book_assets.sources_digest(tree)
+    edit(tree / changed)
+    assert book_assets.sources_digest(tree) != before
+
+
+@pytest.mark.parametrize("changed", ["tools/benchmarks.py", "tools/make_exercises.py", "book_build/math_prerender.py"])
+def test_an_edit_of_tools_or_build_code_keeps_the_key(tree, changed):
+    before = book_assets.sources_digest(tree)
+    edit(tree / changed)
+    assert book_assets.sources_digest(tree) == before
+
+
+def test_a_renamed_module_changes_the_key(tree):
+    before = book_assets.sources_digest(tree)
+    (tree / "src/posenc_course/tables.py").rename(tree / "src/posenc_course/tables2.py")
+    assert book_assets.sources_digest(tree) != before
+
+
+def fake_app(root: Path):
+    config = types.SimpleNamespace(nb_execution_cache_path="_build/.jupyter_cache")
+    return types.SimpleNamespace(srcdir=str(root)), config
+
+
+def test_the_cache_is_emptied_only_when_the_code_changed(tree):
+    cache = tree / "_build" / ".jupyter_cache"
+    cache.mkdir(parents=True)
+    (cache / "entry").write_text("executed outputs")
+
+    app, config = fake_app(tree)
+    book_assets.invalidate_stale_cache(app, config)  # no stamp yet: the cache is of unknown code
+    assert app.posenc_sources_changed and not cache.exists()
+    book_assets.record_sources(app, None)            # a finished build marks what it executed
+    assert not book_assets.code_changed_since_build(tree)
+
+    cache.mkdir()
+    (cache / "entry").write_text("executed outputs")
+    edit(tree / "tools/benchmarks.py")
+    app, config = fake_app(tree)
+    book_assets.invalidate_stale_cache(app, config)
+    assert not app.posenc_sources_changed and (cache / "entry").exists()
+
+    edit(tree / "src/grading/bank/ch02.py")
+    assert book_assets.code_changed_since_build(tree)
+    app, config = fake_app(tree)
+    book_assets.invalidate_stale_cache(app, config)
+    assert app.posenc_sources_changed and not cache.exists()
+
+
+def test_a_failed_build_does_not_mark_the_cache(tree):
+    app, config = fake_app(tree)
+    book_assets.invalidate_stale_cache(app, config)
+    book_assets.record_sources(app, RuntimeError("the build failed"))
+    assert book_assets.code_changed_since_build(tree)
+
+
+def test_the_browser_tests_rebuild_after_a_code_change(monkeypatch):
+    """support.browser.stale_pages (what the browser tests' ``book`` fixture rebuilds) follows the same key."""
+    from support import browser
+
+    monkeypatch.setattr(book_assets, "code_changed_since_build", lambda root=ROOT, cache_path=None: True)
+    assert browser.stale_pages() == browser.toc_pages()
