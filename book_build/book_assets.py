@@ -279,10 +279,35 @@ def typeset_math(app, exception) -> None:
                                      counts["seconds"])
 
 
+# What Jupyter Book 1 puts in repository_url when _config.yml names no repository.
+JUPYTER_BOOK_DEFAULT_REPOSITORY = "https://github.com/executablebooks/jupyter-book"
+REPOSITORY_BUTTONS = ("use_repository_button", "use_issues_button", "use_edit_page_button")
+
+
+def repository_links(app, config) -> None:
+    """Launch buttons (Binder, Colab) and the repository button only for a configured repository.
+
+    ``repository.url`` in ``_config.yml`` is the one setting. Empty or absent (then Jupyter Book
+    fills in its own repository), the pages get no launch buttons and no repository, issues or
+    edit button: none of them would lead anywhere. Set, the repository button is shown and the
+    launch buttons of ``launch_buttons`` open the notebooks from that repository.
+    """
+    options = dict(config.html_theme_options or {})
+    url = str(options.get("repository_url") or "").strip()
+    if url.rstrip("/") in ("", JUPYTER_BOOK_DEFAULT_REPOSITORY):
+        options["repository_url"] = ""
+        options["launch_buttons"] = {}
+        options.update(dict.fromkeys(REPOSITORY_BUTTONS, False))
+    else:
+        options["use_repository_button"] = True
+    config.html_theme_options = options
+
+
 def setup(app):
     app.connect("config-inited", configure, priority=900)
     app.connect("config-inited", invalidate_stale_cache, priority=901)
     app.connect("config-inited", preexecute_in_parallel, priority=902)
+    app.connect("config-inited", repository_links)
     app.connect("env-get-outdated", reread_notebooks)
     app.connect("build-finished", record_sources)
     app.connect("html-page-context", prune_scripts, priority=999)
