@@ -1,7 +1,14 @@
-"""Every notebook starts (first code cell) with the Colab install cell, and that cell
-names exactly the repository of _config.yml, so the two cannot drift apart."""
+"""One setting, ``repository.url`` in _config.yml, decides every link to the repository.
+
+Empty (the default): the book has no launch buttons and no repository button
+(``book_assets.repository_links``), and every notebook's first code cell, on Colab,
+installs an uploaded wheel or says how to get one, never a URL. Set: the buttons are
+in the theme options and the cell installs the course from exactly that URL.
+``tools/colab_cell.py`` writes the cell from the setting; both cases are checked here.
+"""
 
 import re
+import shutil
 import sys
 import tomllib
 import types
@@ -10,16 +17,20 @@ from pathlib import Path
 import nbformat
 import pytest
 import yaml
+from jupyter_book.config import get_final_config
 
+import book_assets
+import colab_cell
 import nbhygiene
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
-REPOSITORY = CONFIG["repository"]["url"]
-BRANCH = CONFIG["repository"].get("branch", "main")
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["name"]
 NOTEBOOKS = nbhygiene.notebooks([ROOT / "chapters", ROOT / "appendix", ROOT / "exercises", ROOT / "solutions"])
 URL = re.compile(r"""https?://[^\s"'<>)]+""")
+PUBLISHED = "https://github.com/someone/positional-encoding-course"
+LINK_OPTIONS = ("repository_url", "launch_buttons", "use_repository_button", "use_issues_button",
+                "use_edit_page_button")
 
 
 def code_cells(path):
@@ -42,26 +53,114 @@ def run_cell(source, on_colab):
     return calls
 
 
-def test_config_names_the_repository_and_launch_buttons():
-    assert REPOSITORY.startswith("https://github.com/") and not REPOSITORY.endswith((".git", "/"))
-    buttons = CONFIG["launch_buttons"]
-    assert buttons["binderhub_url"] == "https://mybinder.org"
-    assert buttons["colab_url"] == "https://colab.research.google.com"
+def config_copy(tmp_path, **repository):
+    """_config.yml with its repository section changed (a value None deletes the key)."""
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    for key, value in repository.items():
+        if value is None:
+            config["repository"].pop(key, None)
+        else:
+            config["repository"][key] = value
+    path = tmp_path / "_config.yml"
+    path.write_text(yaml.safe_dump(config))
+    return path
 
+
+def theme_options(config_path):
+    """The theme options a build of ``config_path`` gives Sphinx, after book_assets' hook."""
+    sphinx_config, _ = get_final_config(user_yaml=Path(config_path), cli_config={"latex_individualpages": False},
+                                        sourcedir=ROOT, validate=True, raise_on_invalid=True)
+    config = types.SimpleNamespace(html_theme_options=sphinx_config["html_theme_options"])
+    book_assets.repository_links(None, config)
+    return {key: config.html_theme_options.get(key) for key in LINK_OPTIONS}
+
+
+# --------------------------------------------------------------------------
+# The setting, and the links of the book
+# --------------------------------------------------------------------------
+
+def test_no_repository_is_configured_by_default():
+    assert colab_cell.repository() == ("", "main")
+    assert colab_cell.PACKAGE == PROJECT
+    assert "use_repository_button" not in CONFIG["html"], "the repository button follows repository.url"
+
+
+NO_LINKS = {"repository_url": "", "launch_buttons": {}, "use_repository_button": False,
+            "use_issues_button": False, "use_edit_page_button": False}
+
+
+def test_the_default_book_has_no_launch_or_repository_buttons():
+    assert theme_options(ROOT / "_config.yml") == NO_LINKS
+
+
+def test_an_absent_url_does_not_fall_back_to_jupyter_books_own_repository(tmp_path):
+    path = config_copy(tmp_path, url=None)
+    raw, _ = get_final_config(user_yaml=path, cli_config={"latex_individualpages": False}, sourcedir=ROOT)
+    assert raw["html_theme_options"]["repository_url"] == book_assets.JUPYTER_BOOK_DEFAULT_REPOSITORY
+    assert theme_options(path) == NO_LINKS
+    assert colab_cell.repository(path) == ("", "main")
+
+
+def test_a_configured_repository_gets_its_buttons(tmp_path):
+    options = theme_options(config_copy(tmp_path, url=PUBLISHED, branch="course"))
+    assert options["repository_url"] == PUBLISHED and options["use_repository_button"] is True
+    assert options["launch_buttons"]["binderhub_url"] == CONFIG["launch_buttons"]["binderhub_url"]
+    assert options["launch_buttons"]["colab_url"] == CONFIG["launch_buttons"]["colab_url"]
+
+
+@pytest.mark.parametrize("url", ["http://github.com/a/b", "https://github.com/a/b.git", "https://github.com/a/b/",
+                                 "https://github.com/a"])
+def test_a_malformed_url_is_refused(tmp_path, url):
+    with pytest.raises(ValueError, match="repository.url"):
+        colab_cell.repository(config_copy(tmp_path, url=url))
+
+
+# --------------------------------------------------------------------------
+# The Colab cell
+# --------------------------------------------------------------------------
 
 def test_there_are_notebooks_in_all_four_folders():
     assert {p.parent.name for p in NOTEBOOKS} == {"chapters", "appendix", "exercises", "solutions"}
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_first_code_cell_installs_this_repository_on_colab_only(path):
+def test_first_code_cell_is_the_one_for_the_setting(path):
     cells = code_cells(path)
-    first = cells[0].source
-    named = [url.removesuffix(f"@{BRANCH}") for url in URL.findall(first)]
-    assert named == [REPOSITORY], (
-        f"{path}: the first code cell must name exactly {REPOSITORY} (from _config.yml), once; it names {named}")
-    assert run_cell(first, on_colab=False) == [], "the cell must do nothing outside Colab"
-    assert run_cell(first, on_colab=True) == [
-        ("pip", f'install -q "{PROJECT} @ git+{REPOSITORY}@{BRANCH}"')]
+    assert cells[0].source == colab_cell.cell_source(*colab_cell.repository()), (
+        f"{path}: run `PYTHONPATH=tools .venv/bin/python -m colab_cell` to write the cell from _config.yml")
     for cell in cells[1:]:
         assert not re.search(r"pip\s+install", cell.source), f"{path}: only the Colab cell may install packages"
+
+
+def test_without_a_repository_the_cell_names_no_url_and_installs_an_uploaded_wheel(tmp_path, monkeypatch, capsys):
+    source = colab_cell.cell_source("")
+    assert URL.findall(source) == []
+    monkeypatch.chdir(tmp_path)
+    assert run_cell(source, on_colab=False) == [] and capsys.readouterr().out == ""
+    assert run_cell(source, on_colab=True) == []
+    told = capsys.readouterr().out
+    assert "pip wheel --no-deps . -w dist" in told and "upload" in told
+    wheel = tmp_path / f"{PROJECT.replace('-', '_')}-0.1.0-py3-none-any.whl"
+    wheel.write_bytes(b"")
+    assert run_cell(source, on_colab=True) == [("pip", f'install -q "{wheel}"')]
+
+
+def test_with_a_repository_the_cell_installs_exactly_it_on_colab_only():
+    source = colab_cell.cell_source(PUBLISHED, "course")
+    assert [url.removesuffix("@course") for url in URL.findall(source)] == [PUBLISHED]
+    assert run_cell(source, on_colab=False) == []
+    assert run_cell(source, on_colab=True) == [("pip", f'install -q "{PROJECT} @ git+{PUBLISHED}@course"')]
+
+
+def test_the_maintainer_command_rewrites_every_notebook_from_the_setting(tmp_path, capsys):
+    for folder in colab_cell.SOURCES:
+        shutil.copytree(ROOT / folder, tmp_path / folder)
+    config_copy(tmp_path, url=PUBLISHED)  # writes tmp_path / "_config.yml"
+    assert colab_cell.main(["--check"], root=tmp_path) == 1
+    assert colab_cell.main([], root=tmp_path) == 0
+    assert colab_cell.main(["--check"], root=tmp_path) == 0
+    written = nbhygiene.notebooks([tmp_path / folder for folder in [*colab_cell.SOURCES, "exercises"]])
+    assert len(written) == len(NOTEBOOKS)
+    for path in written:
+        assert code_cells(path)[0].source == colab_cell.cell_source(PUBLISHED, "main"), path
+        assert nbhygiene.problems(nbformat.read(path, as_version=4)) == [], path
