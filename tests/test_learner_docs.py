@@ -1,0 +1,166 @@
+"""The learner's way in (how_to_take_this_course.md, exercises/README.md) stays true to the repository.
+
+What the pages tell a learner to run must exist: the files they name, the requirements file and what
+it installs, any pip extra, the Python version, the wheel command of the Colab cell, the grader's
+functions and statuses. The chapter times are recomputed here from the notebooks, with the formula
+the page states, and must match its table. The cross-references must resolve (the strict build
+checks them too, but only in the slow tier).
+"""
+
+import ast
+import re
+import tomllib
+from fnmatch import fnmatch
+from pathlib import Path
+
+import nbformat
+import pytest
+import yaml
+
+import colab_cell
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGE = ROOT / "how_to_take_this_course.md"
+EXERCISES_README = ROOT / "exercises" / "README.md"
+DOCS = [PAGE, EXERCISES_README]
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+REQUIREMENTS = (ROOT / "requirements.txt").read_text()
+
+# the page's estimate: text at 120 words a minute, a minute per code cell; in the exercises, 3 minutes
+# per question and 10 per coding question; rounded to 5 minutes
+WORDS_PER_MINUTE, CODE_CELL, QUESTION, CODING_QUESTION = 120, 1, 3, 10
+
+
+def text(path):
+    return path.read_text(encoding="utf-8")
+
+
+def five(minutes):
+    return max(5, 5 * round(minutes / 5))
+
+
+def words(nb):
+    return sum(len(cell.source.split()) for cell in nb.cells if cell.cell_type == "markdown")
+
+
+def estimate(name):
+    """(words, code cells, reading minutes, questions, coding questions, exercise minutes) of a notebook."""
+    folder = "appendix" if name == "fast_angles" else "chapters"
+    nb = nbformat.read(ROOT / folder / f"{name}.ipynb", as_version=4)
+    code = sum(cell.cell_type == "code" for cell in nb.cells)
+    row = [words(nb), code, five(words(nb) / WORDS_PER_MINUTE + code * CODE_CELL)]
+    exercise = ROOT / "exercises" / f"{name}.ipynb"
+    if exercise.exists():
+        ex = nbformat.read(exercise, as_version=4)
+        source = "\n".join(cell.source for cell in ex.cells if cell.cell_type == "code")
+        questions = len(set(re.findall(r'check\("(\d\d\.\d+)"', source)))
+        coding = source.count("# YOUR CODE HERE")
+        minutes = words(ex) / WORDS_PER_MINUTE + (questions - coding) * QUESTION + coding * CODING_QUESTION
+        row += [questions, coding, five(minutes)]
+    return tuple(row)
+
+
+def table_rows():
+    """The time table of the page: notebook name -> the numbers of its row."""
+    rows = {}
+    for line in text(PAGE).splitlines():
+        target = re.match(r"\| \{doc\}`[^`<]*<(?:chapters|appendix)/([\w]+)>` \|(.*)\|$", line)
+        if target:
+            rows[target[1]] = tuple(int(n) for n in re.findall(r"\d+", target[2]))
+    return rows
+
+
+def hours(minutes):
+    half_hours = round(minutes / 30)
+    return f"{half_hours // 2}" + ("½" if half_hours % 2 else "")
+
+
+def test_the_page_follows_the_introduction_in_the_toc_and_is_linked_from_it():
+    toc = yaml.safe_load(text(ROOT / "_toc.yml"))
+    assert toc["root"] == "intro"
+    assert toc["parts"][0]["chapters"][0]["file"] == PAGE.stem
+    assert f"{{doc}}`{PAGE.stem}`" in text(ROOT / "intro.md")
+
+
+@pytest.mark.parametrize("path", [PAGE, ROOT / "intro.md"], ids=lambda p: p.name)
+def test_cross_references_resolve(path):
+    labels = {label for page in ROOT.glob("*.md")
+              for label in re.findall(r"^\((\S+)\)=$", text(page), re.MULTILINE)}
+    for target in re.findall(r"\{doc\}`(?:[^`<]*<)?([^`<>]+)>?`", text(path)):
+        assert (ROOT / f"{target}.md").exists() or (ROOT / f"{target}.ipynb").exists(), target
+    for label in re.findall(r"\{ref\}`(?:[^`<]*<)?([^`<>]+)>?`", text(path)):
+        assert label in labels, label
+
+
+def test_the_time_table_is_computed_from_the_notebooks():
+    rows = table_rows()
+    names = [p.stem for p in sorted((ROOT / "chapters").glob("*.ipynb"))] + ["fast_angles"]
+    assert sorted(rows) == sorted(names), "one row per chapter and the appendix"
+    for name in names:
+        # words, code cells, reading minutes[, questions, coding questions, exercise minutes]
+        expected = estimate(name)
+        assert rows[name] == expected, f"{name}: the page says {rows[name]}, the notebooks give {expected}"
+    chapters = [estimate(name) for name in names if name != "fast_angles"]
+    reading, exercises = sum(row[2] for row in chapters), sum(row[5] for row in chapters)
+    assert f"about {hours(reading)} hours of reading and {hours(exercises)} hours of exercises" in text(PAGE)
+
+
+def test_the_requirements_file_installs_the_course_and_what_the_page_runs():
+    assert "-r requirements.txt" in text(PAGE) and "-r requirements.txt" in text(EXERCISES_README)
+    lines = [line.split("#")[0].strip() for line in REQUIREMENTS.splitlines()]
+    assert "-e ." in lines, "the pages say requirements.txt installs the course itself"
+    for package in ["jupyterlab", "ipykernel"]:  # `jupyter lab`, and the kernel VS Code selects
+        assert any(line.startswith(f"{package}==") for line in lines), package
+    for constraint in re.findall(r"^-c (\S+)", REQUIREMENTS, re.MULTILINE):
+        assert (ROOT / constraint).exists(), constraint
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_the_files_and_extras_the_page_names_exist(doc):
+    body = text(doc)
+    named = set(re.findall(r"`([\w./-]+\.(?:ipynb|txt|toml|md|py|yml))`", body))
+    named |= set(re.findall(r"-r ([\w./-]+)", body))
+    assert named, "the page names no file at all: the pattern is wrong"
+    for name in named:
+        assert (ROOT / name).exists() or (doc.parent / name).exists(), f"{doc.name} names {name}, which does not exist"
+    for link in re.findall(r"\]\(([^)#]+)\)", body):
+        assert (doc.parent / link).resolve().exists(), f"{doc.name} links to {link}, which does not exist"
+    extras = PYPROJECT["project"].get("optional-dependencies", {})
+    for extra in re.findall(r"\.\[([\w,-]+)\]", body):
+        assert set(extra.split(",")) <= set(extras), f"{doc.name} names the extra [{extra}]; pyproject has {extras}"
+    minimum = re.search(r"Python (\d+\.\d+) or newer", body)[1]
+    assert PYPROJECT["project"]["requires-python"] == f">={minimum}"
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_the_colab_wheel_is_the_one_the_cell_installs(doc):
+    command = "python -m pip wheel --no-deps . -w dist"
+    assert command in text(doc) and command in colab_cell.cell_source("")
+    pattern = re.search(r"`dist/(posenc_course-\*\.whl)`", text(doc))[1]
+    wheel = f"{PYPROJECT['project']['name'].replace('-', '_')}-{PYPROJECT['project']['version']}-py3-none-any.whl"
+    assert fnmatch(wheel, pattern) and pattern in colab_cell.cell_source("")
+    assert "lab:" in text(ROOT / "Makefile"), "the pages mention make lab"
+
+
+def grader_source(name):
+    return ast.parse(text(ROOT / "src" / "grading" / name))
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_the_grader_functions_and_statuses_are_the_real_ones(doc):
+    public = next(ast.literal_eval(node.value) for node in grader_source("__init__.py").body
+                  if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "__all__")
+    assert {"check", "summary", "progress"} <= set(public)
+    statuses = next(ast.literal_eval(node.value) for node in grader_source("kinds.py").body
+                    if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Tuple)
+                    and [t.id for t in node.targets[0].elts] == ["CORRECT", "WRONG", "UNANSWERED", "INTERRUPTED"])
+    told = re.search(r"question id → (.*?\"unchecked\")", " ".join(text(doc).split()))[1]
+    assert set(re.findall(r'"(\w+)"', told)) == {*statuses, "unchecked"}
+
+
+def test_progress_is_really_not_kept_on_disk():
+    """The pages say so: the grader writes no file (it reports through a pipe)."""
+    for path in sorted((ROOT / "src" / "grading").rglob("*.py")):
+        found = re.findall(r"\bopen\(|write_text|write_bytes|json\.dump\(|pickle\.dump|shelve|sqlite3", text(path))
+        assert not found, f"{path}: {found}; update 'Where your progress is kept' in the pages"
+    assert "Not on disk" in text(PAGE) and "not kept on disk" in text(EXERCISES_README)
