@@ -46,14 +46,13 @@ if "google.colab" in sys.modules:
 FROM_WHEEL = HEADER + """from pathlib import Path
 
 # No public repository is configured: install the wheel uploaded next to this notebook.
-if "google.colab" in sys.modules:
-    wheels = sorted(Path.cwd().glob("posenc_course-*.whl"))
-    if wheels:
-        get_ipython().run_line_magic("pip", f'install -q "{wheels[-1]}"')
-    else:
-        print("The course library is not installed. On your computer, in a copy of the course, run\\n"
-              "    python -m pip wheel --no-deps . -w dist\\n"
-              "then upload dist/posenc_course-*.whl with Colab's Files panel and run this cell again.")
+wheels = sorted(Path.cwd().glob("posenc_course-*.whl"))
+if "google.colab" in sys.modules and wheels:
+    get_ipython().run_line_magic("pip", f'install -q "{wheels[-1]}"')
+elif "google.colab" in sys.modules:
+    print("The course library is not installed. On your computer, in a copy of the course, run\\n"
+          "    python -m pip wheel --no-deps . -w dist\\n"
+          "then upload dist/posenc_course-*.whl with Colab's Files panel and run this cell again.")
 """
 
 
