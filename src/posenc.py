@@ -48,6 +48,7 @@ with the numpy path to that accuracy.
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 
@@ -98,7 +99,8 @@ def _check_base(base) -> float:
     if isinstance(base, bool) or not isinstance(base, numbers.Real):
         raise TypeError(f"base must be a real number > 1, got {base!r}")
     base = float(base)
-    if not math.isfinite(base) or base <= 1.0:
+    # comparisons, not math.isfinite: under torch.compile(dynamic=True) base is a symbolic float
+    if not -math.inf < base < math.inf or base <= 1.0:
         raise ValueError(f"base must be a finite number > 1, got {base}")
     return base
 
@@ -379,18 +381,34 @@ def rotation(k, d_model, base=10000.0, *, layout="interleaved") -> np.ndarray:
 # The table in torch (for torch.compile and torch.jit.trace)
 # --------------------------------------------------------------------------
 
-@torch.compiler.assume_constant_result
+@functools.lru_cache(maxsize=256)
 def _turns(d_model: int, base: float) -> tuple:
     """``omega_i / 2 pi`` (turns per position) split as ``hi + lo``: two tuples of floats.
 
-    Computed from ``_omega_ld``; under torch.compile the call is made while
-    tracing and its result is a constant of the graph. Each ``hi`` is a
-    multiple of ``2**-29`` below ``1/4``, so ``p * hi`` is exact in float64
-    for every integer ``|p| < 2**26``; ``|lo| <= 2**-30``.
+    Computed from ``_omega_ld`` in plain Python and numpy, never traced: a
+    trace (torch.jit.trace) records the numbers as constants, and under
+    torch.compile they come from the custom op ``posenc::turns`` (below).
+    Each ``hi`` is a multiple of ``2**-29`` below ``1/4``, so ``p * hi`` is
+    exact in float64 for every integer ``|p| < 2**26``; ``|lo| <= 2**-30``.
     """
     f = _omega_ld(d_model, base) / _TWO_PI
     hi = np.round(f * 2.0**29) / 2.0**29
     return tuple(hi.astype(np.float64).tolist()), tuple((f - hi).astype(np.float64).tolist())
+
+
+# Under torch.compile the long-double numbers cannot be traced, so a custom op hands them to the graph:
+# Dynamo and Inductor see an opaque call with known output shapes (the fake implementation), and the
+# real one runs at call time (a cached lookup). A custom op, not ``torch.compiler.assume_constant_result``,
+# because that decorator imports torch._dynamo (seconds) when posenc is imported; this costs a millisecond.
+@torch.library.custom_op("posenc::turns", mutates_args=())
+def _turns_op(d_model: int, base: float, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    return tuple(torch.tensor(t, dtype=torch.float64, device=device) for t in _turns(d_model, base))
+
+
+@_turns_op.register_fake
+def _turns_op_fake(d_model, base, device):
+    pairs = (d_model + 1) // 2
+    return tuple(torch.empty(pairs, dtype=torch.float64, device=device) for _ in range(2))
 
 
 def _sin_cos_torch(positions: torch.Tensor, d_model: int, base: float):
@@ -403,7 +421,10 @@ def _sin_cos_torch(positions: torch.Tensor, d_model: int, base: float):
     ``p * omega_i mod 2 pi`` for ``|p| < 2**24`` (plus the ~1e-19 relative
     error of ``omega_i`` itself). Only tensor arithmetic: it traces.
     """
-    hi, lo = (torch.tensor(t, dtype=torch.float64, device=positions.device) for t in _turns(d_model, base))
+    if torch.compiler.is_compiling():
+        hi, lo = _turns_op(d_model, base, positions.device)
+    else:
+        hi, lo = (torch.tensor(t, dtype=torch.float64, device=positions.device) for t in _turns(d_model, base))
     p = positions.to(torch.float64)[:, None]
     k = torch.round(p)
     whole = k * hi
