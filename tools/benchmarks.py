@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import inspect
 import math
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -204,10 +206,43 @@ def bench_explorers(steps: int = 60, width: int = 1280) -> None:
             browser.close()
 
 
+def bench_import(processes: int = 5) -> dict:
+    """``import torch`` against ``import torch, posenc``: fresh processes, alternated.
+
+    Each process is ``python -c "..."`` with this interpreter and times its own import statement
+    (so interpreter start-up, common to both, is left out): wall time, and CPU time, which a busy
+    machine disturbs less. The difference of the medians is what ``import posenc`` adds to a
+    notebook kernel or a test process (issue 17: at most 0.3 s).
+    """
+    probe = ("import time; w, c = time.perf_counter(), time.process_time(); {}; "
+             "print(time.perf_counter() - w, time.process_time() - c)")
+    statements = {"import torch": "import torch", "import torch, posenc": "import torch, posenc"}
+    wall, cpu = ({name: [] for name in statements} for _ in range(2))
+    for _ in range(processes):
+        for name, statement in statements.items():
+            out = subprocess.run([sys.executable, "-c", probe.format(statement)], check=True,
+                                 capture_output=True, text=True).stdout.split()
+            wall[name].append(float(out[0]))
+            cpu[name].append(float(out[1]))
+    med = {kind: {name: float(np.median(t)) for name, t in times.items()}
+           for kind, times in (("wall", wall), ("cpu", cpu))}
+    print(f"\nimport time, median of {processes} fresh processes (python -c ..., the import statement only)")
+    for name in statements:
+        print(f"  {name:<28} wall {med['wall'][name] * 1e3:6.0f} ms (min {min(wall[name]) * 1e3:5.0f})   "
+              f"cpu {med['cpu'][name] * 1e3:6.0f} ms")
+    result = {}
+    for kind in ("wall", "cpu"):
+        alone, both = med[kind]["import torch"], med[kind]["import torch, posenc"]
+        result[kind] = {"torch": alone, "torch+posenc": both, "overhead": both - alone, "ratio": both / alone}
+        print(f"  {kind:<4} overhead of posenc {(both - alone) * 1e3:5.0f} ms (budget 300), ratio {both / alone:.2f}x")
+    return result
+
+
 def main() -> None:
     import book_timing
 
     print(f"torch {torch.__version__}, numpy {np.__version__}, threads {torch.get_num_threads()}")
+    bench_import()
     bench_core()
     bench_explorers()
     book_timing.bench_typesetting()
