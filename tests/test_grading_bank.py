@@ -21,8 +21,8 @@ import make_exercises
 import posenc
 from grading import QUESTIONS, check
 from grading.bank.common import STATED, requirement, tolerance
+from grading_tries import own_code_answer
 from support.grading_session import fresh_progress  # noqa: F401  (an autouse fixture)
-from test_grading_counts import own_code_answer
 
 ROOT = Path(__file__).resolve().parent.parent
 NON_CHOICE = [q for q, question in QUESTIONS.items() if question.kind != "choice"]
