@@ -170,6 +170,7 @@ def test_a_wrong_exception_names_the_expected_one(capsys):
     assert not verdict and "raised AssertionError" in out and "a ValueError was expected" in out, out
 
 
+@pytest.mark.slow  # waits for a time limit or an idle machine: seconds
 def test_a_first_call_holding_the_gil_is_too_slow_within_the_limit(capsys, monkeypatch):
     monkeypatch.setattr(grading.kinds, "TIME_LIMIT", 1.0)
     verdict, out, seconds = timed_check(capsys, "02.5", gil_first_call)
@@ -177,6 +178,7 @@ def test_a_first_call_holding_the_gil_is_too_slow_within_the_limit(capsys, monke
     assert seconds < 1.0 + 2
 
 
+@pytest.mark.slow  # waits for a time limit or an idle machine: seconds
 def test_fewer_finished_inputs_than_cases_is_never_correct(capsys, monkeypatch):
     monkeypatch.setattr(grading.kinds, "TIME_LIMIT", 1.0)
     verdict, out, seconds = timed_check(capsys, "02.5", slow_each)
@@ -188,6 +190,7 @@ def test_fewer_finished_inputs_than_cases_is_never_correct(capsys, monkeypatch):
 # Row 3, and the time limit: nothing keeps running after check returns
 # --------------------------------------------------------------------------
 
+@pytest.mark.slow  # waits for a time limit or an idle machine: seconds
 @pytest.mark.parametrize("answer", [swallows_exception, swallows_everything, endless])
 def test_after_a_timed_out_check_nothing_keeps_running(answer, capsys, monkeypatch):
     monkeypatch.setattr(grading.kinds, "TIME_LIMIT", 1.0)
@@ -210,6 +213,7 @@ def starts_a_process(d, base=10000.0):
     time.sleep(60)
 
 
+@pytest.mark.slow  # waits for a time limit or an idle machine: seconds
 def test_processes_started_by_the_learner_are_killed_too(capsys, monkeypatch, tmp_path):
     monkeypatch.setattr(grading.kinds, "TIME_LIMIT", 1.0)
     monkeypatch.setitem(globals(), "PID_FILE", tmp_path / "pid")
@@ -226,6 +230,7 @@ def test_processes_started_by_the_learner_are_killed_too(capsys, monkeypatch, tm
 # Row 4: Interrupt
 # --------------------------------------------------------------------------
 
+@pytest.mark.slow  # waits for a time limit or an idle machine: seconds
 def test_interrupt_stops_the_learner_code_and_records_interrupted(capsys):
     assert check("02.5", own_frequencies)
     timer = threading.Timer(0.5, _thread.interrupt_main)  # what the Interrupt button does to the kernel
