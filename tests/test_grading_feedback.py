@@ -274,7 +274,8 @@ def test_values_equal_to_float32_precision_are_named_not_printed_twice():
 def test_a_question_that_asks_for_float16_is_not_told_to_use_float64():
     want = np.array([0.84147098, 1.0])
     message = _verify_array((want + 3.1e-4).astype(np.float16), want, dtype=np.float16, atol=3e-4)
-    assert message == "element [0] is 0.84179688, expected 0.84147098 (off by 0.00033; it must be within 0.0003).", message
+    assert message == ("element [0] is 0.84179688, expected 0.84147098 (off by 0.00033; "
+                       "it must be within 0.0003)."), message
 
 
 def test_a_wrong_element_is_printed_with_digits_enough_to_differ():
@@ -287,7 +288,8 @@ def test_a_wrong_element_is_printed_with_digits_enough_to_differ():
 
 @pytest.mark.parametrize("qid,answer", [("01.1", "Answer: AC"), ("01.1", "answer is A, C"),
                                         ("01.1", "My answer: a and c"), ("01.1", "ANSWER = CA"),
-                                        ("02.1", "The answer is B"), ("02.1", "option B"), ("03.4", "Answers: A and B")])
+                                        ("02.1", "The answer is B"), ("02.1", "option B"),
+                                        ("03.4", "Answers: A and B")])
 def test_a_leading_answer_word_is_skipped(qid, answer, capsys):
     verdict, out = feedback(capsys, qid, answer)
     assert verdict, out
