@@ -9,11 +9,12 @@ HTML   := _build/html/index.html
 # the book's build code and the maintainer tools are run from their folders, never installed
 TOOLS  := PYTHONPATH=tools:book_build
 
-.PHONY: book book-strict test lab bench exercises clean help
+.PHONY: book book-strict check lint test lab bench exercises clean help
 
 help:
 	@echo "make book   build the HTML book into _build/html"
-	@echo "make test   run the whole suite (unit, notebooks, book build)"
+	@echo "make check  the fast tier after every change (ruff, unit tests; no browser, no notebook run; < 2 min)"
+	@echo "make test   run the whole suite (make check, strict book build, browser, JupyterLab, wheel, exercises)"
 	@echo "make lab    open JupyterLab on 127.0.0.1"
 	@echo "make bench  time posenc, the explorers and the book's math typesetting against their baselines"
 	@echo "make exercises  regenerate exercises/ from solutions/ (refuses to overwrite your answers; FORCE=1 to override)"
@@ -33,8 +34,17 @@ book: $(STAMP)
 book-strict: $(STAMP)
 	$(BIN)/jupyter-book build . --builder html -W -n --keep-going
 
-test: $(STAMP)
-	$(BIN)/python -m pytest tests chapters appendix exercises solutions --nbval-lax -p no:randomly
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+# The fast tier: every test not marked slow (tests/conftest.py): no browser, no notebook execution, no build.
+check: lint
+	$(BIN)/python -m pytest tests -m "not slow" -p no:randomly -q
+
+# The full suite. The strict build (tests/test_book.py) executes chapters/, appendix/ and solutions/ with errors
+# raised; nbval executes only what the build does not: exercises/ (unanswered, they must run without error).
+test: lint
+	$(BIN)/python -m pytest tests exercises --nbval-lax -p no:randomly
 
 lab: $(STAMP)
 	$(BIN)/jupyter lab --ip=127.0.0.1 --no-browser $(if $(filter 0,$(shell id -u)),--allow-root,)

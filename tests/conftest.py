@@ -15,6 +15,10 @@ from __future__ import annotations
 
 import pytest
 
+# the session's Chromium and the built book, for every test module that names them
+from support.book import book  # noqa: F401
+from support.browser import chromium  # noqa: F401
+
 BROWSER_FIXTURES = {"chromium"}
 BOOK_FIXTURES = {"book", "build"}
 

@@ -1,37 +1,26 @@
-"""The whole book builds with warnings as errors, and every page is there."""
+"""The whole book builds with warnings as errors, and every page is there.
+
+The strict build is ``support.book.strict_build``: once per test session, shared with the browser tests.
+"""
 
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
-import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
-HTML = ROOT / "_build" / "html"
+from support.book import HTML, ROOT, strict_build, toc_pages
 
 
 def toc_files():
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    files = [toc["root"]]
-    for part in toc.get("parts", []):
-        files += [entry["file"] for entry in part["chapters"]]
-    return files
+    return toc_pages()
 
 
 @pytest.fixture(scope="module")
 def build():
-    jb = Path(sys.executable).parent / "jupyter-book"
-    result = subprocess.run(
-        [str(jb), "build", str(ROOT), "--builder", "html", "-W", "-n", "--keep-going"],
-        capture_output=True, text=True, cwd=ROOT,
-    )
-    return result
+    return strict_build()
 
 
 def test_book_builds_without_warnings(build):
-    assert build.returncode == 0, build.stdout[-4000:] + build.stderr[-4000:]
+    assert build["returncode"] == 0, build["stdout"][-4000:] + build["stderr"][-4000:]
 
 
 @pytest.mark.parametrize("page", toc_files())

@@ -101,8 +101,8 @@ def test_a_failed_build_does_not_mark_the_cache(tree):
 
 
 def test_the_browser_tests_rebuild_after_a_code_change(monkeypatch):
-    """support.browser.stale_pages (what the browser tests' ``book`` fixture rebuilds) follows the same key."""
-    from support import browser
+    """support.book.stale_pages (what the tests' strict build rebuilds) follows the same key."""
+    from support import book
 
     monkeypatch.setattr(book_assets, "code_changed_since_build", lambda root=ROOT, cache_path=None: True)
-    assert browser.stale_pages() == browser.toc_pages()
+    assert book.stale_pages() == book.toc_pages()

@@ -42,7 +42,7 @@ from pathlib import Path
 
 import pytest
 
-from support.browser import ROOT, SCREENSHOTS, Guard, chromium, chromium_executable, new_context, percentile  # noqa: F401
+from support.browser import ROOT, SCREENSHOTS, Guard, chromium_executable, new_context, percentile
 
 NOTEBOOK = "exercises/02_sinusoidal_formula.ipynb"
 SOLUTION = ROOT / "solutions" / "02_sinusoidal_formula.ipynb"

@@ -147,7 +147,6 @@ def test_chapter_ends_with_its_quiz_before_the_summary(path):
 # In a browser (skipped where no Chromium is installed)
 # --------------------------------------------------------------------------
 
-from support.browser import chromium  # noqa: E402,F401  (a pytest fixture: Debian's Chromium, skipped without it, required under CI=true)
 
 
 def open_quiz(chromium, key="02", javascript=True):

@@ -96,7 +96,6 @@ def test_empty_table_and_show(capsys):
 # In a browser (skipped where no Chromium is installed)
 # --------------------------------------------------------------------------
 
-from support.browser import chromium  # noqa: E402,F401  (a pytest fixture: Debian's Chromium, skipped without it, required under CI=true)
 
 
 def test_a_wide_table_stays_inside_a_phone_column(chromium):

@@ -21,6 +21,8 @@ import numpy as np
 import torch
 
 import posenc
+from posenc_course import bug_zoo
+from posenc_course.timing import alternate
 
 N_POSITIONS, D_MODEL = 8192, 1024
 
@@ -28,12 +30,8 @@ N_POSITIONS, D_MODEL = 8192, 1024
 # --- the baseline: the tutorial recipe found in the documents --------------
 
 def recipe_table(n: int, d_model: int) -> torch.Tensor:
-    pe = torch.zeros(n, d_model)
-    position = torch.arange(0, n).unsqueeze(1).float()
-    div_term = torch.exp(torch.arange(0, d_model, 2).float() * (-math.log(10000.0) / d_model))
-    pe[:, 0::2] = torch.sin(position * div_term)
-    pe[:, 1::2] = torch.cos(position * div_term)
-    return pe
+    """The recipe in float32 (the bug zoo's copy of it: one implementation of the baseline)."""
+    return bug_zoo.tutorial_recipe(n, d_model)
 
 
 class RecipeModule(torch.nn.Module):
@@ -46,19 +44,6 @@ class RecipeModule(torch.nn.Module):
 
 
 # --- timing ----------------------------------------------------------------
-
-def alternate(contenders: dict, repeats: int = 15, warmup: int = 2) -> dict:
-    """Run the callables round-robin; return {name: array of seconds}."""
-    times = {name: [] for name in contenders}
-    for round_ in range(warmup + repeats):
-        for name, fn in contenders.items():
-            start = time.perf_counter()
-            fn()
-            elapsed = time.perf_counter() - start
-            if round_ >= warmup:
-                times[name].append(elapsed)
-    return {name: np.array(t) for name, t in times.items()}
-
 
 def summary(times: np.ndarray) -> str:
     return f"median {np.median(times) * 1e3:7.2f} ms   p95 {np.percentile(times, 95) * 1e3:7.2f} ms"

