@@ -53,7 +53,7 @@ def test_every_declared_pin_is_the_pin_of_requirements_or_constraints():
 def test_every_direct_requirement_is_declared_in_pyproject():
     missing = set(pins(REPO / "requirements.txt")) - set(declared())
     assert not missing, f"in requirements.txt but in no dependency list or extra of pyproject.toml: {missing}"
-    assert re.search(r"^-e \.(\[[a-z,]+\])?$", (REPO / "requirements.txt").read_text(), re.M)
+    assert re.search(r"^-e \.(\[[a-z,]+\])?$", (REPO / "requirements.txt").read_text(), re.MULTILINE)
 
 
 def test_the_runtime_dependencies_cover_every_import_of_the_learner_code():
