@@ -29,6 +29,14 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "book: needs the strict book build (implies slow)")
 
 
+# Under pytest-xdist (make test: -n 2 --dist loadgroup) the tests of one file run on one worker, in order (a
+# notebook's cells share a kernel; a module's fixtures start servers and browsers once), and the strict build and
+# the browser tests of the built book share one worker: the build comes first, the other worker meanwhile runs
+# everything else.
+BOOK_GROUP = {"test_book.py", "test_browser_book.py"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(config, items):
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
@@ -38,3 +46,7 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.book)
         if any(item.get_closest_marker(name) for name in ("browser", "book")):
             item.add_marker(pytest.mark.slow)
+        if item.path.suffix == ".ipynb":
+            item.add_marker(pytest.mark.slow)
+        group = "the built book" if item.path.name in BOOK_GROUP else str(item.path)
+        item.add_marker(pytest.mark.xdist_group(group))

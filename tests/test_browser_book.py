@@ -59,8 +59,12 @@ from support.browser import (
     CHROMIUM_ARGS, SCREENSHOTS, Guard, chromium_executable, compare_numbers, explorer_layout_failures,
     new_context, percentile, serve, toc_pages,
 )
+from support.book import toc_parts
 
 PAGES = toc_pages()
+# The phone menus are the theme's, the same on every page of a part of the book: they are opened on the first
+# and the last page of each part (every kind of page: markdown, chapter, exercise, answers, appendix, references).
+MENU_PAGES = sorted({toc_pages()[0]} | {pages[i] for pages in toc_parts() for i in (0, -1)})
 # name: (viewport width, height, colour scheme)
 MODES = {"laptop": (1280, 900, "light"), "phone": (390, 844, "light"), "dark": (1280, 900, "dark")}
 AXE_MODE = "dark"         # axe-core runs once per page, in this mode
@@ -223,11 +227,12 @@ class Visit:
     drawn: list = field(default_factory=list)    # each explorer: its boxes, a canvas pixel, its and the page's background
 
 
-async def _menu_opens(tab, toggle: str, target: str) -> dict:
+async def _menu_opens(tab, toggle: str, target: str, reload_after: bool = True) -> dict:
     """Click the visible ``toggle`` button(s); is a ``target`` link then on screen, unobstructed?
 
     Returns {"buttons": visible toggles, "opened": bool, "detail": str}. The page is reloaded after
-    each click so that a dialog left open cannot hide a dead second button.
+    each click so that a dialog left open cannot hide a dead second button (but for the last click when
+    ``reload_after`` is false: nothing is checked on the page after it).
     """
     buttons = tab.locator(toggle)
     visible = [n for n in range(await buttons.count()) if await buttons.nth(n).is_visible()]
@@ -249,8 +254,9 @@ async def _menu_opens(tab, toggle: str, target: str) -> dict:
         if not seen:
             result["opened"] = False
             result["detail"] += f"button {n} of {toggle!r}: no {target!r} on screen after clicking. "
-        await tab.reload(wait_until="load")
-        await tab.evaluate("() => document.fonts.ready.then(() => true)")
+        if reload_after or n != visible[-1]:
+            await tab.reload(wait_until="load")
+            await tab.evaluate("() => document.fonts.ready.then(() => true)")
     return result
 
 
@@ -267,7 +273,8 @@ async def _axe(tab, contrast: bool = True) -> list[str]:
             for v in results.response["violations"] if v["impact"] in ("serious", "critical")]
 
 
-async def _open(browser, base_url: str, page: str, shot_dir: Path | None, mode: str = "laptop", axe: bool = True):
+async def _open(browser, base_url: str, page: str, shot_dir: Path | None, mode: str = "laptop", axe: bool = True,
+                check_menus: bool = True):
     """Load ``page`` in ``mode``, wait for its math, read math, images and geometry, take the screenshot.
 
     Returns (visit, context, tab, guard, number of range inputs).
@@ -307,10 +314,12 @@ async def _open(browser, base_url: str, page: str, shot_dir: Path | None, mode: 
         seconds["axe"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     menus = {}
-    if mode == "phone":
+    if mode == "phone" and check_menus:
+        has_contents = bool(await tab.locator("nav.page-toc a, #pst-page-toc-nav a").count())
         menus["menu"] = await _menu_opens(tab, ".primary-toggle", 'a[href$="01_order_problem.html"]')
-        if await tab.locator("nav.page-toc a, #pst-page-toc-nav a").count():
-            menus["contents"] = await _menu_opens(tab, ".secondary-toggle", "nav.page-toc a, #pst-page-toc-nav a")
+        if has_contents:
+            menus["contents"] = await _menu_opens(tab, ".secondary-toggle", "nav.page-toc a, #pst-page-toc-nav a",
+                                                  reload_after=False)
         seconds["menus"] = time.perf_counter() - t0
     kinds = await tab.evaluate("""() => [...document.querySelectorAll('.posenc-explorer')].map(e => {
         try { return JSON.parse(e.dataset.spec).kind; } catch (err) { return '?'; } })""")
@@ -394,7 +403,7 @@ WAIT_FOR_UPDATE = """(el, n) => new Promise(done => {
 })"""
 
 
-async def _visit_all(executable: str, base_url: str, pages: list[str], shot_dir, concurrency: int,
+async def _visit_all(executable: str, base_url: str, pages: list[str], shot_dir, concurrency: int, menu_pages,
                      modes=tuple(MODES)) -> dict:
     from playwright.async_api import async_playwright
 
@@ -405,7 +414,8 @@ async def _visit_all(executable: str, base_url: str, pages: list[str], shot_dir,
 
         async def load(page, mode):
             async with gate:
-                opened[page, mode] = await _open(browser, base_url, page, shot_dir, mode)
+                opened[page, mode] = await _open(browser, base_url, page, shot_dir, mode,
+                                                 check_menus=menu_pages is None or page in menu_pages)
                 v, context, tab, guard, ranges = opened[page, mode]
                 if not ranges or mode != "laptop":  # nothing to move here: done with this page
                     await tab.wait_for_timeout(50)
@@ -429,10 +439,10 @@ async def _visit_all(executable: str, base_url: str, pages: list[str], shot_dir,
 
 
 def visit_all(base_url: str, pages: list[str], shot_dir: Path | None = SHOT_DIR, concurrency: int = 3,
-              modes=tuple(MODES)) -> dict:
+              modes=tuple(MODES), menu_pages=None) -> dict:
     """Visit ``pages`` (paths without .html) in Chromium in each of ``modes``; return {(page, mode): Visit}.
 
-    ``concurrency`` tabs at a time. Runs Playwright's async API in a thread of its own (the sync API of
+    ``concurrency`` tabs at a time. The phone menus are opened on ``menu_pages`` (None: every page). Runs Playwright's async API in a thread of its own (the sync API of
     the other tests owns this one).
     """
     executable = chromium_executable()
@@ -440,7 +450,8 @@ def visit_all(base_url: str, pages: list[str], shot_dir: Path | None = SHOT_DIR,
 
     def run():
         try:
-            result["visits"] = asyncio.run(_visit_all(executable, base_url, pages, shot_dir, concurrency, modes))
+            result["visits"] = asyncio.run(_visit_all(executable, base_url, pages, shot_dir, concurrency, menu_pages,
+                                                      modes))
         except BaseException as exc:  # re-raised in the test's thread
             result["error"] = exc
 
@@ -654,15 +665,27 @@ class Site:
 
     def __call__(self, page: str, mode: str = "laptop") -> Visit:
         if self.visits is None:
-            self.visits = visit_all(self.base, PAGES)
+            self.visits = visit_all(self.base, PAGES, menu_pages=MENU_PAGES)
         return self.visits[page, mode]
 
 
 @pytest.fixture(scope="module")
-def site(chromium, book):
-    """Serve the built book on 127.0.0.1; all the tests below share one visit of each page."""
+def site(chromium, book, request):
+    """Serve the built book on 127.0.0.1; all the tests below share one visit of each page.
+
+    When the module is done, what was measured is written to ``_build/screenshots/book/report.txt`` and
+    shown in the terminal summary (not a test: it asserts nothing).
+    """
     with serve(book) as base:
-        yield Site(chromium, base)
+        visited = Site(chromium, base)
+        yield visited
+    if visited.visits is not None:
+        text = report(visited)
+        SHOT_DIR.mkdir(parents=True, exist_ok=True)
+        (SHOT_DIR / "report.txt").write_text(text + "\n")
+        terminal = request.config.pluginmanager.get_plugin("terminalreporter")
+        if terminal is not None:
+            terminal.write_line("\n" + text)
 
 
 def test_every_built_page_is_in_the_toc(book):
@@ -698,7 +721,7 @@ def test_page_content_is_never_cut_off_and_never_pans(site, page, mode):
     assert not failures, "\n".join(failures)
 
 
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", MENU_PAGES)
 def test_phone_menu_and_contents_buttons_open(site, page):
     """At 390 px the visible menu button shows the chapter list; "On this page" shows the contents."""
     v = site(page, "phone")
@@ -958,8 +981,8 @@ def test_browser_explorers_compute_what_python_draws(site):
 # The numbers, printed at the end (visible with -q too)
 # --------------------------------------------------------------------------
 
-def test_report(site, capsys):
-    """Print what was measured: pages, math, requests, sliders, update times; where the screenshots are."""
+def report(site) -> str:
+    """What was measured: pages, math, requests, sliders, update times; where the screenshots are."""
     visits = [site(page) for page in PAGES]
     steps = [step for v in visits for s in v.sliders for step in s.steps if s.in_explorer]
     reported = [s.last_ms for s in steps if s.last_ms is not None]
@@ -1002,8 +1025,9 @@ def test_report(site, capsys):
     if shown:
         lines.append(f"  figures on the phone: shown at {min(shown):.0%}-{max(shown):.0%} of their size "
                      f"({len(shown)} figures)")
-    lines.append(f"  phone menu opens the chapter list on {sum(v.menus['menu']['opened'] for v in phone)} of "
-                 f"{len(phone)} pages; contents button on "
+    menu = [v for v in phone if "menu" in v.menus]
+    lines.append(f"  phone menu opens the chapter list on {sum(v.menus['menu']['opened'] for v in menu)} of "
+                 f"{len(menu)} pages tried; contents button on "
                  f"{sum(v.menus['contents']['opened'] for v in phone if 'contents' in v.menus)} of "
                  f"{sum('contents' in v.menus for v in phone)}")
     if reported:
@@ -1017,8 +1041,4 @@ def test_report(site, capsys):
     if COMPUTED:
         lines.append("  browser compute == explorers.py for " +
                      ", ".join(f"{kind} ({n} settings)" for kind, n in COMPUTED.items()))
-    report = "\n".join(lines)
-    SHOT_DIR.mkdir(parents=True, exist_ok=True)
-    (SHOT_DIR / "report.txt").write_text(report + "\n")
-    with capsys.disabled():
-        print("\n" + report)
+    return "\n".join(lines)

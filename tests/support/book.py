@@ -41,6 +41,12 @@ def toc_pages() -> list[str]:
     return pages
 
 
+def toc_parts() -> list[list[str]]:
+    """The pages of each part of the table of contents, in order."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    return [[entry["file"] for entry in part["chapters"]] for part in toc.get("parts", [])]
+
+
 def _source(page: str) -> Path | None:
     for suffix in (".ipynb", ".md"):
         if (ROOT / f"{page}{suffix}").exists():
