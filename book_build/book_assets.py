@@ -73,17 +73,26 @@ ROOT = Path(__file__).resolve().parent.parent
 def learner_code(root: Path = ROOT) -> list[Path]:
     """The files of the course's installable distribution: what the notebooks import.
 
-    Read from ``pyproject.toml`` (``py-modules``, ``packages`` and their
-    ``package-data`` patterns under ``package-dir``), so the list is the wheel's
-    and cannot drift from it: ``src/posenc.py``, ``src/grading/**``,
-    ``src/posenc_course/*.py`` and ``explorers.js``. The book's build code and
-    the maintainer tools are not in it.
+    Read from ``pyproject.toml`` (``py-modules``, the packages listed or found under ``package-dir``,
+    their ``package-data`` patterns), so the list is the wheel's and cannot drift from it:
+    ``src/posenc.py``, ``src/grading/**``, ``src/posenc_course/*.py`` and ``explorers.js``
+    (tests/test_wheel.py checks the wheel holds exactly these). The book's build code and the
+    maintainer tools are not in it.
     """
+    from setuptools import find_namespace_packages, find_packages
+
     setup = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]
     base = root / setup.get("package-dir", {}).get("", ".")
     files = [base / f"{module}.py" for module in setup.get("py-modules", [])]
+    packages = setup.get("packages", [])
+    if isinstance(packages, dict):  # [tool.setuptools.packages.find]
+        find = packages.get("find", {})
+        finder = find_namespace_packages if find.get("namespaces", True) else find_packages
+        where = root / find.get("where", [setup.get("package-dir", {}).get("", ".")])[0]
+        packages = finder(where=str(where), include=find.get("include", ["*"]), exclude=find.get("exclude", ()))
+        base = where
     data = setup.get("package-data", {})
-    for package in setup.get("packages", []):
+    for package in packages:
         folder = base / package.replace(".", "/")
         files += folder.glob("*.py")
         for pattern in data.get(package, []) + data.get("*", []):
