@@ -26,7 +26,6 @@ import html
 import json
 import os
 import re
-import subprocess
 from dataclasses import dataclass
 from importlib.metadata import distribution
 from pathlib import Path

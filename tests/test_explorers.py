@@ -256,7 +256,7 @@ def test_every_slider_sweep_draws_what_python_computes(chromium, site, cls):
     assert not errors, errors
     fn, failures = DATA[cls.kind], []
     previous = None
-    for n, (setting, got) in enumerate(zip(settings, results)):
+    for n, (_setting, got) in enumerate(zip(settings, results)):
         values = got["values"]
         label = f"{cls.kind}({', '.join(f'{k}={x:g}' for k, x in values.items())})"
         want = fn(**python_values(fn, values))

@@ -33,7 +33,7 @@ def solution_lines(nb):
                     lines.append(line.strip())
         else:
             for region in make_exercises.MD_REGION.findall(cell.source):
-                lines += [l.strip() for l in region.splitlines()[1:-1] if len(l.strip()) > 3]
+                lines += [line.strip() for line in region.splitlines()[1:-1] if len(line.strip()) > 3]
     return lines
 
 
@@ -47,8 +47,8 @@ def test_no_solution_line_survives_into_the_exercise(path):
     solution = nbformat.read(path, as_version=4)
     ex = nbformat.read(ROOT / "exercises" / path.name, as_version=4)
     text = "\n".join(c.source for c in ex.cells)
-    exercise_lines = {l.strip() for l in text.splitlines()}
-    leaked = [l for l in solution_lines(solution) if l in exercise_lines]
+    exercise_lines = {line.strip() for line in text.splitlines()}
+    leaked = [line for line in solution_lines(solution) if line in exercise_lines]
     assert solution_lines(solution), "the solution has no solution regions"
     assert not leaked, f"solution lines found in the exercise: {leaked[:5]}"
     assert "BEGIN SOLUTION" not in text and "END SOLUTION" not in text

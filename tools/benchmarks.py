@@ -15,7 +15,6 @@ import inspect
 import math
 import subprocess
 import sys
-import time
 
 import numpy as np
 import torch
@@ -157,8 +156,8 @@ def bench_explorers(steps: int = 60, width: int = 1280) -> None:
     rng = np.random.default_rng(0)
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as p:
         body = "".join(f'<section id="{kind}">{cls().static_html()}</section>' for kind, (cls, _) in classes.items())
-        Path(tmp, "index.html").write_text(f"<!doctype html><html lang=en><head><meta charset=utf-8><title>bench</title>"
-                                           f"</head><body>{body}</body></html>")
+        Path(tmp, "index.html").write_text("<!doctype html><html lang=en><head><meta charset=utf-8>"
+                                           f"<title>bench</title></head><body>{body}</body></html>")
         browser = p.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
         try:
             with serve(Path(tmp)) as base:
@@ -182,8 +181,8 @@ def bench_explorers(steps: int = 60, width: int = 1280) -> None:
                     calls = [{n: int(round(x)) if hints.get(n) in (int, "int") else x for n, x in r["values"].items()}
                              for r in results]
                     queue = iter(calls)
-                    python_ms = 1e3 * alternate({"python": lambda: data(**next(queue))}, repeats=len(calls) - 1,
-                                                warmup=1)["python"]
+                    python = {"python": lambda data=data, queue=queue: data(**next(queue))}  # called in this iteration
+                    python_ms = 1e3 * alternate(python, repeats=len(calls) - 1, warmup=1)["python"]
                     print(f"  {cls.__name__:<20} browser step (compute + draw) median {np.median(step_ms):5.2f} ms, "
                           f"p95 {np.percentile(step_ms, 95):5.2f} (budget 16, one frame); of which the numbers "
                           f"{np.median(compute_ms):5.2f} ms; the same numbers in Python {np.median(python_ms):5.2f} ms")

@@ -257,7 +257,7 @@ class Function(Question):
             given = copy.deepcopy(case.args)
             try:
                 out, exc = self.call(f, *given), None
-            except BaseException as error:  # noqa: BLE001 - SystemExit and friends are answers too
+            except BaseException as error:  # SystemExit and friends are answers too
                 out, exc = None, error
             if first_none is not None and (exc is not None or out is not None):
                 return WRONG, (f"your function returned None for {first_none.label} "
@@ -350,7 +350,7 @@ def _code_objects(code):
 
 def _filled(cell) -> bool:
     try:
-        cell.cell_contents
+        _ = cell.cell_contents  # reading an empty cell raises ValueError
         return True
     except ValueError:  # an empty cell
         return False

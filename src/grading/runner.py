@@ -160,10 +160,10 @@ def _child(work, write_fd):
             sys.modules["torch"].set_num_threads(1)  # the parent's thread pool is not there after the fork
         try:
             payload = {"result": list(work(lambda: _send(write_fd, _DONE)))}
-        except BaseException as exc:  # noqa: BLE001 - work catches the learner's errors; this is ours
+        except BaseException as exc:  # work catches the learner's errors; this is ours
             payload = {"error": f"{type(exc).__name__}: {exc}"}
         _send(write_fd, _RESULT, json.dumps(payload).encode())
-    except BaseException:  # noqa: BLE001 - nothing may escape the child
+    except BaseException:  # nothing may escape the child
         code = 70
     finally:
         os._exit(code)

@@ -17,7 +17,7 @@ from grading.bank.common import CONCAT_HINT, DOUBLED_HINT, FLOAT32_HINT, SWAP_HI
 # ---- Chapter 06: precision and implementations -----------------------------
 # (appended as one block; uses bug_zoo, the chapter's collection of real bugs)
 
-from posenc_course import bug_zoo  # noqa: E402
+from posenc_course import bug_zoo
 
 _FORMATS_06 = ["float64", "float32", "float16", "bfloat16"]
 
