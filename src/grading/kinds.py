@@ -127,7 +127,8 @@ class Choice(Question):
             return WRONG, f"{names} {'is' if len(wrong) == 1 else 'are'} not right. {wrong[0]}: {hint}"
         missing = len(self.correct - chosen)
         if missing:
-            return WRONG, f"right so far, but {missing} more option{'s' if missing > 1 else ''} {'apply' if missing > 1 else 'applies'}."
+            more = f"{missing} more option{'s' if missing > 1 else ''} {'apply' if missing > 1 else 'applies'}"
+            return WRONG, f"right so far, but {more}."
         return CORRECT, ""
 
     def _letters(self, answer):
@@ -326,7 +327,8 @@ def _posenc_calls(f) -> set[str]:
         glb = obj.__globals__
         cells = [c.cell_contents for c in (obj.__closure__ or ()) if _filled(c)]
         bound = [glb[n] for n in names if n in glb] + cells
-        if any(b is posenc or b is reference.posenc for b in bound):  # posenc.sinusoidal, pe.sinusoidal: the attribute names
+        # posenc.sinusoidal, pe.sinusoidal: the attribute names
+        if any(b is posenc or b is reference.posenc for b in bound):
             found |= {n for n in names if not n.startswith("_") and callable(getattr(posenc, n, None))}
         todo += cells + [b for b in bound if isinstance(b, types.FunctionType)
                          and (b.__module__ in _POSENC_NAMES or b.__globals__ is home)]

@@ -250,7 +250,8 @@ class FormulaExplorer(Explorer):
 
     kind = "formula"
     couple = {"i": "d_model"}
-    alt = "Left: sine and cosine of the chosen pair over positions 0 to 199; right: the encoding vector of the chosen position"
+    alt = ("Left: sine and cosine of the chosen pair over positions 0 to 199; "
+           "right: the encoding vector of the chosen position")
     pos = traitlets.Int(10).tag(sync=True)
     i = traitlets.Int(4).tag(sync=True)
     d_model = traitlets.Int(64).tag(sync=True)

@@ -255,8 +255,8 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
            ("Each output row is computed from its own token's query and from every token's key and "
             "value, and none of these depends on where a token sits; reordering the input only "
             "reorders the output.", True,
-            "Attention is permutation equivariant: $\\operatorname{Attn}(PX) = P\\,\\operatorname{Attn}(X)$, exactly, so a mean over "
-            "positions is identical for both sentences (sections 1.2 and 1.3)."),
+            "Attention is permutation equivariant: $\\operatorname{Attn}(PX) = P\\,\\operatorname{Attn}(X)$, exactly, "
+            "so a mean over positions is identical for both sentences (sections 1.2 and 1.3)."),
            ("The attention-weight matrix is the same matrix for both sentences.", False,
             "It is the same matrix with its rows and columns reordered (the figure of section 1.3), "
             "which is in general a different matrix."),
@@ -284,7 +284,8 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             "across sequences of different lengths.")),
     ),
     "02": (
-        _q("In $\\sin(p\\,\\omega_i)$ and $\\cos(p\\,\\omega_i)$ with $\\omega_i = \\mathrm{base}^{-2i/d}$, what does the index $i$ count?",
+        _q("In $\\sin(p\\,\\omega_i)$ and $\\cos(p\\,\\omega_i)$ with $\\omega_i = \\mathrm{base}^{-2i/d}$, "
+           "what does the index $i$ count?",
            ("Channels: $i$ runs over $0, \\dots, d - 1$.", False,
             "Then the exponent $2i/d$ would run up to almost 2, and half of the frequencies would fall "
             "below $1/\\mathrm{base}$: the doubled-exponent bug of section 2.5."),
@@ -332,8 +333,8 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
     "03": (
         _q("For `d_model = 512`, which pair has the lowest frequency?",
            ("Pair 256, with frequency exactly $1/\\mathrm{base}$ and wavelength $2\\pi\\,\\mathrm{base}$.", False,
-            "There is no pair 256: the 256 pairs are $i = 0, \\dots, 255$, and $2\\pi\\,\\mathrm{base}$ is a limit that is never "
-            "reached."),
+            "There is no pair 256: the 256 pairs are $i = 0, \\dots, 255$, "
+            "and $2\\pi\\,\\mathrm{base}$ is a limit that is never reached."),
            ("Pair 0.", False,
             "Pair 0 has frequency 1 for any base, the highest of all."),
            ("Pair 255, the last one, with a wavelength a little below $2\\pi\\,\\mathrm{base}$.", True,
@@ -365,7 +366,8 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             "Every position has the norm $\\sqrt{d/2}$, since each pair is a unit vector."),
            ("Every sine channel is exactly 0 and every cosine 1, but its norm and its distances to "
             "the next positions are the same as for any other position.", True,
-            "Distances depend only on the offset, so going from $0$ to $k$ is like going from $p$ to $p + k$ (section 3.8)."),
+            "Distances depend only on the offset, so going from $0$ to $k$ is like going from $p$ to $p + k$ "
+            "(section 3.8)."),
            ("It is far from all other positions, so the first token stands out.", False,
             "Its distance to position $k$ equals the distance between any $p$ and $p + k$."),
            right="C"),
@@ -504,8 +506,8 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
            ("On the two contents and on both positions $p$ and $s$.", False,
             "That is the added encoding: its cross terms mix content with absolute positions (section 7.3)."),
            ("On the two contents and on the offset $s - p$ only.", True,
-            "$T(p)^\\top T(s) = T(s - p)$: the score is $q^\\top T(s - p)\\, \\kappa$ (key vector $\\kappa$), checked for $200 \\times 200$ position pairs "
-            "in section 7.1."),
+            "$T(p)^\\top T(s) = T(s - p)$: the score is $q^\\top T(s - p)\\, \\kappa$ (key vector $\\kappa$), "
+            "checked for $200 \\times 200$ position pairs in section 7.1."),
            ("On the offset $s - p$ only, not on the contents.", False,
             "Rotations keep norms and only turn $q$ and $\\kappa$; the contents still set the score (section 7.1)."),
            right="B"),

@@ -49,7 +49,8 @@ def _cases_add_positions(rng):
 
 _add(Function("01.3", "add positions to token vectors", _add_positions, _cases_add_positions,
               _reference_verifier(_add_positions, atol=1e-8), mistakes=[
-    (_like(lambda x: x + _table(np.arange(1, len(x) + 1), x.shape[1])), "your positions start at 1; the first token is position 0."),
+    (_like(lambda x: x + _table(np.arange(1, len(x) + 1), x.shape[1])),
+     "your positions start at 1; the first token is position 0."),
     (_like(lambda x: x + _table(np.arange(len(x)), x.shape[1], layout="concatenated")), CONCAT_HINT),
     (_like(lambda x: posenc.sinusoidal(len(x), x.shape[1])), "you returned the encoding alone; add it to x."),
     (_like(lambda x: x + _table(np.arange(len(x)), x.shape[1], _doubled_omega(x.shape[1]))), DOUBLED_HINT),

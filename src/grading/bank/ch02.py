@@ -10,7 +10,8 @@ from grading.reference import posenc
 from grading.bank import _add
 from grading.kinds import Array, Case, Choice, Function, Numeric
 from grading.feedback import _like, _reference_verifier
-from grading.bank.common import CONCAT_HINT, DOUBLED_HINT, FLOAT32_HINT, SWAP_HINT, _doubled_omega, _error_grows_with_position, _pe, _pe_cases, _states, _table
+from grading.bank.common import (CONCAT_HINT, DOUBLED_HINT, FLOAT32_HINT, SWAP_HINT, _doubled_omega,
+                                 _error_grows_with_position, _pe, _pe_cases, _states, _table)
 
 
 _add(Choice("02.1", "what i counts", "ABCD", "B", {
@@ -27,12 +28,15 @@ _add(Array("02.2", "PE(4) for d_model = 6", lambda: _pe(4, 6), atol=1e-4, mistak
 
 _add(Numeric("02.3", "frequency of pair 128", lambda: posenc.frequencies(512)[128], mistakes=[
     (lambda: _doubled_omega(512)[128], DOUBLED_HINT),
-    (lambda: posenc.frequencies(512)[128] / (2 * math.pi), "that is ω/2π, in cycles per position; the question asks for the angular frequency ω."),
+    (lambda: posenc.frequencies(512)[128] / (2 * math.pi),
+     "that is ω/2π, in cycles per position; the question asks for the angular frequency ω."),
     (lambda: posenc.wavelengths(512)[128], "that is the wavelength 2π/ω; the question asks for ω."),
 ]))
 
 _add(Numeric("02.4", "lowest frequency", lambda: posenc.frequencies(512)[-1], mistakes=[
-    (lambda: 1 / 10000, "1/10000 would be pair i = 256, which does not exist: the 256 pairs are i = 0 ... 255, so the exponent is -510/512."),
+    (lambda: 1 / 10000,
+     "1/10000 would be pair i = 256, which does not exist: "
+     "the 256 pairs are i = 0 ... 255, so the exponent is -510/512."),
     (lambda: _doubled_omega(512)[-1], DOUBLED_HINT),
     (lambda: posenc.frequencies(512)[-2], "that is pair 254; the last pair is i = 255."),
 ]))
@@ -52,7 +56,8 @@ def _frequencies_cases(rng):
 _add(Function("02.5", "write frequencies", lambda d, base=10000.0: posenc.frequencies(d, base), _frequencies_cases,
               _reference_verifier(lambda d, base: posenc.frequencies(d, base), atol=1e-12), own_code=True, mistakes=[
     (_like(_doubled_omega, atol=1e-12), DOUBLED_HINT),
-    (_like(lambda d, base: base ** (-np.arange((d + 1) // 2) / d), atol=1e-12), "the factor 2 in the exponent is missing: ω_i = base^(-2i/d)."),
+    (_like(lambda d, base: base ** (-np.arange((d + 1) // 2) / d), atol=1e-12),
+     "the factor 2 in the exponent is missing: ω_i = base^(-2i/d)."),
     (lambda out, case: case.args[0] % 2 and np.shape(out) == (case.args[0] // 2,),
      "for odd d_model the last pair has a sine and no cosine, but it still has a frequency: return ceil(d/2) values."),
 ]))
@@ -95,8 +100,10 @@ def _layout_cases(rng):
 
 _add(Function("02.7", "interleaved to concatenated", _to_concatenated, _layout_cases,
               _reference_verifier(_to_concatenated, atol=0.0), mistakes=[
-    (_like(lambda t: t[:, np.argsort(posenc.layout_permutation(t.shape[1]))], atol=0), "you applied the inverse permutation (concatenated → interleaved)."),
-    (_like(lambda t: np.concatenate([t[:, 1::2], t[:, 0::2]], axis=1), atol=0), "cosines first: the concatenated layout puts the sines (even channels) first."),
+    (_like(lambda t: t[:, np.argsort(posenc.layout_permutation(t.shape[1]))], atol=0),
+     "you applied the inverse permutation (concatenated → interleaved)."),
+    (_like(lambda t: np.concatenate([t[:, 1::2], t[:, 0::2]], axis=1), atol=0),
+     "cosines first: the concatenated layout puts the sines (even channels) first."),
     (_like(lambda t: t, atol=0), "you returned the table unchanged."),
 ]))
 

@@ -10,7 +10,8 @@ from grading.reference import posenc
 from grading.bank import _add
 from grading.kinds import Array, Choice, Function, Numeric
 from grading.feedback import _like, _reference_verifier
-from grading.bank.common import CONCAT_HINT, DOUBLED_HINT, FLOAT32_HINT, _doubled_omega, _error_grows_with_position, _pe_cases, _states, _table
+from grading.bank.common import (CONCAT_HINT, DOUBLED_HINT, FLOAT32_HINT, _doubled_omega, _error_grows_with_position,
+                                 _pe_cases, _states, _table)
 
 
 _PAIRS_03 = [0, 64, 128, 192, 255]
@@ -20,7 +21,8 @@ def _doubled_wavelengths(d, base=10000.0):
     return 2 * math.pi / _doubled_omega(d, base)
 
 
-_add(Array("03.1", "wavelengths of five pairs", lambda: posenc.wavelengths(512)[_PAIRS_03], atol=0.0, rtol=1e-3, mistakes=[
+_add(Array("03.1", "wavelengths of five pairs", lambda: posenc.wavelengths(512)[_PAIRS_03], atol=0.0, rtol=1e-3,
+           mistakes=[
     (lambda: np.r_[posenc.wavelengths(512)[_PAIRS_03[:-1]], 2 * math.pi * 10000],
      "your last value is 2π·10000, the wavelength of a pair i = 256 that does not exist; the last pair is i = 255."),
     (lambda: _doubled_wavelengths(512)[_PAIRS_03], DOUBLED_HINT),
@@ -49,15 +51,18 @@ _add(Choice("03.4", "raising the base", "ABCD", "AB", {
 }))
 
 _add(Numeric("03.5", "longest wavelength at base 500,000", lambda: posenc.wavelengths(128, 500000.0)[-1], mistakes=[
-    (lambda: 2 * math.pi * 500000.0, "2π·base is a limit the encoding never reaches: the last pair is i = 63, exponent 126/128."),
+    (lambda: 2 * math.pi * 500000.0,
+     "2π·base is a limit the encoding never reaches: the last pair is i = 63, exponent 126/128."),
     (lambda: _doubled_wavelengths(128, 500000.0)[-1], DOUBLED_HINT),
     (lambda: posenc.wavelengths(128)[-1], "that is the longest wavelength at base 10,000."),
 ]))
 
 _add(Numeric("03.6", "float32 angle error at p = 10^6", lambda: float(np.spacing(np.float32(1e6))) / 2, mistakes=[
-    (lambda: float(np.spacing(np.float32(1e6))), "that is the gap between neighbouring float32 numbers; rounding to the nearest is off by at most half of it."),
+    (lambda: float(np.spacing(np.float32(1e6))),
+     "that is the gap between neighbouring float32 numbers; rounding to the nearest is off by at most half of it."),
     (lambda: float(np.spacing(np.float64(1e6))) / 2, "that is the float64 value; the question is about float32."),
-    (lambda: float(np.finfo(np.float32).eps), "that is the relative precision of float32 near 1; near 10^6 the gap is 10^6 times larger."),
+    (lambda: float(np.finfo(np.float32).eps),
+     "that is the relative precision of float32 near 1; near 10^6 the gap is 10^6 times larger."),
 ]))
 
 _add(Function("03.7", "accurate float32 table", lambda positions, d: posenc.sinusoidal(positions, d, dtype=np.float32),

@@ -14,7 +14,8 @@ from grading.bank.common import DOUBLED_HINT, _doubled_omega, _pe, _states
 
 
 _add(Array("04.1", "T(k) for one pair", lambda: posenc.rotation(3, 8)[2:4, 2:4], atol=1e-6, mistakes=[
-    (lambda: posenc.rotation(3, 8)[2:4, 2:4].T, "this is the transpose, the rotation by -k. Check with sin(a+b) = sin a cos b + cos a sin b."),
+    (lambda: posenc.rotation(3, 8)[2:4, 2:4].T,
+     "this is the transpose, the rotation by -k. Check with sin(a+b) = sin a cos b + cos a sin b."),
     (lambda: posenc.rotation(3, 2), "you rotated by k radians; pair i = 1 turns by k·ω_1."),
     (lambda: _rotation_block(3, _doubled_omega(8)[1]), DOUBLED_HINT),
 ]))
@@ -47,10 +48,13 @@ def _verify_rotation(out, case):
     return _verify_array(out, posenc.rotation(*case.args), atol=1e-8)
 
 
-_add(Function("04.2", "write T(k)", lambda k, d: posenc.rotation(k, d), _rotation_cases, _verify_rotation, own_code=True, mistakes=[
-    (_like(lambda k, d: posenc.rotation(k, d).T), "this is T(-k), the transpose: with (sin, cos) in a pair, the block is [[cos, sin], [-sin, cos]]."),
+_add(Function("04.2", "write T(k)", lambda k, d: posenc.rotation(k, d), _rotation_cases, _verify_rotation,
+              own_code=True, mistakes=[
+    (_like(lambda k, d: posenc.rotation(k, d).T),
+     "this is T(-k), the transpose: with (sin, cos) in a pair, the block is [[cos, sin], [-sin, cos]]."),
     (_like(lambda k, d: _block_diag(k, _doubled_omega(d))), DOUBLED_HINT),
-    (_like(lambda k, d: posenc.rotation(k, d, layout="concatenated")), "that is T(k) for the concatenated layout; use the interleaved one."),
+    (_like(lambda k, d: posenc.rotation(k, d, layout="concatenated")),
+     "that is T(k) for the concatenated layout; use the interleaved one."),
 ]))
 
 _states("04.2", "numpy array of shape `(d_model, d_model)`", atol=1e-8)
@@ -82,7 +86,8 @@ def _ch04_dot():
 
 _add(Numeric("04.5", "PE(p)·PE(p+7)", _ch04_dot, mistakes=[
     (lambda: 64 / 2, "that is PE(p)·PE(p) = d/2, the offset 0; the question asks for offset 7."),
-    (lambda: _ch04_dot() / 32, "that is the cosine similarity (divided by the norms, d/2 = 32); give the plain dot product."),
+    (lambda: _ch04_dot() / 32,
+     "that is the cosine similarity (divided by the norms, d/2 = 32); give the plain dot product."),
     (lambda: float(np.sum(np.cos(7 * _doubled_omega(64)))), DOUBLED_HINT),
 ]))
 
@@ -97,7 +102,9 @@ def _ch04_concat():
 
 
 _add(Array("04.7", "T(k) in the concatenated layout", _ch04_concat, atol=1e-6, mistakes=[
-    (lambda: posenc.rotation(2, 6), "that is T(2) for the interleaved layout; permute rows and columns with posenc.layout_permutation(6)."),
-    (lambda: posenc.rotation(2, 6)[np.ix_(*[np.argsort(posenc.layout_permutation(6))] * 2)], "you permuted the wrong way (with the inverse permutation)."),
+    (lambda: posenc.rotation(2, 6),
+     "that is T(2) for the interleaved layout; permute rows and columns with posenc.layout_permutation(6)."),
+    (lambda: posenc.rotation(2, 6)[np.ix_(*[np.argsort(posenc.layout_permutation(6))] * 2)],
+     "you permuted the wrong way (with the inverse permutation)."),
     (lambda: _ch04_concat().T, "this is the transpose, T(-2)."),
 ]))

@@ -48,7 +48,8 @@ _add(Numeric("05.4", "parameters of a learned table", _ch05_params, integer=True
 ]))
 
 _add(Choice("05.5", "the trade-off", "ABCD", "A", {
-    "B": "the formula is defined at every position, but models trained on short sequences extrapolate poorly in practice.",
+    "B": "the formula is defined at every position, "
+         "but models trained on short sequences extrapolate poorly in practice.",
     "C": "most current open LLMs use rotary embeddings (RoPE); BERT and GPT-2 used learned tables.",
     "D": "a learned position vector is a row lookup, no matrix product.",
 }))
@@ -116,7 +117,8 @@ def _verify_layer(result, case):
     got = out.double().numpy()
     if np.isnan(got).any():
         return f"element {_index(np.argwhere(np.isnan(got))[0])} is NaN."
-    want = tables[0].weight.detach().double().numpy()[tokens.numpy()] * math.sqrt(d) + posenc.sinusoidal(tokens.shape[1], d)
+    embedded = tables[0].weight.detach().double().numpy()[tokens.numpy()]
+    want = embedded * math.sqrt(d) + posenc.sinusoidal(tokens.shape[1], d)
     bad = np.abs(got - want) > 1e-3 + 1e-5 * np.abs(want)
     if bad.any():
         b, p, c = np.argwhere(bad)[0]

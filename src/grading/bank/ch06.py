@@ -11,7 +11,8 @@ from grading.reference import posenc
 from grading.bank import _add
 from grading.kinds import Case, Choice, Function, Numeric
 from grading.feedback import _like, _reference_verifier
-from grading.bank.common import CONCAT_HINT, DOUBLED_HINT, FLOAT32_HINT, SWAP_HINT, _doubled_omega, _error_grows_with_position, _pe_cases, _real_array, _states, _table
+from grading.bank.common import (CONCAT_HINT, DOUBLED_HINT, FLOAT32_HINT, SWAP_HINT, _doubled_omega,
+                                 _error_grows_with_position, _pe_cases, _real_array, _states, _table)
 
 
 # ---- Chapter 06: precision and implementations -----------------------------
@@ -32,7 +33,8 @@ def _first_inexact_integer(dtype):
 
 _add(Numeric("06.1", "first integer bfloat16 cannot hold", lambda: _first_inexact_integer(torch.bfloat16),
              integer=True, mistakes=[
-    (lambda: _first_inexact_integer(torch.bfloat16) - 1, "that one is still exact (a power of two); the next integer is the first that is not."),
+    (lambda: _first_inexact_integer(torch.bfloat16) - 1,
+     "that one is still exact (a power of two); the next integer is the first that is not."),
     (lambda: _first_inexact_integer(torch.float16), "that is float16's (11 significant bits); bfloat16 keeps only 8."),
     (lambda: _first_inexact_integer(torch.float32), "that is float32's (24 significant bits); bfloat16 keeps only 8."),
 ]))
@@ -61,7 +63,8 @@ def _ch06_collisions(n=20000, dtype=torch.float16):
 
 
 _add(Numeric("06.3", "float16 collisions below 20,000", _ch06_collisions, integer=True, mistakes=[
-    (lambda: 20000 - _ch06_collisions(), "that is the number of distinct vectors; the question asks how many positions lose their own."),
+    (lambda: 20000 - _ch06_collisions(),
+     "that is the number of distinct vectors; the question asks how many positions lose their own."),
     (lambda: _ch06_collisions(dtype=torch.bfloat16), "that is the bfloat16 count; the question is about float16."),
     (lambda: 20000 - 2049, "not every position above 2048 collides: the spacing of float16 numbers is 2 up to 4096, "
                            "4 up to 8192, and so on, so some positions above 2048 keep their own vector."),
@@ -122,7 +125,8 @@ _VARIANT_LETTERS_06 = dict(zip(bug_zoo.VARIANTS, "ABCD"))
 _add(Choice("06.5", "which variant made this table", "ABCD",
             _VARIANT_LETTERS_06[bug_zoo.identify_variant(bug_zoo.mystery_table(_MYSTERY_06))], {
     "A": "row 0 of an interleaved table alternates 0, 1, 0, 1, ...: look at row 0.",
-    "B": "the row-0 pattern fits, but check the slowest frequency: read it off row 1 with atan2(last sine, last cosine).",
+    "B": "the row-0 pattern fits, but check the slowest frequency: "
+         "read it off row 1 with atan2(last sine, last cosine).",
     "C": "with the cosines first, row 0 starts with ones (cos 0 = 1): look at row 0.",
     "D": "fairseq's slowest frequency is exactly 1/base; measure it from row 1 with atan2(last sine, last cosine).",
 }))

@@ -77,7 +77,8 @@ _states("07.2", "numpy array of shape `(d,)`", atol=1e-8)
 
 _add(Numeric("07.3", "ALiBi slope of head 3 of 16", lambda: posenc.alibi_slopes(16)[2], mistakes=[
     (lambda: 2.0 ** -3, "that is 2^(-h), the rule for 8 heads; for n heads the slopes are 2^(-8h/n)."),
-    (lambda: posenc.alibi_slopes(16)[1], "heads are counted from h = 1 (the first slope is 2^(-8/n)), so head 3 has h = 3."),
+    (lambda: posenc.alibi_slopes(16)[1],
+     "heads are counted from h = 1 (the first slope is 2^(-8/n)), so head 3 has h = 3."),
     (lambda: posenc.alibi_slopes(16)[3], "that is head 4; head 3 has h = 3 in 2^(-8h/n)."),
     (lambda: 2.0 ** (-3 / 16), "the exponent is -8h/n: the factor 8 is missing."),
 ]))
@@ -91,7 +92,8 @@ _add(Numeric("07.5", "position-interpolation factor", lambda: 4096 / 16384, mist
     (lambda: 16384 / 4096, "that stretches positions further out; interpolation squeezes the new positions "
                            "into the trained range: multiply by L_train / L_new."),
     (lambda: 16384 - 4096, "the factor is a ratio of the two lengths, not their difference."),
-    (lambda: 1 / 16384, "that is 1 / L_new, which would squeeze every position into [0, 1); the factor is L_train / L_new."),
+    (lambda: 1 / 16384,
+     "that is 1 / L_new, which would squeeze every position into [0, 1); the factor is L_train / L_new."),
 ]))
 
 
@@ -119,11 +121,13 @@ def _alibi_row(slope):
 # 4 heads: m_h = 2^(-8h/4) = 2^(-2h), so head 1 has 1/4, head 2 (asked) 1/16, head 3 1/64, head 4 1/256.
 _add(Array("07.7", "ALiBi bias of one query", _ch07_bias_row, atol=1e-6, mistakes=[
     (lambda: -_ch07_bias_row(), "the sign is wrong: ALiBi subtracts m·(p - s), a penalty for distant keys."),
-    (lambda: _ch07_bias_row()[::-1], "the keys are in reverse order: the key at s = 0 is the farthest, the key at s = 5 the query itself."),
+    (lambda: _ch07_bias_row()[::-1],
+     "the keys are in reverse order: the key at s = 0 is the farthest, the key at s = 5 the query itself."),
     (lambda: _alibi_row(2.0 ** -6), "that is head 3 (slope 2^(-8·3/4) = 2^(-6)): heads are numbered from h = 1, "
                                     "while numpy indices start at 0."),
     (lambda: _alibi_row(2.0 ** -2), "that slope, 2^(-2), belongs to head 1 of 4 heads (2^(-8·1/4)); it is also "
-                                    "2^(-h), the rule for 8 heads, at h = 2. For n heads, head h has the slope 2^(-8h/n)."),
+                                    "2^(-h), the rule for 8 heads, at h = 2. "
+                                    "For n heads, head h has the slope 2^(-8h/n)."),
     (lambda: _alibi_row(2.0 ** -8), "that is head 4 (slope 2^(-8·4/4) = 2^(-8)), the last and flattest head; "
                                     "for n heads, head h has the slope 2^(-8h/n)."),
     (lambda: _alibi_row(1.0), "the slope is missing: that is the distance 5 - s alone (m = 1); multiply it by "

@@ -1,4 +1,5 @@
-"""What several chapters' questions share: models of real mistakes (to name a bug in feedback), their hints, test inputs."""
+"""What several chapters' questions share: models of real mistakes (to name a bug in feedback), their hints,
+test inputs."""
 
 from __future__ import annotations
 
@@ -55,7 +56,8 @@ FLOAT32_HINT = ("the error grows with the position, the mark of angles p·ω com
                 "(about p·6e-8 radians off). Form the angles in float64 and convert only the result.")
 DOUBLED_HINT = ("your exponent is doubled: i counts (sin, cos) pairs, so ω_i = base^(-2i/d). "
                 "If you loop over channels 0, 2, 4, ..., that channel index already is 2i.")
-CONCAT_HINT = "you used the concatenated layout (all sines, then all cosines); this one interleaves sin, cos, sin, cos, ..."
+CONCAT_HINT = ("you used the concatenated layout (all sines, then all cosines); "
+               "this one interleaves sin, cos, sin, cos, ...")
 SWAP_HINT = "sine and cosine are swapped: channel 2i holds the sine, channel 2i+1 the cosine."
 
 
