@@ -159,8 +159,8 @@ def bench_typesetting(pages: list[str] | None = None, repeats: int = 3) -> dict:
     if missing:
         raise SystemExit(f"no TeX version of {missing} in {TEX_PAGES}: run `make clean book`")
     times = asyncio.run(_measure(pages, repeats))
-    print(f"\nBook: navigation -> math on screen (typeset, painted, fonts loaded), headless Chromium, one page at a time, "
-          f"median of {repeats}")
+    print("\nBook: navigation -> math on screen (typeset, painted, fonts loaded), headless Chromium, "
+          f"one page at a time, median of {repeats}")
     print(f"  {'page':36s} " + " ".join(f"{v:>12s}" for v in VERSIONS) + "   MJ3 / built   MJ2 / built")
     medians = {page: {v: statistics.median(t[v]) for v in VERSIONS} for page, t in times.items()}
     for page, m in medians.items():

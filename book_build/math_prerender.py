@@ -128,7 +128,8 @@ def prerender_book(outdir: Path | str) -> dict:
         fonts_url = Path(os.path.relpath(fonts, path.parent)).as_posix()
         rendered[path] = prerender(texts[path], result, fonts_url)
         if not result.errors:  # (a formula that failed is still TeX)
-            problems += [f"{where}: math that could not be read: {m.group(1)!r}" for m in UNREAD.finditer(rendered[path])]
+            problems += [f"{where}: math that could not be read: {m.group(1)!r}"
+                         for m in UNREAD.finditer(rendered[path])]
     if problems:
         raise MathError(f"{len(problems)} formulas could not be typeset:\n  " + "\n  ".join(problems))
     for path, text in rendered.items():
