@@ -113,7 +113,8 @@ def jupyterlab(tmp: Path):
             except OSError:
                 pass
             if time.monotonic() > deadline:
-                raise RuntimeError(f"JupyterLab did not answer within {START_TIMEOUT} s:\n{log_path.read_text()[-3000:]}")
+                raise RuntimeError(f"JupyterLab did not answer within {START_TIMEOUT} s:\n"
+                                   f"{log_path.read_text()[-3000:]}")
             time.sleep(0.25)
         yield base, token, root, proc.pid
     finally:
@@ -360,8 +361,8 @@ def plain_slider_ms(tab, panel, presses=8) -> float:
         value = handle.get_attribute("aria-valuenow")
         started = time.perf_counter()
         tab.keyboard.press("ArrowRight")
-        tab.wait_for_function("([el, v]) => el.getAttribute('aria-valuenow') !== v", arg=[handle.element_handle(), value],
-                              polling="raf")
+        tab.wait_for_function("([el, v]) => el.getAttribute('aria-valuenow') !== v",
+                              arg=[handle.element_handle(), value], polling="raf")
         times.append(1000 * (time.perf_counter() - started))
     return statistics.median(times)
 
@@ -457,10 +458,12 @@ def test_session_stays_local(notebook, capsys):
         sent = [sum(f[0] == "sent" for f in s["frames"]) for s in steps]
         got = [sum(f[0] == "received" for f in s["frames"]) for s in steps]
         types = sorted({f"{f[0]} {f[1]}" for s in steps for f in s["frames"]})
-        lines.append(f"  explorer, {len(steps)} ArrowRight steps on 4 sliders, in the page: key press -> canvas redrawn "
-                     f"median {statistics.median(drawn):.1f} ms, -> that frame painted median {statistics.median(ms):.1f} "
-                     f"ms (p95 {percentile(ms, 95):.1f}, max {max(ms):.1f}); as Playwright sees it (press -> redraw "
-                     f"observed, the measure of the old renderer's {BEFORE_MS} ms) median {statistics.median(wall):.1f} ms, "
+        lines.append(f"  explorer, {len(steps)} ArrowRight steps on 4 sliders, in the page: "
+                     f"key press -> canvas redrawn median {statistics.median(drawn):.1f} ms, "
+                     f"-> that frame painted median {statistics.median(ms):.1f} ms "
+                     f"(p95 {percentile(ms, 95):.1f}, max {max(ms):.1f}); as Playwright sees it (press -> redraw "
+                     f"observed, the measure of the old renderer's {BEFORE_MS} ms) "
+                     f"median {statistics.median(wall):.1f} ms, "
                      f"(Playwright's own press + poll: {notebook['harness_ms']:.1f} ms; a lone ipywidgets slider, no "
                      f"explorer, press -> handle moved: {notebook.get('plain_slider_ms', float('nan')):.1f} ms)")
         lines.append(f"  kernel messages between key press and redraw: {sum(s['kernel'] for s in steps)}; "

@@ -384,7 +384,8 @@ def _buildable(variant, d):
 
 
 @pytest.mark.parametrize("n", [2, 16, 300, 3000])
-@pytest.mark.parametrize("variant, d", [(v, d) for v in bug_zoo.VARIANTS for d in [5, 8, 33, 64, 256] if _buildable(v, d)])
+@pytest.mark.parametrize("variant, d",
+                         [(v, d) for v in bug_zoo.VARIANTS for d in [5, 8, 33, 64, 256] if _buildable(v, d)])
 def test_every_float32_recipe_is_identified_as_itself_only(variant, d, n):
     table = float32_recipe(n, d, variant).double().numpy()
     assert bug_zoo.identify_variant(table) == variant

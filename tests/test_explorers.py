@@ -55,7 +55,8 @@ def test_formula_data_comes_from_posenc():
 def test_base_data_counts():
     kinds = posenc.pair_regimes(512, 1000, 10000.0)
     data = explorers.base_data(10000.0, 512, 1000)
-    assert (data["fine"], data["constant"], data["wraps"]) == tuple(int(kinds[k].sum()) for k in ("fine", "constant", "wraps"))
+    regimes = ("fine", "constant", "wraps")
+    assert tuple(data[k] for k in regimes) == tuple(int(kinds[k].sum()) for k in regimes)
     lam = data["wavelength"]  # the drawn boundaries say the same as the masks
     np.testing.assert_array_equal(lam <= data["fine_below"], kinds["fine"])
     np.testing.assert_array_equal(lam > data["constant_above"], kinds["constant"])
@@ -199,7 +200,8 @@ def site(tmp_path_factory):
         (root / f"{name}.html").write_text(
             f'<!doctype html><html lang="en" {attrs}><head><meta charset="utf-8"><title>explorers</title>'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">{links}</head>'
-            f'<body style="margin: 0; padding: 8px; background: var(--jp-layout-color0, var(--pst-color-background, #fff))">'
+            '<body style="margin: 0; padding: 8px; '
+            'background: var(--jp-layout-color0, var(--pst-color-background, #fff))">'
             f"{body}</body></html>")
     with serve(root) as base:
         yield base
@@ -210,9 +212,11 @@ def open_page(chromium, base, theme="plain", width=1280, scale=2):
     tab = context.new_page()
     errors = []
     tab.on("pageerror", lambda exc: errors.append(str(exc)))
-    tab.on("console", lambda m: errors.append(m.text) if m.type == "error" and "Failed to load resource" not in m.text else None)
+    tab.on("console", lambda m: errors.append(m.text)
+           if m.type == "error" and "Failed to load resource" not in m.text else None)
     tab.goto(f"{base}{theme}.html", wait_until="load")
-    tab.wait_for_function("() => [...document.querySelectorAll('.posenc-explorer')].every(r => Number(r.dataset.updates) > 0)")
+    tab.wait_for_function("() => [...document.querySelectorAll('.posenc-explorer')]"
+                          ".every(r => Number(r.dataset.updates) > 0)")
     return context, tab, errors
 
 
@@ -224,7 +228,10 @@ SWEEP = """async ([kind, settings]) => {
   const hash = () => [...root.querySelectorAll('canvas')].map(c => {
     const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
     let h = 2166136261;
-    for (let j = 0; j < d.length; j += 4) { h ^= d[j] | (d[j + 1] << 8) | (d[j + 2] << 16); h = Math.imul(h, 16777619); }
+    for (let j = 0; j < d.length; j += 4) {
+      h ^= d[j] | (d[j + 1] << 8) | (d[j + 2] << 16);
+      h = Math.imul(h, 16777619);
+    }
     return (h >>> 0).toString(16);
   }).join('-');
   const out = [];
@@ -282,7 +289,8 @@ def caption_failures(kind, label, want, values, got) -> list[str]:
     if kind == "formula":
         expected = [f"pair {values['i']}"]
     elif kind == "base":
-        expected = [f"{want['fine']} separate neighbours", f"{want['wraps']} wrap", f"{want['constant']} nearly constant"]
+        expected = [f"{want['fine']} separate neighbours", f"{want['wraps']} wrap",
+                    f"{want['constant']} nearly constant"]
     elif kind == "offset":
         expected = [f"{want['dot_k']:.2f}".replace("-", "−") + f" of {values['d_model'] // 2}"]
     elif kind == "rope":
@@ -317,16 +325,19 @@ def test_layout_fits_and_nothing_overlaps(chromium, site, width):
                 tab.evaluate(SWEEP, [cls.kind, [setting]])
                 tab.wait_for_timeout(30)  # a relayout, if the titles now wrap differently
                 boxes = tab.evaluate(BOXES, cls.kind)
-                failures += [f"{cls.kind} at {width} px, {setting}: {f}" for f in explorer_layout_failures(boxes, width)]
+                failures += [f"{cls.kind} at {width} px, {setting}: {f}"
+                             for f in explorer_layout_failures(boxes, width)]
             canvases = tab.evaluate("""kind => [...document.querySelectorAll(`#${kind} canvas`)].map(c => {
-                const r = c.getBoundingClientRect(); return {w: c.width, h: c.height, cw: r.width, ch: r.height, top: r.top}; })""",
-                                    cls.kind)
+                const r = c.getBoundingClientRect();
+                return {w: c.width, h: c.height, cw: r.width, ch: r.height, top: r.top}; })""", cls.kind)
             for c in canvases:  # one canvas pixel per device pixel
                 if abs(c["w"] - round(2 * c["cw"])) > 1 or abs(c["h"] - round(2 * c["ch"])) > 1:
-                    failures.append(f"{cls.kind} at {width} px: canvas {c['w']}x{c['h']} for {c['cw']}x{c['ch']} CSS px at DPR 2")
+                    failures.append(f"{cls.kind} at {width} px: canvas {c['w']}x{c['h']} "
+                                    f"for {c['cw']}x{c['ch']} CSS px at DPR 2")
             if len(canvases) == 2:
                 stacked = canvases[1]["top"] > canvases[0]["top"] + canvases[0]["ch"] - 1
-                root_width = tab.evaluate("kind => document.querySelector(`#${kind} .posenc-explorer`).clientWidth", cls.kind)
+                root_width = tab.evaluate("kind => document.querySelector(`#${kind} .posenc-explorer`).clientWidth",
+                                          cls.kind)
                 if stacked != (root_width < 600):
                     failures.append(f"{cls.kind} at {width} px: panels {'stacked' if stacked else 'side by side'} "
                                     f"in a {root_width} px explorer (stack below 600)")
@@ -345,7 +356,8 @@ def test_layout_fits_and_nothing_overlaps(chromium, site, width):
 def pixel(tab, kind):
     """The colour of the first canvas's top right pixel (where nothing is drawn), as [r, g, b]."""
     return tab.evaluate("""kind => { const c = document.querySelector(`#${kind} canvas`);
-                           return [...c.getContext('2d').getImageData(c.width - 3, 2, 1, 1).data].slice(0, 3); }""", kind)
+                           return [...c.getContext('2d').getImageData(c.width - 3, 2, 1, 1).data].slice(0, 3); }""",
+                        kind)
 
 
 def css_color(tab, expression):
@@ -364,7 +376,8 @@ def test_colours_follow_the_theme(chromium, site, theme):
         text = css_color(tab, "'var(--pst-color-text-base)'" if book else "'var(--jp-content-font-color1)'")
         for cls in EXPLORERS:
             assert pixel(tab, cls.kind) == background, (cls.kind, theme)
-            title = tab.evaluate("kind => getComputedStyle(document.querySelector(`#${kind} .posenc-title`)).color", cls.kind)
+            title = tab.evaluate("kind => getComputedStyle(document.querySelector(`#${kind} .posenc-title`)).color",
+                                 cls.kind)
             assert [round(float(x)) for x in re.findall(r"[\d.]+", title)[:3]] == text, (cls.kind, theme, title, text)
             if theme.endswith("dark"):
                 shot = SHOT_DIR / ("dark" if book else "lab-dark") / f"{cls.kind}.png"
@@ -403,7 +416,8 @@ def test_sliders_work_from_the_keyboard_and_say_what_they_show(chromium, site):
                         failures.append(f"{cls.kind}: the text alternative does not say {c['label']} {value}: {alts}")
                 expected_max = c["max"]
                 if cls.kind == "formula" and c["name"] == "i":
-                    expected_max = (section.locator("input[data-name=d_model]").evaluate("i => Number(i.value)") + 1) // 2 - 1
+                    d_model = section.locator("input[data-name=d_model]").evaluate("i => Number(i.value)")
+                    expected_max = (d_model + 1) // 2 - 1
                 assert float(slider.input_value()) == pytest.approx(expected_max), (cls.kind, c["name"])
             assert section.locator("canvas[role=img]").count() == len(section.locator("canvas").all())
     finally:
@@ -417,9 +431,11 @@ def test_book_recognises_a_cell_that_only_displays_an_explorer():
     import book_assets
 
     call = book_assets.explorer_call
-    assert call("from posenc_course.explorers import FormulaExplorer\n\nFormulaExplorer(pos=10, i=4, d_model=64, base=10_000)") == \
-        ("FormulaExplorer", {"pos": 10, "i": 4, "d_model": 64, "base": 10000})
+    source = ("from posenc_course.explorers import FormulaExplorer\n\n"
+              "FormulaExplorer(pos=10, i=4, d_model=64, base=10_000)")
+    assert call(source) == ("FormulaExplorer", {"pos": 10, "i": 4, "d_model": 64, "base": 10000})
     assert call("from posenc_course.explorers import BaseExplorer\nBaseExplorer()") == ("BaseExplorer", {})
-    for source in ["import os", "from posenc_course.explorers import X\nX(a=open('f'))", "from posenc_course.explorers import X\nY()",
-                   "from posenc_course.explorers import X\nX(1)", "from posenc_course.explorers import X\nX()\nprint(1)", "x = (", ""]:
+    imports = "from posenc_course.explorers import X\n"
+    for source in ["import os", imports + "X(a=open('f'))", imports + "Y()", imports + "X(1)",
+                   imports + "X()\nprint(1)", "x = (", ""]:
         assert call(source) is None, source

@@ -193,7 +193,8 @@ def test_refuses_to_overwrite_committed_exercise_with_changes(repo, capsys):
     git(repo, "commit", "-q", "-m", "course")
     target = repo / "exercises" / "01_demo.ipynb"
     mine = learner_answers(target)
-    nbformat.write(demo_notebook("6 * 7", "A clearer question."), repo / "solutions" / "01_demo.ipynb")  # the source moves on
+    # the source moves on
+    nbformat.write(demo_notebook("6 * 7", "A clearer question."), repo / "solutions" / "01_demo.ipynb")
     status, out = run(repo, capsys)
     assert status == 1
     assert "exercises/01_demo.ipynb" in out and "NOT overwritten" in out and "--force" in out

@@ -95,7 +95,8 @@ def test_math_markup_it_cannot_read_fails_the_build(tmp_path):
 
 
 def test_stretched_delimiters_preload_every_font_they_fall_back_to(tmp_path):
-    tall = "\\left(\\begin{array}{c} a \\\\ b \\\\ c \\\\ d \\\\ e \\\\ f \\end{array}\\right)"  # taller than any one glyph
+    # taller than any one glyph
+    tall = "\\left(\\begin{array}{c} a \\\\ b \\\\ c \\\\ d \\\\ e \\\\ f \\end{array}\\right)"
     page = PAGE.replace("a &lt; b", tall)
     (tmp_path / "p.html").write_text(page)
     mp.prerender_book(tmp_path)

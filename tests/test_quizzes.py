@@ -67,7 +67,8 @@ def test_html_is_self_contained_accessible_and_deterministic(key):
     text = check_yourself(key)._repr_html_()
     assert text == check_yourself(key)._repr_html_()
     n_choices = sum(len(q.choices) for q in quizzes.QUIZZES[key])
-    assert len(re.findall(r'<button type="button" class="pe-quiz-choice" aria-pressed="false" disabled', text)) == n_choices
+    choice = r'<button type="button" class="pe-quiz-choice" aria-pressed="false" disabled'
+    assert len(re.findall(choice, text)) == n_choices
     assert text.count('role="status" aria-live="polite"') == len(quizzes.QUIZZES[key])
     assert text.count("<legend>") == len(quizzes.QUIZZES[key])
     # nothing to fetch: no URLs, no external resources, no imports

@@ -102,8 +102,8 @@ def test_a_wide_table_stays_inside_a_phone_column(chromium):
     wide = Table([("float64", 53, 1.1e-16, 9007199254740992, 1.8e308)] * 3,
                  ["dtype", "bits", "unit roundoff u", "all integers up to", "largest value"])
     page = chromium.new_page(viewport={"width": 390, "height": 800})
-    page.set_content(f'<!doctype html><html><body style="margin:16px"><div id="col" style="width:358px;overflow:hidden">'
-                     f"{wide._repr_html_()}</div></body></html>")
+    page.set_content('<!doctype html><html><body style="margin:16px">'
+                     f'<div id="col" style="width:358px;overflow:hidden">{wide._repr_html_()}</div></body></html>')
     col = page.locator("#col").bounding_box()
     wrap = page.locator(".pe-table-wrap").bounding_box()
     assert wrap["x"] >= col["x"] and wrap["x"] + wrap["width"] <= col["x"] + col["width"] + 0.5
@@ -111,5 +111,6 @@ def test_a_wide_table_stays_inside_a_phone_column(chromium):
     fits = page.evaluate("(() => { const w = document.querySelector('.pe-table-wrap');"
                          " return w.scrollWidth <= w.clientWidth || getComputedStyle(w).overflowX === 'auto'; })()")
     assert fits
-    assert page.evaluate("getComputedStyle(document.querySelector('table.pe-table')).fontSize") == "12.8px"  # 0.8em of 16px
+    font_size = page.evaluate("getComputedStyle(document.querySelector('table.pe-table')).fontSize")
+    assert font_size == "12.8px"  # 0.8em of 16px
     page.close()

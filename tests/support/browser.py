@@ -259,7 +259,8 @@ def explorer_layout_failures(boxes: list[dict], viewport: int) -> list[str]:
     canvases = [b for b in boxes if b["kind"] == "canvas"]
     out = []
     if root["x"] < -0.5 or root["x"] + root["w"] > viewport + 0.5:
-        out.append(f"the explorer ({root['x']:.0f}..{root['x'] + root['w']:.0f} px) is wider than the page ({viewport} px)")
+        out.append(f"the explorer ({root['x']:.0f}..{root['x'] + root['w']:.0f} px) "
+                   f"is wider than the page ({viewport} px)")
     for b in texts:
         if not b["w"] or b["x"] < root["x"] - 0.5 or b["x"] + b["w"] > root["x"] + root["w"] + 0.5:
             out.append(f"{b['kind']} {b['text']!r} is cut at the explorer's edge (x {b['x']:.1f}, width {b['w']:.1f})")
