@@ -97,7 +97,8 @@ MATH_READY = book_timing.MATH_READY % json.dumps("build time")
 
 # Bytes the page loaded, the document and every resource: as sent (gzip for text, as static hosts
 # do; book_server.py) and as decoded.
-PAGE_BYTES = """() => { const all = performance.getEntriesByType('navigation').concat(performance.getEntriesByType('resource'));
+PAGE_BYTES = """() => {
+  const all = performance.getEntriesByType('navigation').concat(performance.getEntriesByType('resource'));
                       return {sent: all.reduce((s, e) => s + (e.encodedBodySize || 0), 0),
                               decoded: all.reduce((s, e) => s + (e.decodedBodySize || 0), 0)}; }"""
 
@@ -224,7 +225,8 @@ class Visit:
     axe: list = field(default_factory=list)      # serious and critical axe-core violations
     bytes: dict = field(default_factory=dict)    # everything the page loaded: {"sent", "decoded"}
     typeset_ms: float = float("nan")             # navigation start -> math on screen (typeset, painted, fonts)
-    drawn: list = field(default_factory=list)    # each explorer: its boxes, a canvas pixel, its and the page's background
+    drawn: list = field(default_factory=list)    # each explorer: its boxes, a canvas pixel, its and the page's
+    #                                              background
 
 
 async def _menu_opens(tab, toggle: str, target: str, reload_after: bool = True) -> dict:
@@ -372,7 +374,8 @@ async def _exercise_sliders(tab) -> list[Slider]:
         for _ in range(STEPS_PER_SLIDER):
             before = await handle.evaluate(READ_SLIDER)
             at_max = float(before["value"]) >= float(before["max"] or 100)
-            await tab.evaluate("() => { window.__posencProbe.inputAt = null; window.__posencProbe.latencies.length = 0; }")
+            await tab.evaluate("() => { window.__posencProbe.inputAt = null; "
+                               "window.__posencProbe.latencies.length = 0; }")
             await tab.keyboard.press("ArrowLeft" if at_max else "ArrowRight")
             if before["inExplorer"]:
                 # an explorer counts its updates: wait (at most 2 s) for the count to move
@@ -442,7 +445,8 @@ def visit_all(base_url: str, pages: list[str], shot_dir: Path | None = SHOT_DIR,
               modes=tuple(MODES), menu_pages=None) -> dict:
     """Visit ``pages`` (paths without .html) in Chromium in each of ``modes``; return {(page, mode): Visit}.
 
-    ``concurrency`` tabs at a time. The phone menus are opened on ``menu_pages`` (None: every page). Runs Playwright's async API in a thread of its own (the sync API of
+    ``concurrency`` tabs at a time. The phone menus are opened on ``menu_pages`` (None: every page).
+    Runs Playwright's async API in a thread of its own (the sync API of
     the other tests owns this one).
     """
     executable = chromium_executable()
@@ -577,11 +581,13 @@ GOOD_PAGE = f"""<!doctype html><html lang="en"><head><meta charset="utf-8"><titl
 BAD_PAGE = f"""<!doctype html><html><head><meta charset="utf-8"><title>bad</title></head><body>
 <main id="main-content"><article>
 <p>Raw TeX: <span class="math">\\(\\omega_i\\)</span> and $$x$$; typeset, but showing a backslash:
-<span class="math"><mjx-container>max\\_len<mjx-assistive-mml><math><mtext>max\\_len</mtext></math></mjx-assistive-mml></mjx-container></span>.</p>
+<span class="math"><mjx-container>max\\_len<mjx-assistive-mml><math><mtext>max\\_len</mtext></math>
+</mjx-assistive-mml></mjx-container></span>.</p>
 <img src="missing.png" alt="missing"><img src="http://example.com/x.png" alt="">
 <script>undefinedFunctionCall();</script>
 <script>console.error('something broke');</script>
-<div class="math" style="overflow: hidden; width: 120px"><span style="display: inline-block; width: 300px">cut</span></div>
+<div class="math" style="overflow: hidden; width: 120px">
+<span style="display: inline-block; width: 300px">cut</span></div>
 <div style="width: 2000px">pans</div>
 {MENU % ""}
 {INLINE_MATH % "center"}
@@ -994,7 +1000,8 @@ def report(site) -> str:
         bad = sum(len(x) for x in v.problems.values())
         lines.append(f"  {v.page:36s} math {v.math['rendered']:3d}/{v.math['containers']:3d}  "
                      f"images {sum(bool(i['width']) for i in v.images):2d}/{len(v.images):2d}  "
-                     f"explorers {v.explorers}{' (' + ', '.join(v.kinds) + ')' if v.kinds else ''}  sliders live {live}/{len(v.sliders)}  "
+                     f"explorers {v.explorers}{' (' + ', '.join(v.kinds) + ')' if v.kinds else ''}  "
+                     f"sliders live {live}/{len(v.sliders)}  "
                      f"external {len(v.problems['external requests'])}  problems {bad}  "
                      f"({', '.join(f'{k} {x:.1f}' for k, x in v.seconds.items())} s)")
     lines.append(f"  math elements rendered: {sum(v.math['rendered'] for v in visits)} of "

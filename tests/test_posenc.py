@@ -201,7 +201,8 @@ def test_the_common_float32_recipe_is_not_accurate():
     recipe[:, 0::2] = torch.sin(p * div)
     recipe[:, 1::2] = torch.cos(p * div)
     err_recipe = np.abs(recipe.numpy()[0] - exact_row(1_000_000, d_model)).max()
-    err_ours = np.abs(posenc.sinusoidal([1_000_000], d_model, dtype=np.float32)[0] - exact_row(1_000_000, d_model)).max()
+    ours = posenc.sinusoidal([1_000_000], d_model, dtype=np.float32)[0]
+    err_ours = np.abs(ours - exact_row(1_000_000, d_model)).max()
     assert err_recipe > 1e-2
     assert err_ours < 2e-7
 
@@ -450,8 +451,10 @@ def test_exact_sinusoidal_is_the_formula_at_40_digits(d_model, base, layout):
         (lambda: posenc.SinusoidalPositionalEncoding(8)(torch.zeros(1, 5, 8, dtype=torch.long)), TypeError, "floating"),
         (lambda: posenc.LearnedPositionalEmbedding(0, 8), ValueError, "max_len"),
         (lambda: posenc.LearnedPositionalEmbedding(4, 8)(torch.zeros(1, 4, 7)), ValueError, "d_model=8"),
-        (lambda: posenc.self_attention(np.zeros(4), np.zeros((4, 2)), np.zeros((4, 2)), np.zeros((4, 2))), ValueError, "x must"),
-        (lambda: posenc.self_attention(np.zeros((3, 4)), np.zeros((5, 2)), np.zeros((4, 2)), np.zeros((4, 2))), ValueError, "w_q"),
+        (lambda: posenc.self_attention(np.zeros(4), np.zeros((4, 2)), np.zeros((4, 2)), np.zeros((4, 2))),
+         ValueError, "x must"),
+        (lambda: posenc.self_attention(np.zeros((3, 4)), np.zeros((5, 2)), np.zeros((4, 2)), np.zeros((4, 2))),
+         ValueError, "w_q"),
     ],
 )
 def test_bad_input_is_named(call, exc, pattern):

@@ -47,7 +47,9 @@ def test_rope_scores_depend_only_on_the_offset(d, p, s, shift, layout, seed):
     rng = np.random.default_rng(seed)
     q, k = rng.normal(size=(1, d)), rng.normal(size=(1, d))
     score = (posenc.apply_rope(q, [p], layout=layout) @ posenc.apply_rope(k, [s], layout=layout).T).item()
-    moved = (posenc.apply_rope(q, [p + shift], layout=layout) @ posenc.apply_rope(k, [s + shift], layout=layout).T).item()
+    moved_q = posenc.apply_rope(q, [p + shift], layout=layout)
+    moved_k = posenc.apply_rope(k, [s + shift], layout=layout)
+    moved = (moved_q @ moved_k.T).item()
     assert moved == pytest.approx(score, abs=1e-8)
 
 
