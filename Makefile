@@ -43,9 +43,9 @@ check: lint
 
 # The full suite. The strict build (tests/test_book.py) executes chapters/, appendix/ and solutions/ with errors
 # raised; nbval executes only what the build does not: exercises/ (unanswered, they must run without error).
-# Two workers (tests/conftest.py groups the tests): the book build and its browser tests, and everything else.
+# Two workers (conftest.py makes the units of work): the book build and its browser tests, and everything else.
 test: lint
-	$(BIN)/python -m pytest tests exercises --nbval-lax -p no:randomly -n 2 --dist loadgroup
+	$(BIN)/python -m pytest tests exercises --nbval-lax -p no:randomly -n 2
 
 lab: $(STAMP)
 	$(BIN)/jupyter lab --ip=127.0.0.1 --no-browser $(if $(filter 0,$(shell id -u)),--allow-root,)

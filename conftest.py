@@ -1,4 +1,4 @@
-"""Markers and tiers of the suite.
+"""Markers and tiers of the suite (at the repository's root: it applies to tests/ and to the notebooks).
 
 ``make check`` (the fast tier, for every change) runs ``-m "not slow"``;
 ``make test`` runs everything. A test is slow, and so left to ``make test``, if it
@@ -12,6 +12,8 @@
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
@@ -29,14 +31,24 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "book: needs the strict book build (implies slow)")
 
 
-# Under pytest-xdist (make test: -n 2 --dist loadgroup) the tests of one file run on one worker, in order (a
-# notebook's cells share a kernel; a module's fixtures start servers and browsers once), and the strict build and
-# the browser tests of the built book share one worker: the build comes first, the other worker meanwhile runs
-# everything else.
-BOOK_GROUP = {"test_book.py", "test_browser_book.py"}
+# Under pytest-xdist (make test: -n 2) the tests of one file run on one worker, in order: a notebook's cells share
+# a kernel, a module's fixtures start servers and browsers once. The strict build and the browser tests of the
+# built book form one unit of work, so one worker builds the book and then tests it while the other runs the rest.
+BOOK_UNIT = {"test_book.py", "test_browser_book.py"}
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+def pytest_xdist_make_scheduler(config, log):
+    """Units of work: each file, except that the book's two test modules are one (xdist's loadscope otherwise)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByFileBookTogether(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return "the built book" if Path(path).name in BOOK_UNIT else path
+
+    return ByFileBookTogether(config, log)
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
@@ -48,5 +60,3 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
         if item.path.suffix == ".ipynb":
             item.add_marker(pytest.mark.slow)
-        group = "the built book" if item.path.name in BOOK_GROUP else str(item.path)
-        item.add_marker(pytest.mark.xdist_group(group))

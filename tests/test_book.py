@@ -49,7 +49,7 @@ def test_chapter_links_to_its_exercises_and_solutions(build, page):
     assert (HTML / "exercises" / f"{name}.html").exists()
 
 
-PAGES_WITHOUT_MATH = {"bibliography"}
+PAGES_WITHOUT_MATH = {"bibliography", "how_to_take_this_course"}
 
 
 @pytest.mark.parametrize("page", toc_files())
