@@ -18,7 +18,7 @@ def test_there_are_notebooks():
 @pytest.mark.parametrize("path", STORED, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_stored_notebook_is_clean(path):
     issues = nbhygiene.problems(nbformat.read(path, as_version=4))
-    assert not issues, f"{path} is not clean ({issues}); run: python -m nbhygiene clean {path}"
+    assert not issues, f"{path} is not clean ({issues}); run: PYTHONPATH=tools python -m nbhygiene clean {path}"
 
 
 def dirty_notebook():

@@ -16,7 +16,8 @@ CHAPTERS = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
 
 HOW_TO = ("add 2-4 questions as quizzes.QUIZZES[{n!r}] and, before the chapter's Summary, a markdown cell "
           "'## Check yourself' followed by a code cell tagged remove-input with "
-          "`from quizzes import check_yourself` / `check_yourself({n!r})` (as in chapters/01_order_problem)")
+          "`from posenc_course.quizzes import check_yourself` / `check_yourself({n!r})` "
+          "(as in chapters/01_order_problem)")
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)

@@ -218,7 +218,7 @@ def main(argv=None, root: Path | None = None) -> int:
             status = 1
         elif not args.force and holds_learner_work(root, target, text):
             print(f"{name}: NOT overwritten: it has changes that are not committed (a learner's answers?). "
-                  f"Commit or move it, or run `python -m make_exercises --force` to overwrite it.")
+                  "Commit or move it, or run `make exercises FORCE=1` (`make_exercises --force`) to overwrite it.")
             status = 1
         else:
             target.parent.mkdir(exist_ok=True)

@@ -1,4 +1,4 @@
-/* The one renderer of the course's explorers (src/explorers.py), an ES module.
+/* The one renderer of the course's explorers (src/posenc_course/explorers.py), an ES module.
  *
  * It computes what each explorer shows from its slider values (the same
  * numbers as explorers.py's *_data functions, which the tests compare it
