@@ -42,7 +42,8 @@ check: lint
 	$(BIN)/python -m pytest tests -m "not slow" -p no:randomly -q
 
 # The full suite. The strict build (tests/test_book.py) executes chapters/, appendix/ and solutions/ with errors
-# raised; nbval executes only what the build does not: exercises/ (unanswered, they must run without error).
+# raised; nbval executes only what the build does not: exercises/ (unanswered, they must run without error),
+# but for the one tests/test_browser_lab.py runs in JupyterLab. Every notebook is executed once.
 # Two workers (conftest.py makes the units of work): the book build and its browser tests, and everything else.
 test: lint
 	$(BIN)/python -m pytest tests exercises --nbval-lax -p no:randomly -n 2

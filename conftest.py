@@ -13,13 +13,14 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 
 # the session's Chromium and the built book, for every test module that names them
 from support.book import book  # noqa: F401
-from support.browser import chromium  # noqa: F401
+from support.browser import LAB_NOTEBOOK, ROOT, chromium  # noqa: F401
 
 BROWSER_FIXTURES = {"chromium"}
 BOOK_FIXTURES = {"book", "build"}
@@ -50,6 +51,13 @@ def pytest_xdist_make_scheduler(config, log):
 
 
 def pytest_collection_modifyitems(config, items):
+    """Markers by what a test needs; every notebook executed once (see LAB_NOTEBOOK)."""
+    lab_runs_it = shutil.which("chromium") is not None and any(i.path.name == "test_browser_lab.py" for i in items)
+    if lab_runs_it:
+        twice = [i for i in items if i.path == ROOT / LAB_NOTEBOOK]
+        if twice:
+            config.hook.pytest_deselected(items=twice)
+            items[:] = [i for i in items if i.path != ROOT / LAB_NOTEBOOK]
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
         if item.path.name.startswith("test_browser_") or fixtures & BROWSER_FIXTURES:

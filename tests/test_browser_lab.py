@@ -42,9 +42,9 @@ from pathlib import Path
 
 import pytest
 
-from support.browser import ROOT, SCREENSHOTS, Guard, chromium_executable, new_context, percentile
+from support.browser import LAB_NOTEBOOK, ROOT, SCREENSHOTS, Guard, chromium_executable, new_context, percentile
 
-NOTEBOOK = "exercises/02_sinusoidal_formula.ipynb"
+NOTEBOOK = LAB_NOTEBOOK
 SOLUTION = ROOT / "solutions" / "02_sinusoidal_formula.ipynb"
 QUESTION = "02.3"
 SHOT_DIR = SCREENSHOTS / "lab"
