@@ -75,10 +75,6 @@ __all__ = [
 LAYOUTS = ("interleaved", "concatenated")
 DTYPES = (np.float16, np.float32, np.float64)
 
-# 2*pi to more digits than any float type we use can hold.
-_TWO_PI = np.longdouble("6.283185307179586476925286766559005768394")
-
-
 # --------------------------------------------------------------------------
 # Input checks: every public function validates here, so that bad input
 # gets one clear message naming the argument and the allowed range.
@@ -157,13 +153,49 @@ def _check_positions(positions) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------
-# Frequencies
+# Frequencies: exact float64 constants, derived once per (d_model, base)
 # --------------------------------------------------------------------------
 
-def _omega_ld(d_model: int, base: float) -> np.ndarray:
-    """omega_i in extended precision (long double), i = 0 ... ceil(d/2)-1."""
-    i = np.arange((d_model + 1) // 2, dtype=np.longdouble)
-    return np.power(np.longdouble(base), -2 * i / d_model)
+# 2 pi rounded to float64 (relative error 4e-17): only ever multiplies a reduced
+# angle in turns, |t| <= 1/2 + 2**-6, so it adds less than 2e-16 radians.
+_TWO_PI = 2 * math.pi
+# Each turns-per-position constant is split as hi + lo with hi a multiple of 2**-_HI_BITS;
+# hi < 1/4, so k * hi is exact in float64 for every integer |k| < 2**(53 - 27 + ...) = 2**26.
+_HI_BITS = 29
+
+
+@functools.lru_cache(maxsize=256)
+def _constants(d_model: int, base: float) -> tuple:
+    """``(omega, wavelength, hi, lo)``: four tuples of float64, one entry per pair.
+
+    Derived once from mpmath at 160 bits, so they are the same on every machine
+    and need no type wider than float64: ``omega_i`` and ``2 pi / omega_i``
+    correctly rounded, and the turns per position ``f_i = omega_i / (2 pi)``
+    as an exact split ``hi + lo`` (``hi`` a multiple of ``2**-29`` below 1/4,
+    ``lo`` the rest rounded to float64, ``|lo| <= 2**-30``: ``hi + lo`` equals
+    ``f_i`` to about ``2**-83``). Never traced: torch.jit.trace records the
+    numbers as constants, torch.compile gets them from the custom op
+    ``posenc::turns``.
+    """
+    import mpmath  # here, not at import: ``import posenc`` stays cheap
+
+    pairs = (d_model + 1) // 2
+    with mpmath.workprec(160):
+        b, two_pi, scale = mpmath.mpf(base), 2 * mpmath.pi, mpmath.mpf(2) ** _HI_BITS
+        omega = [mpmath.power(b, mpmath.mpf(-2 * i) / d_model) for i in range(pairs)]
+        turns = [w / two_pi for w in omega]
+        hi = [mpmath.nint(f * scale) / scale for f in turns]  # exact: a multiple of 2**-29
+        return (tuple(float(w) for w in omega), tuple(float(two_pi / w) for w in omega),
+                tuple(float(h) for h in hi), tuple(float(f - h) for f, h in zip(turns, hi)))
+
+
+def _turns(d_model: int, base: float) -> tuple:
+    """``omega_i / 2 pi`` (turns per position) split as ``hi + lo``: two tuples of floats.
+
+    Each ``hi`` is a multiple of ``2**-29`` below ``1/4``, so ``p * hi`` is
+    exact in float64 for every integer ``|p| < 2**26``; ``|lo| <= 2**-30``.
+    """
+    return _constants(d_model, base)[2:]
 
 
 def frequencies(d_model, base=10000.0) -> np.ndarray:
@@ -171,18 +203,19 @@ def frequencies(d_model, base=10000.0) -> np.ndarray:
 
     Returns a float64 array of length ``ceil(d_model / 2)``, one value per
     sin/cos pair ``i = 0 ... ceil(d_model/2) - 1``, from 1 down to
-    ``base ** (-(2 * (ceil(d/2) - 1)) / d)`` (never as low as ``1 / base``).
+    ``base ** (-(2 * (ceil(d/2) - 1)) / d)`` (never as low as ``1 / base``),
+    each correctly rounded.
     """
     d_model = _check_d_model(d_model)
     base = _check_base(base)
-    return _omega_ld(d_model, base).astype(np.float64)
+    return np.array(_constants(d_model, base)[0], dtype=np.float64)
 
 
 def wavelengths(d_model, base=10000.0) -> np.ndarray:
-    """Wavelengths ``lambda_i = 2 pi / omega_i`` in positions (float64)."""
+    """Wavelengths ``lambda_i = 2 pi / omega_i`` in positions (float64, correctly rounded)."""
     d_model = _check_d_model(d_model)
     base = _check_base(base)
-    return (_TWO_PI / _omega_ld(d_model, base)).astype(np.float64)
+    return np.array(_constants(d_model, base)[1], dtype=np.float64)
 
 
 def pair_regimes(d_model, length, base=10000.0, *, threshold=0.1) -> dict:
@@ -216,54 +249,121 @@ def pair_regimes(d_model, length, base=10000.0, *, threshold=0.1) -> dict:
 # The table
 # --------------------------------------------------------------------------
 
-def _sin_cos(positions: np.ndarray, omega: np.ndarray):
-    """Accurate sin and cos of ``positions[:, None] * omega`` as float64.
+def _reduced_turns(positions: np.ndarray, hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
+    """``p * omega_i / (2 pi)`` reduced to about [-1/2, 1/2] turns, float64 only, shape (n, pairs).
 
-    The angle is formed and reduced modulo 2 pi in long double, so the
-    float64 sine sees an argument in [0, 2 pi) that is correct to ~1e-16.
+    For ``p = k + e`` (``k`` the nearest integer, ``|e| <= 1/2``, both exact)
+    ``k * hi`` is exact and so is its distance to the nearest integer; what
+    is left, ``k * lo + e * (hi + lo)``, is below ``2**-6`` for ``|p| < 2**24``
+    and carries a rounding error near ``2**-59``. Every step is one IEEE
+    operation (no fused multiply-add), so an entry depends on its ``p`` and
+    ``i`` only. The torch path (``_sin_cos_torch``) does the same operations.
     """
-    angle = np.asarray(positions, dtype=np.longdouble)[:, None] * omega[None, :]
-    reduced = np.fmod(angle, _TWO_PI).astype(np.float64)
-    return np.sin(reduced), np.cos(reduced)
+    p = positions[:, None]
+    k = np.round(p)
+    whole = k * hi
+    return (whole - np.round(whole)) + (k * lo + (p - k) * (hi + lo))
+
+
+def _sin_cos_turns(positions: np.ndarray, hi: np.ndarray, lo: np.ndarray):
+    """Accurate float64 sin and cos of ``positions[:, None] * omega`` (within ~2e-16 for |p| < 2**24)."""
+    angle = _reduced_turns(positions.astype(np.float64), hi, lo) * _TWO_PI
+    return np.sin(angle), np.cos(angle)
+
+
+def _sin_cos(positions, d_model: int, base: float):
+    """``_sin_cos_turns`` for ``(d_model, base)``'s frequencies."""
+    hi, lo = (np.array(t, dtype=np.float64) for t in _turns(d_model, base))
+    return _sin_cos_turns(np.asarray(positions, dtype=np.float64), hi, lo)
 
 
 # Integer positions p = q * _BLOCK + r (0 <= r < _BLOCK) are assembled from a
 # coarse angle and a fine one. The split depends on p alone, never on the
 # other positions asked for, so a row is the same in every table.
 _BLOCK = 64
+_CHUNK = 2  # coarse blocks assembled at a time: buffers of 128 rows stay in cache
 
 
-def _sin_cos_rows(positions: np.ndarray, omega: np.ndarray):
-    """sin and cos of ``p * omega`` (float64, shape (n, pairs)); row p depends on p only.
+def _assemble_run(start: int, n: int, hi, lo, sin_out, cos_out) -> None:
+    """Rows ``start ... start+n-1`` (integers) by angle addition, written into the two views."""
+    q0 = start // _BLOCK
+    nq = (start + n - 1) // _BLOCK - q0 + 1
+    s_q, c_q = _sin_cos_turns((q0 + np.arange(nq, dtype=np.int64)) * _BLOCK, hi, lo)  # a = 64 q omega
+    s_r, c_r = _sin_cos_turns(np.arange(_BLOCK), hi, lo)  # b = r omega
+    s_q, c_q, s_r, c_r = s_q[:, None], c_q[:, None], s_r[None], c_r[None]
+    hc = cos_out.shape[1]
+    shape = (min(_CHUNK, nq), _BLOCK, hi.shape[0])
+    t1, t2 = np.empty(shape), np.empty(shape)
+    for b0 in range(0, nq, _CHUNK):
+        b1 = min(b0 + _CHUNK, nq)
+        first = (q0 + b0) * _BLOCK  # the position of the chunk's first row
+        rows = slice(max(first, start) - first, min(first + (b1 - b0) * _BLOCK, start + n) - first)
+        dst = slice(max(first, start) - start, min(first + (b1 - b0) * _BLOCK, start + n) - start)
+        u1, u2 = t1[: b1 - b0], t2[: b1 - b0]
+        # sin(a + b) = sin a cos b + cos a sin b;  cos(a + b) = cos a cos b - sin a sin b
+        np.multiply(s_q[b0:b1], c_r, out=u1)
+        np.multiply(c_q[b0:b1], s_r, out=u2)
+        np.add(u1, u2, out=u1)
+        sin_out[dst] = u1.reshape(-1, u1.shape[2])[rows]
+        np.multiply(c_q[b0:b1], c_r, out=u1)
+        np.multiply(s_q[b0:b1], s_r, out=u2)
+        np.subtract(u1, u2, out=u1)
+        cos_out[dst] = u1.reshape(-1, u1.shape[2])[rows, :hc]
 
-    Integer positions use the angle-addition rule on exact coarse and fine
-    tables, one IEEE operation per numpy call (no fused multiply-add, no
-    code path that depends on where an element sits in the array).
+
+def _assemble_rows(ints: np.ndarray, hi, lo, sin_out, cos_out, where: np.ndarray) -> None:
+    """Rows of any integer positions by angle addition (the same operations as ``_assemble_run``)."""
+    q, r = np.divmod(ints, _BLOCK)
+    uq, inverse = np.unique(q, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    s_q, c_q = _sin_cos_turns(uq * _BLOCK, hi, lo)
+    s_r, c_r = _sin_cos_turns(np.arange(_BLOCK), hi, lo)
+    hc = cos_out.shape[1]
+    step = _CHUNK * _BLOCK
+    for j0 in range(0, ints.shape[0], step):
+        j = slice(j0, j0 + step)
+        sa, ca, sb, cb = s_q[inverse[j]], c_q[inverse[j]], s_r[r[j]], c_r[r[j]]
+        sin_out[where[j]] = sa * cb + ca * sb
+        cos_out[where[j]] = (ca * cb - sa * sb)[:, :hc]
+
+
+def _table(pos: np.ndarray, d_model: int, base: float, layout: str, dt: np.dtype) -> np.ndarray:
+    """The table of ``sinusoidal`` (checked arguments), written straight into its final dtype and layout.
+
+    Integer positions (and integer-valued floats below ``2**53``) are
+    assembled by angle addition from accurate float64 rows of ``64 q`` and
+    ``r``, in float64, and rounded once; other positions get the direct
+    float64 path. Which path a row takes, and every operation on it, depends
+    on its own position only.
     """
-    integral = positions.dtype.kind in "iu"
-    if not integral and np.all(positions == np.round(positions)) and np.all(np.abs(positions) < 2.0**62):
-        positions, integral = positions.astype(np.int64), True  # integer-valued floats too
-    if not integral:
-        return _sin_cos(positions, omega)
-    s_r, c_r = _sin_cos(np.arange(_BLOCK), omega)  # fine: b = r * omega
-    start, n = (int(positions[0]), positions.shape[0]) if positions.shape[0] else (0, 0)
-    if n and np.array_equal(positions, np.arange(start, start + n)):
-        # A contiguous run: whole coarse blocks broadcast against the fine table.
-        q0 = start // _BLOCK
-        nq = (start + n - 1) // _BLOCK - q0 + 1
-        s_q, c_q = _sin_cos((q0 + np.arange(nq)) * _BLOCK, omega)
-        s_q, c_q, s_r, c_r = s_q[:, None], c_q[:, None], s_r[None], c_r[None]
-        cut = slice(start - q0 * _BLOCK, start - q0 * _BLOCK + n)
+    n, h = pos.shape[0], (d_model + 1) // 2
+    hi, lo = (np.array(t, dtype=np.float64) for t in _turns(d_model, base))
+    out = np.empty((n, d_model), dtype=dt)
+    if layout == "interleaved":
+        sin_out, cos_out = out[:, 0::2], out[:, 1::2]
     else:
-        q, r = np.divmod(positions, _BLOCK)
-        uq, inverse = np.unique(q, return_inverse=True)
-        s_q, c_q = (t[inverse.reshape(-1)] for t in _sin_cos(uq * _BLOCK, omega))
-        s_r, c_r, cut = s_r[r], c_r[r], slice(None)
-    # sin(a + b) = sin a cos b + cos a sin b;  cos(a + b) = cos a cos b - sin a sin b
-    sin = s_q * c_r + c_q * s_r
-    cos = c_q * c_r - s_q * s_r
-    h = omega.shape[0]
-    return sin.reshape(-1, h)[cut], cos.reshape(-1, h)[cut]
+        sin_out, cos_out = out[:, :h], out[:, h:]
+    if n == 0:
+        return out
+    if pos.dtype.kind == "f":
+        integral = (pos == np.round(pos)) & (np.abs(pos) < 2.0**53)
+    else:
+        integral = np.ones(n, dtype=bool)
+    if integral.all():
+        ints = pos.astype(np.int64)
+        start = int(ints[0])
+        if ints[-1] - start == n - 1 and np.array_equal(ints, np.arange(start, start + n)):
+            _assemble_run(start, n, hi, lo, sin_out, cos_out)
+        else:
+            _assemble_rows(ints, hi, lo, sin_out, cos_out, np.arange(n))
+        return out
+    where = np.flatnonzero(integral)
+    if where.size:
+        _assemble_rows(pos[where].astype(np.int64), hi, lo, sin_out, cos_out, where)
+    where = np.flatnonzero(~integral)
+    s, c = _sin_cos_turns(pos[where], hi, lo)
+    sin_out[where], cos_out[where] = s, c[:, : cos_out.shape[1]]
+    return out
 
 
 def _arrange(sin, cos, d_model: int, layout: str):
@@ -294,8 +394,7 @@ def sinusoidal(positions, d_model, base=10000.0, *, layout="interleaved", dtype=
     base = _check_base(base)
     layout = _check_layout(layout)
     dt = _check_dtype(dtype)
-    sin, cos = _sin_cos_rows(pos, _omega_ld(d_model, base))
-    return np.ascontiguousarray(_arrange(sin, cos, d_model, layout), dtype=dt)
+    return _table(pos, d_model, base, layout, dt)
 
 
 def exact_angles(positions, d_model, base=10000.0, *, digits=40) -> np.ndarray:
@@ -364,7 +463,7 @@ def rotation(k, d_model, base=10000.0, *, layout="interleaved") -> np.ndarray:
             "an odd-width encoding is a sine without its cosine partner, and "
             "sin(a + b) cannot be written as a fixed multiple of sin(a)."
         )
-    s, c = (x[0] for x in _sin_cos(np.array([k], dtype=np.float64), _omega_ld(d_model, base)))
+    s, c = (x[0] for x in _sin_cos([k], d_model, base))
     t = np.zeros((d_model, d_model))
     idx = np.arange(0, d_model, 2)
     t[idx, idx] = c
@@ -381,22 +480,7 @@ def rotation(k, d_model, base=10000.0, *, layout="interleaved") -> np.ndarray:
 # The table in torch (for torch.compile and torch.jit.trace)
 # --------------------------------------------------------------------------
 
-@functools.lru_cache(maxsize=256)
-def _turns(d_model: int, base: float) -> tuple:
-    """``omega_i / 2 pi`` (turns per position) split as ``hi + lo``: two tuples of floats.
-
-    Computed from ``_omega_ld`` in plain Python and numpy, never traced: a
-    trace (torch.jit.trace) records the numbers as constants, and under
-    torch.compile they come from the custom op ``posenc::turns`` (below).
-    Each ``hi`` is a multiple of ``2**-29`` below ``1/4``, so ``p * hi`` is
-    exact in float64 for every integer ``|p| < 2**26``; ``|lo| <= 2**-30``.
-    """
-    f = _omega_ld(d_model, base) / _TWO_PI
-    hi = np.round(f * 2.0**29) / 2.0**29
-    return tuple(hi.astype(np.float64).tolist()), tuple((f - hi).astype(np.float64).tolist())
-
-
-# Under torch.compile the long-double numbers cannot be traced, so a custom op hands them to the graph:
+# Under torch.compile the constants (derived with mpmath) cannot be traced, so a custom op hands them to the graph:
 # Dynamo and Inductor see an opaque call with known output shapes (the fake implementation), and the
 # real one runs at call time (a cached lookup). A custom op, not ``torch.compiler.assume_constant_result``,
 # because that decorator imports torch._dynamo (seconds) when posenc is imported; this costs a millisecond.
