@@ -217,7 +217,7 @@ def test_torch_path_accuracy_at_large_positions(positions, d_model, base):
     """The torch path (apply_rope on tensors, compiled and traced modules) is as accurate as sinusoidal.
 
     Rotating the pairs (1, 0) by p * omega_i gives (cos, sin). Documented:
-    1e-9 in float64; measured about 1e-12 (the error of omega_i in long double times p).
+    1e-9 in float64; measured below 1e-15 (float64 constants split exactly, reduction in turns).
     """
     ones = torch.zeros(len(positions), d_model, dtype=torch.float64)
     ones[:, 0::2] = 1.0

@@ -131,7 +131,7 @@ def test_apply_rope_traces():
 
 
 def test_torch_and_numpy_tables_agree():
-    """What a compiled or traced module adds (torch path) against sinusoidal (numpy long double)."""
+    """What a compiled or traced module adds (torch path) against sinusoidal (numpy, angle addition)."""
     for layout in posenc.LAYOUTS:
         torch_table = posenc._table_torch(9000, 31, 10000.0, layout, "cpu").numpy()
         numpy_table = posenc.sinusoidal(9000, 31, layout=layout)

@@ -224,7 +224,10 @@ def low_precision_table(positions, d_model, base=10000.0, dtype=torch.float16) -
 TORCH_DTYPES = {"float64": torch.float64, "float32": torch.float32,
                 "float16": torch.float16, "bfloat16": torch.bfloat16}
 
-_TWO_PI = np.longdouble("6.283185307179586476925286766559005768394")
+# 2 pi as an exact float64 split: _TWO_PI_HI has 27 significant bits (a multiple of 2**-24), so
+# k * _TWO_PI_HI is exact for every integer |k| < 2**26; _TWO_PI_LO is the rest, rounded.
+_TWO_PI_HI = round(2 * math.pi * 2**24) / 2**24
+_TWO_PI_LO = (2 * math.pi - _TWO_PI_HI) + 2.4492935982947064e-16  # 2 pi - fl(2 pi), from mpmath
 
 
 def angles_in_dtype(positions, d_model, base=10000.0, dtype=torch.float32) -> np.ndarray:
@@ -240,16 +243,21 @@ def angles_in_dtype(positions, d_model, base=10000.0, dtype=torch.float32) -> np
 def phase_error(positions, d_model, base=10000.0, dtype=torch.float32) -> np.ndarray:
     """|angle computed in ``dtype`` - exact angle|, wrapped to [0, pi], shape (n, pairs).
 
-    The exact angle is formed in extended precision (long double, 64-bit
-    mantissa) and compared modulo 2 pi; NaN where the dtype overflowed.
+    Float64 only, the same on every machine: the exact angle is posenc's
+    reduction in turns (float64 constants split exactly, error about 2e-16
+    radians); the computed angle is reduced modulo 2 pi with 2 pi split as
+    ``hi + lo`` (exact for angles below about 4e8). NaN where the dtype overflowed.
     """
     positions = np.asarray(positions)
     got = angles_in_dtype(positions, d_model, base, dtype)
-    i = np.arange((d_model + 1) // 2, dtype=np.longdouble)
-    exact = positions.astype(np.longdouble)[:, None] * np.power(np.longdouble(base), -2 * i / d_model)[None, :]
+    hi, lo = (np.array(t, dtype=np.float64) for t in posenc._turns(d_model, base))
+    exact = posenc._reduced_turns(positions.astype(np.float64), hi, lo) * (2 * math.pi)  # in about [-pi, pi]
     with np.errstate(invalid="ignore"):
-        diff = np.mod(got.astype(np.longdouble) - exact + _TWO_PI / 2, _TWO_PI) - _TWO_PI / 2
-    return np.abs(diff).astype(np.float64)
+        k = np.round(got / (2 * math.pi))
+        reduced = (got - k * _TWO_PI_HI) - k * _TWO_PI_LO  # got modulo 2 pi, in about [-pi, pi]
+        diff = reduced - exact
+        diff = diff - (2 * math.pi) * np.round(diff / (2 * math.pi))
+    return np.minimum(np.abs(diff), np.pi)
 
 
 # --------------------------------------------------------------------------
