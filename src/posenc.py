@@ -307,72 +307,146 @@ def _sin_cos(positions, d_model: int, base: float):
     return _sin_cos_turns(np.asarray(positions, dtype=np.float64), hi, lo)
 
 
-# Integer positions p = q * _BLOCK + r (0 <= r < _BLOCK) are assembled from a
-# coarse angle and a fine one. The split depends on p alone, never on the
-# other positions asked for, so a row is the same in every table.
+def _layout_views(table: np.ndarray, h: int, layout: str):
+    """The sine and cosine channels of a table (last axis: channels) as two views."""
+    if layout == "interleaved":
+        return table[..., 0::2], table[..., 1::2]
+    return table[..., :h], table[..., h:]
+
+
+# Integer positions are split as p = 4096 a + 64 b + r (0 <= b, r < 64), from p alone: never from
+# the other positions asked for, so a row is the same in every table. Accurate float64 sin and cos
+# (the reduction in turns) are needed only for the rows 4096 a; the rows 64 b and r are the same
+# for every table of a given (d_model, base, layout) and are kept. A row is then assembled by
+# angle addition, twice, with every channel of the table in one contiguous product:
+#
+#     row(p) = X * F1 + Y * F2,   X = row(P) = [sin A, cos A] (laid out as the table),
+#     Y = [cos A, -sin A],  F1 = [cos B, cos B],  F2 = [sin B, sin B]   (B = p - P)
+#
+# which is sin(A + B) = sin A cos B + cos A sin B and cos(A + B) = cos A cos B - sin A sin B for
+# every pair. Each product and sum is one IEEE operation (no fused multiply-add).
 _BLOCK = 64
-_CHUNK = 2  # coarse blocks assembled at a time: buffers of 128 rows stay in cache
+_CHUNK = 2  # blocks of 64 rows assembled at a time: buffers of 128 rows stay in cache
 
 
-def _assemble_run(start: int, n: int, hi, lo, sin_out, cos_out) -> None:
-    """Rows ``start ... start+n-1`` (integers) by angle addition, written into the two views."""
+def _forms(s: np.ndarray, c: np.ndarray, layout: str):
+    """``X = [s, c]`` and ``Y = [c, -s]`` laid out as the table (all 2 * pairs channels)."""
+    if layout == "interleaved":
+        return (np.stack([s, c], -1).reshape(s.shape[0], -1), np.stack([c, -s], -1).reshape(s.shape[0], -1))
+    return np.concatenate([s, c], -1), np.concatenate([c, -s], -1)
+
+
+def _rotate_form(x: np.ndarray, layout: str) -> np.ndarray:
+    """``Y = [c, -s]`` from ``X = [s, c]`` (exact)."""
+    h = x.shape[1] // 2
+    s, c = (x[:, 0::2], x[:, 1::2]) if layout == "interleaved" else (x[:, :h], x[:, h:])
+    return _forms(s, c, layout)[1]
+
+
+def _steps(d_model: int, base: float, layout: str, step: int) -> tuple:
+    """``F1 = [cos B, cos B]`` and ``F2 = [sin B, sin B]`` for ``B = k * step * omega``, k = 0 ... 63 (read-only).
+
+    Kept per constants (the cache is keyed on ``_turns``' values, not on ``(d_model, base)``).
+    """
+    return _steps_for(*_turns(d_model, base), layout, step)
+
+
+@functools.lru_cache(maxsize=16)
+def _steps_for(hi: tuple, lo: tuple, layout: str, step: int) -> tuple:
+    hi, lo = np.array(hi, dtype=np.float64), np.array(lo, dtype=np.float64)
+    s, c = _sin_cos_turns(np.arange(_BLOCK, dtype=np.int64) * step, hi, lo)
+    f1 = np.stack([c, c], -1).reshape(_BLOCK, -1) if layout == "interleaved" else np.concatenate([c, c], -1)
+    f2 = np.stack([s, s], -1).reshape(_BLOCK, -1) if layout == "interleaved" else np.concatenate([s, s], -1)
+    for f in (f1, f2):
+        f.setflags(write=False)
+    return f1, f2
+
+
+def _coarse_rows(q: np.ndarray, d_model: int, base: float, layout: str, hi, lo):
+    """``X`` and ``Y`` of the rows ``64 q`` (q = 64 a + b), each from its own q only."""
+    a, b = np.divmod(q, _BLOCK)
+    ua, inverse = np.unique(a, return_inverse=True)
+    x_a, y_a = _forms(*_sin_cos_turns(ua * (_BLOCK * _BLOCK), hi, lo), layout)
+    f1, f2 = _steps(d_model, base, layout, _BLOCK)
+    inverse = inverse.reshape(-1)
+    x = x_a[inverse] * f1[b] + y_a[inverse] * f2[b]
+    return x, _rotate_form(x, layout)
+
+
+def _assemble(x, y, f1, f2, out, dst, rows, t1, t2) -> None:
+    """``out[dst] = (X * F1 + Y * F2)[rows, :d_model]`` through the buffers (rounded once to out's dtype)."""
+    np.multiply(x, f1, out=t1)
+    np.multiply(y, f2, out=t2)
+    np.add(t1, t2, out=t1)
+    out[dst] = t1.reshape(-1, t1.shape[-1])[rows, : out.shape[1]]
+
+
+def _assemble_run(start: int, n: int, d_model: int, base: float, layout: str, hi, lo, out) -> None:
+    """Rows ``start ... start+n-1`` (integers), written into ``out`` (n, d_model).
+
+    Large tables are shared out among ``torch.get_num_threads()`` threads (numpy
+    releases the GIL in its loops), by whole chunks: every entry gets the same
+    operations whichever thread computes it, so the bits do not depend on the
+    number of threads. Threads are started per call and joined before return
+    (nothing survives a fork).
+    """
     q0 = start // _BLOCK
     nq = (start + n - 1) // _BLOCK - q0 + 1
-    s_q, c_q = _sin_cos_turns((q0 + np.arange(nq, dtype=np.int64)) * _BLOCK, hi, lo)  # a = 64 q omega
-    s_r, c_r = _sin_cos_turns(np.arange(_BLOCK), hi, lo)  # b = r omega
-    s_q, c_q, s_r, c_r = s_q[:, None], c_q[:, None], s_r[None], c_r[None]
-    hc = cos_out.shape[1]
-    shape = (min(_CHUNK, nq), _BLOCK, hi.shape[0])
-    t1, t2 = np.empty(shape), np.empty(shape)
-    for b0 in range(0, nq, _CHUNK):
-        b1 = min(b0 + _CHUNK, nq)
-        first = (q0 + b0) * _BLOCK  # the position of the chunk's first row
-        rows = slice(max(first, start) - first, min(first + (b1 - b0) * _BLOCK, start + n) - first)
-        dst = slice(max(first, start) - start, min(first + (b1 - b0) * _BLOCK, start + n) - start)
-        u1, u2 = t1[: b1 - b0], t2[: b1 - b0]
-        # sin(a + b) = sin a cos b + cos a sin b;  cos(a + b) = cos a cos b - sin a sin b
-        np.multiply(s_q[b0:b1], c_r, out=u1)
-        np.multiply(c_q[b0:b1], s_r, out=u2)
-        np.add(u1, u2, out=u1)
-        sin_out[dst] = u1.reshape(-1, u1.shape[2])[rows]
-        np.multiply(c_q[b0:b1], c_r, out=u1)
-        np.multiply(s_q[b0:b1], s_r, out=u2)
-        np.subtract(u1, u2, out=u1)
-        cos_out[dst] = u1.reshape(-1, u1.shape[2])[rows, :hc]
+    x_q, y_q = _coarse_rows(q0 + np.arange(nq, dtype=np.int64), d_model, base, layout, hi, lo)
+    f1, f2 = _steps(d_model, base, layout, 1)
+    width = x_q.shape[1]
+
+    def work(chunks):
+        t1, t2 = np.empty((_CHUNK, _BLOCK, width)), np.empty((_CHUNK, _BLOCK, width))
+        for b0 in chunks:
+            b1 = min(b0 + _CHUNK, nq)
+            first = (q0 + b0) * _BLOCK  # the position of the chunk's first row
+            last = min(first + (b1 - b0) * _BLOCK, start + n)
+            rows, dst = slice(max(first, start) - first, last - first), slice(max(first, start) - start, last - start)
+            _assemble(x_q[b0:b1, None], y_q[b0:b1, None], f1, f2, out, dst, rows, t1[: b1 - b0], t2[: b1 - b0])
+
+    chunks = list(range(0, nq, _CHUNK))
+    threads = min(torch.get_num_threads(), 8, len(chunks), max(1, (n * width) >> 19))
+    if threads <= 1:
+        return work(chunks)
+    import threading
+
+    helpers = [threading.Thread(target=work, args=(chunks[t::threads],)) for t in range(1, threads)]
+    for helper in helpers:
+        helper.start()
+    try:
+        work(chunks[0::threads])
+    finally:
+        for helper in helpers:
+            helper.join()
 
 
-def _assemble_rows(ints: np.ndarray, hi, lo, sin_out, cos_out, where: np.ndarray) -> None:
-    """Rows of any integer positions by angle addition (the same operations as ``_assemble_run``)."""
+def _assemble_rows(ints: np.ndarray, d_model: int, base: float, layout: str, hi, lo, out, where) -> None:
+    """Rows of any integer positions (the same operations as ``_assemble_run``), into ``out[where]``."""
     q, r = np.divmod(ints, _BLOCK)
     uq, inverse = np.unique(q, return_inverse=True)
     inverse = inverse.reshape(-1)
-    s_q, c_q = _sin_cos_turns(uq * _BLOCK, hi, lo)
-    s_r, c_r = _sin_cos_turns(np.arange(_BLOCK), hi, lo)
-    hc = cos_out.shape[1]
+    x_q, y_q = _coarse_rows(uq, d_model, base, layout, hi, lo)
+    f1, f2 = _steps(d_model, base, layout, 1)
     step = _CHUNK * _BLOCK
     for j0 in range(0, ints.shape[0], step):
         j = slice(j0, j0 + step)
-        sa, ca, sb, cb = s_q[inverse[j]], c_q[inverse[j]], s_r[r[j]], c_r[r[j]]
-        sin_out[where[j]] = sa * cb + ca * sb
-        cos_out[where[j]] = (ca * cb - sa * sb)[:, :hc]
+        m = len(ints[j])
+        t1, t2 = np.empty((m, x_q.shape[1])), np.empty((m, x_q.shape[1]))
+        _assemble(x_q[inverse[j]], y_q[inverse[j]], f1[r[j]], f2[r[j]], out, where[j], slice(None), t1, t2)
 
 
 def _table(pos: np.ndarray, d_model: int, base: float, layout: str, dt: np.dtype) -> np.ndarray:
     """The table of ``sinusoidal`` (checked arguments), written straight into its final dtype and layout.
 
     Integer positions (and integer-valued floats below ``2**53``) are
-    assembled by angle addition from accurate float64 rows of ``64 q`` and
-    ``r``, in float64, and rounded once; other positions get the direct
-    float64 path. Which path a row takes, and every operation on it, depends
-    on its own position only.
+    assembled by angle addition (see ``_BLOCK``) in float64 and rounded once;
+    other positions get the direct float64 path. Which path a row takes, and
+    every operation on it, depends on its own position only.
     """
     n, h = pos.shape[0], (d_model + 1) // 2
     hi, lo = (np.array(t, dtype=np.float64) for t in _turns(d_model, base))
     out = np.empty((n, d_model), dtype=dt)
-    if layout == "interleaved":
-        sin_out, cos_out = out[:, 0::2], out[:, 1::2]
-    else:
-        sin_out, cos_out = out[:, :h], out[:, h:]
     if n == 0:
         return out
     if pos.dtype.kind == "f":
@@ -383,15 +457,16 @@ def _table(pos: np.ndarray, d_model: int, base: float, layout: str, dt: np.dtype
         ints = pos.astype(np.int64)
         start = int(ints[0])
         if ints[-1] - start == n - 1 and np.array_equal(ints, np.arange(start, start + n)):
-            _assemble_run(start, n, hi, lo, sin_out, cos_out)
+            _assemble_run(start, n, d_model, base, layout, hi, lo, out)
         else:
-            _assemble_rows(ints, hi, lo, sin_out, cos_out, np.arange(n))
+            _assemble_rows(ints, d_model, base, layout, hi, lo, out, np.arange(n))
         return out
     where = np.flatnonzero(integral)
     if where.size:
-        _assemble_rows(pos[where].astype(np.int64), hi, lo, sin_out, cos_out, where)
+        _assemble_rows(pos[where].astype(np.int64), d_model, base, layout, hi, lo, out, where)
     where = np.flatnonzero(~integral)
     s, c = _sin_cos_turns(pos[where], hi, lo)
+    sin_out, cos_out = _layout_views(out, h, layout)
     sin_out[where], cos_out[where] = s, c[:, : cos_out.shape[1]]
     return out
 

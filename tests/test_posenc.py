@@ -251,6 +251,20 @@ def test_a_row_does_not_depend_on_the_other_positions(n, start, d_model, layout,
 
 @settings(max_examples=40, deadline=None)
 @given(
+    positions=st.lists(st.one_of(st.integers(-(2**24), 2**24), st.floats(-(2.0**24), 2.0**24)), min_size=1, max_size=30),
+    d_model=st.sampled_from([1, 5, 64]),
+    layout=layouts,
+    dtype=st.sampled_from([np.float32, np.float64]),
+)
+def test_a_row_does_not_depend_on_the_other_positions_mixed(positions, d_model, layout, dtype):
+    """Integers, integer-valued floats and fractions in one request: each row as when asked alone (issue 18)."""
+    table = posenc.sinusoidal(np.array(positions, dtype=np.float64), d_model, layout=layout, dtype=dtype)
+    for row, p in enumerate(positions):
+        np.testing.assert_array_equal(posenc.sinusoidal([float(p)], d_model, layout=layout, dtype=dtype)[0], table[row])
+
+
+@settings(max_examples=40, deadline=None)
+@given(
     history=st.lists(st.integers(min_value=1, max_value=5000), min_size=1, max_size=6),
     d_model=st.sampled_from([3, 10, 64]),
     layout=layouts,
