@@ -251,7 +251,8 @@ def test_a_row_does_not_depend_on_the_other_positions(n, start, d_model, layout,
 
 @settings(max_examples=40, deadline=None)
 @given(
-    positions=st.lists(st.one_of(st.integers(-(2**24), 2**24), st.floats(-(2.0**24), 2.0**24)), min_size=1, max_size=30),
+    positions=st.lists(st.one_of(st.integers(-(2**24), 2**24), st.floats(-(2.0**24), 2.0**24)),
+                       min_size=1, max_size=30),
     d_model=st.sampled_from([1, 5, 64]),
     layout=layouts,
     dtype=st.sampled_from([np.float32, np.float64]),
