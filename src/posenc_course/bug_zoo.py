@@ -33,6 +33,7 @@ Layout variants: ``VARIANTS``, ``variant_table``, ``identify_variant`` and
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -240,24 +241,37 @@ def angles_in_dtype(positions, d_model, base=10000.0, dtype=torch.float32) -> np
     return torch.outer(p, omega).double().numpy()
 
 
+@functools.lru_cache(maxsize=64)
+def _omega_split(d_model: int, base: float) -> tuple:
+    """``omega_i = hi + lo`` exactly to float64 precision: ``hi`` a multiple of ``2**-25`` (so that
+    ``k * hi`` is exact for every integer ``|k| < 2**27``), ``lo`` the rest. From mpmath at 160 bits."""
+    import mpmath
+
+    with mpmath.workprec(160):
+        omega = [mpmath.power(mpmath.mpf(base), mpmath.mpf(-2 * i) / d_model) for i in range((d_model + 1) // 2)]
+        hi = [mpmath.nint(w * 2**25) / 2**25 for w in omega]
+        return (np.array([float(h) for h in hi]), np.array([float(w - h) for w, h in zip(omega, hi)]))
+
+
 def phase_error(positions, d_model, base=10000.0, dtype=torch.float32) -> np.ndarray:
     """|angle computed in ``dtype`` - exact angle|, wrapped to [0, pi], shape (n, pairs).
 
-    Float64 only, the same on every machine: the exact angle is posenc's
-    reduction in turns (float64 constants split exactly, error about 2e-16
-    radians); the computed angle is reduced modulo 2 pi with 2 pi split as
-    ``hi + lo`` (exact for angles below about 4e8). NaN where the dtype overflowed.
+    Float64 only, the same on every machine: the difference is formed before
+    any reduction, as ``(got - k * hi) - k * lo - e * omega`` for ``p = k + e``
+    (``k`` an integer, ``omega_i = hi + lo`` split exactly, ``k * hi`` exact),
+    then wrapped with 2 pi split as ``hi + lo``. Error about 1e-16 relative
+    to the angles (0 where the computed angle is exact). NaN where the dtype overflowed.
     """
     positions = np.asarray(positions)
     got = angles_in_dtype(positions, d_model, base, dtype)
-    hi, lo = (np.array(t, dtype=np.float64) for t in posenc._turns(d_model, base))
-    exact = posenc._reduced_turns(positions.astype(np.float64), hi, lo) * (2 * math.pi)  # in about [-pi, pi]
+    hi, lo = _omega_split(d_model, base)
+    p = positions.astype(np.float64)[:, None]
+    k = np.round(p)
     with np.errstate(invalid="ignore"):
-        k = np.round(got / (2 * math.pi))
-        reduced = (got - k * _TWO_PI_HI) - k * _TWO_PI_LO  # got modulo 2 pi, in about [-pi, pi]
-        diff = reduced - exact
-        diff = diff - (2 * math.pi) * np.round(diff / (2 * math.pi))
-    return np.minimum(np.abs(diff), np.pi)
+        diff = ((got - k * hi) - k * lo) - (p - k) * (hi + lo)
+        turns = np.round(diff / (2 * math.pi))
+        wrapped = (diff - turns * _TWO_PI_HI) - turns * _TWO_PI_LO
+    return np.minimum(np.abs(wrapped), np.pi)
 
 
 # --------------------------------------------------------------------------
