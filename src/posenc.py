@@ -377,6 +377,11 @@ def _assemble(x, y, f1, f2, out, dst, rows, t1, t2) -> None:
     """``out[dst] = (X * F1 + Y * F2)[rows, :d_model]`` through the buffers (rounded once to out's dtype)."""
     np.multiply(x, f1, out=t1)
     np.multiply(y, f2, out=t2)
+    if isinstance(dst, slice) and out.shape[1] == t1.shape[-1]:
+        target = out[dst]  # a view: the sum, rounded once, straight into the table
+        if target.shape[0] == t1.size // t1.shape[-1]:
+            np.add(t1, t2, out=target.reshape(t1.shape), casting="same_kind")
+            return
     np.add(t1, t2, out=t1)
     out[dst] = t1.reshape(-1, t1.shape[-1])[rows, : out.shape[1]]
 
