@@ -264,6 +264,19 @@ def test_a_row_does_not_depend_on_the_other_positions_mixed(positions, d_model, 
         np.testing.assert_array_equal(posenc.sinusoidal([float(p)], d_model, layout=layout, dtype=dtype)[0], table[row])
 
 
+def test_a_table_does_not_depend_on_the_number_of_threads():
+    """Big runs are shared out among torch.get_num_threads() threads: the bits stay the same."""
+    threads = torch.get_num_threads()
+    try:
+        tables = []
+        for n in (1, 3):
+            torch.set_num_threads(n)
+            tables.append(posenc.sinusoidal(np.arange(-1000, 4000), 511, dtype=np.float32))
+    finally:
+        torch.set_num_threads(threads)
+    np.testing.assert_array_equal(tables[0], tables[1])
+
+
 @settings(max_examples=40, deadline=None)
 @given(
     history=st.lists(st.integers(min_value=1, max_value=5000), min_size=1, max_size=6),
