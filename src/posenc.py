@@ -369,7 +369,10 @@ def _coarse_rows(q: np.ndarray, d_model: int, base: float, layout: str, hi, lo):
     x_a, y_a = _forms(*_sin_cos_turns(ua * (_BLOCK * _BLOCK), hi, lo), layout)
     f1, f2 = _steps(d_model, base, layout, _BLOCK)
     inverse = inverse.reshape(-1)
-    x = x_a[inverse] * f1[b] + y_a[inverse] * f2[b]
+    x, y = x_a[inverse], y_a[inverse]  # fresh copies: the products and the sum go in place (fewer allocations)
+    np.multiply(x, f1[b], out=x)
+    np.multiply(y, f2[b], out=y)
+    np.add(x, y, out=x)
     return x, _rotate_form(x, layout)
 
 
