@@ -21,29 +21,38 @@ has only its sine.
 
 Accuracy. The textbook recipe computes ``p * omega`` in float32, so the angle
 itself is wrong by about ``|p * omega| * 6e-8`` radians before the sine is
-taken (3e-2 at ``p = 10**6``). Here the angles are formed in extended
-precision and reduced modulo ``2 pi`` before any rounding, for a small table
-of "coarse" positions ``q * 64`` and "fine" offsets ``r < 64``; every integer
-position ``p = q * 64 + r`` is then assembled with the angle-addition rule
-(the rotation property of chapter 04)::
+taken (3e-2 at ``p = 10**6``). Here nothing is wider than float64, so the
+numbers are the same on every IEEE-754 machine (numpy's extended type is
+plain float64 on Windows and macOS arm64; the course never uses it):
+
+* the constants are exact float64 splits, derived once per ``(d_model, base)``
+  with mpmath: the turns per position ``omega_i / (2 pi) = hi + lo``, with
+  ``hi`` a multiple of ``2**-29`` (so ``k * hi`` is exact for integers
+  ``|k| < 2**26``) and ``lo`` the small rest;
+* an angle is reduced in turns, exactly: for ``p = k + e`` the fractional part
+  of ``k * hi`` is exact, the rest ``k * lo + e * (hi + lo)`` is small, and
+  only the reduced angle (``|t| <= 1/2`` turn) is multiplied by ``2 pi`` and
+  given to float64 ``sin`` and ``cos`` (error about 2e-16);
+* a table of integer positions ``p = 64 q + r`` needs that only for the rows
+  ``64 q`` and ``r < 64``; every entry is then assembled with the
+  angle-addition rule (the rotation property of chapter 04)::
 
     sin(a + b) = sin a cos b + cos a sin b,   cos(a + b) = cos a cos b - sin a sin b
 
-in float64, and rounded once to the requested dtype. At every
-``|p| < 2**24`` float32 results are within 2e-7 of the exact value (in fact
-correctly rounded but for ~1e-12) and float64 results within 1e-9 (measured:
-about 1e-12, the error of ``omega`` in long double times ``p``). The split
-of ``p`` does not depend on the other positions asked for, so row ``p`` of a
-table is bitwise the same in every table (and in the module whatever it was
-asked before).
+  in float64 (4 multiplications and 2 additions per pair) and rounded once
+  to the requested dtype. Fractional positions take the reduction directly.
 
-torch.compile and torch.jit.trace. Numpy's long double cannot be traced, so
-compiled and traced code takes a pure-torch path (``_sin_cos_torch``): the
-same frequencies, as turns per position split into an exact high part and a
-small low part, so the reduction modulo ``2 pi`` is exact in float64; then
-torch's float64 sin and cos. It has the same accuracy (measured: ~1e-12 in
-float64 at ``|p| < 2**24``, ~1e-15 for ``p`` in the thousands) and agrees
-with the numpy path to that accuracy.
+At every ``|p| < 2**24`` float32 results are within 2e-7 of the exact value
+(measured: 3.0e-8, half a float32 spacing) and float64 results within 1e-9
+(measured: below 1e-15). The split of ``p``, the path a row takes and every
+operation on it depend on ``p`` alone (one IEEE operation per numpy call, no
+fused multiply-add), so row ``p`` of a table is bitwise the same in every
+table (and in the module whatever it was asked before).
+
+torch.compile and torch.jit.trace. Compiled and traced code takes a
+pure-torch path (``_sin_cos_torch``): the same constants and the same
+reduction in turns, then torch's float64 sin and cos (no angle addition). It
+has the same accuracy and agrees with the numpy path to about 1e-16.
 """
 
 from __future__ import annotations
@@ -51,6 +60,7 @@ from __future__ import annotations
 import functools
 import math
 import numbers
+import os
 
 import numpy as np
 import torch
@@ -73,11 +83,27 @@ __all__ = [
 ]
 
 LAYOUTS = ("interleaved", "concatenated")
+
+def _without_extended_precision() -> None:
+    """``POSENC_NO_EXTENDED=1``: numpy as on Windows and macOS arm64, where ``np.longdouble`` is float64.
+
+    A test switch (``make test`` sets it, and tests/test_posenc_platform.py runs
+    the accuracy tests under it): ``np.longdouble``/``np.clongdouble`` become
+    float64/complex128 and the wider names disappear, in every process that
+    imports posenc (notebook kernels of the book build too). The course uses no
+    type wider than float64 (a test reads src/ for one), so its results must not
+    change, and the accuracy tests prove the bounds hold.
+    """
+    np.longdouble, np.clongdouble = np.float64, np.complex128
+    for name in ("float96", "float128", "complex192", "complex256"):
+        if name in vars(np):
+            delattr(np, name)
+
+
+if os.environ.get("POSENC_NO_EXTENDED") == "1":
+    _without_extended_precision()
+
 DTYPES = (np.float16, np.float32, np.float64)
-
-# 2*pi to more digits than any float type we use can hold.
-_TWO_PI = np.longdouble("6.283185307179586476925286766559005768394")
-
 
 # --------------------------------------------------------------------------
 # Input checks: every public function validates here, so that bad input
@@ -157,13 +183,49 @@ def _check_positions(positions) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------
-# Frequencies
+# Frequencies: exact float64 constants, derived once per (d_model, base)
 # --------------------------------------------------------------------------
 
-def _omega_ld(d_model: int, base: float) -> np.ndarray:
-    """omega_i in extended precision (long double), i = 0 ... ceil(d/2)-1."""
-    i = np.arange((d_model + 1) // 2, dtype=np.longdouble)
-    return np.power(np.longdouble(base), -2 * i / d_model)
+# 2 pi rounded to float64 (relative error 4e-17): only ever multiplies a reduced
+# angle in turns, |t| <= 1/2 + 2**-6, so it adds less than 2e-16 radians.
+_TWO_PI = 2 * math.pi
+# Each turns-per-position constant is split as hi + lo with hi a multiple of 2**-_HI_BITS;
+# hi < 1/4, so k * hi is exact in float64 for every integer |k| < 2**(53 - 27 + ...) = 2**26.
+_HI_BITS = 29
+
+
+@functools.lru_cache(maxsize=256)
+def _constants(d_model: int, base: float) -> tuple:
+    """``(omega, wavelength, hi, lo)``: four tuples of float64, one entry per pair.
+
+    Derived once from mpmath at 160 bits, so they are the same on every machine
+    and need no type wider than float64: ``omega_i`` and ``2 pi / omega_i``
+    correctly rounded, and the turns per position ``f_i = omega_i / (2 pi)``
+    as an exact split ``hi + lo`` (``hi`` a multiple of ``2**-29`` below 1/4,
+    ``lo`` the rest rounded to float64, ``|lo| <= 2**-30``: ``hi + lo`` equals
+    ``f_i`` to about ``2**-83``). Never traced: torch.jit.trace records the
+    numbers as constants, torch.compile gets them from the custom op
+    ``posenc::turns``.
+    """
+    import mpmath  # here, not at import: ``import posenc`` stays cheap
+
+    pairs = (d_model + 1) // 2
+    with mpmath.workprec(160):
+        b, two_pi, scale = mpmath.mpf(base), 2 * mpmath.pi, mpmath.mpf(2) ** _HI_BITS
+        omega = [mpmath.power(b, mpmath.mpf(-2 * i) / d_model) for i in range(pairs)]
+        turns = [w / two_pi for w in omega]
+        hi = [mpmath.nint(f * scale) / scale for f in turns]  # exact: a multiple of 2**-29
+        return (tuple(float(w) for w in omega), tuple(float(two_pi / w) for w in omega),
+                tuple(float(h) for h in hi), tuple(float(f - h) for f, h in zip(turns, hi)))
+
+
+def _turns(d_model: int, base: float) -> tuple:
+    """``omega_i / 2 pi`` (turns per position) split as ``hi + lo``: two tuples of floats.
+
+    Each ``hi`` is a multiple of ``2**-29`` below ``1/4``, so ``p * hi`` is
+    exact in float64 for every integer ``|p| < 2**26``; ``|lo| <= 2**-30``.
+    """
+    return _constants(d_model, base)[2:]
 
 
 def frequencies(d_model, base=10000.0) -> np.ndarray:
@@ -171,18 +233,19 @@ def frequencies(d_model, base=10000.0) -> np.ndarray:
 
     Returns a float64 array of length ``ceil(d_model / 2)``, one value per
     sin/cos pair ``i = 0 ... ceil(d_model/2) - 1``, from 1 down to
-    ``base ** (-(2 * (ceil(d/2) - 1)) / d)`` (never as low as ``1 / base``).
+    ``base ** (-(2 * (ceil(d/2) - 1)) / d)`` (never as low as ``1 / base``),
+    each correctly rounded.
     """
     d_model = _check_d_model(d_model)
     base = _check_base(base)
-    return _omega_ld(d_model, base).astype(np.float64)
+    return np.array(_constants(d_model, base)[0], dtype=np.float64)
 
 
 def wavelengths(d_model, base=10000.0) -> np.ndarray:
-    """Wavelengths ``lambda_i = 2 pi / omega_i`` in positions (float64)."""
+    """Wavelengths ``lambda_i = 2 pi / omega_i`` in positions (float64, correctly rounded)."""
     d_model = _check_d_model(d_model)
     base = _check_base(base)
-    return (_TWO_PI / _omega_ld(d_model, base)).astype(np.float64)
+    return np.array(_constants(d_model, base)[1], dtype=np.float64)
 
 
 def pair_regimes(d_model, length, base=10000.0, *, threshold=0.1) -> dict:
@@ -216,54 +279,204 @@ def pair_regimes(d_model, length, base=10000.0, *, threshold=0.1) -> dict:
 # The table
 # --------------------------------------------------------------------------
 
-def _sin_cos(positions: np.ndarray, omega: np.ndarray):
-    """Accurate sin and cos of ``positions[:, None] * omega`` as float64.
+def _reduced_turns(positions: np.ndarray, hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
+    """``p * omega_i / (2 pi)`` reduced to about [-1/2, 1/2] turns, float64 only, shape (n, pairs).
 
-    The angle is formed and reduced modulo 2 pi in long double, so the
-    float64 sine sees an argument in [0, 2 pi) that is correct to ~1e-16.
+    For ``p = k + e`` (``k`` the nearest integer, ``|e| <= 1/2``, both exact)
+    ``k * hi`` is exact and so is its distance to the nearest integer; what
+    is left, ``k * lo + e * (hi + lo)``, is below ``2**-6`` for ``|p| < 2**24``
+    and carries a rounding error near ``2**-59``. Every step is one IEEE
+    operation (no fused multiply-add), so an entry depends on its ``p`` and
+    ``i`` only. The torch path (``_sin_cos_torch``) does the same operations.
     """
-    angle = np.asarray(positions, dtype=np.longdouble)[:, None] * omega[None, :]
-    reduced = np.fmod(angle, _TWO_PI).astype(np.float64)
-    return np.sin(reduced), np.cos(reduced)
+    p = positions[:, None]
+    k = np.round(p)
+    whole = k * hi
+    return (whole - np.round(whole)) + (k * lo + (p - k) * (hi + lo))
 
 
-# Integer positions p = q * _BLOCK + r (0 <= r < _BLOCK) are assembled from a
-# coarse angle and a fine one. The split depends on p alone, never on the
-# other positions asked for, so a row is the same in every table.
+def _sin_cos_turns(positions: np.ndarray, hi: np.ndarray, lo: np.ndarray):
+    """Accurate float64 sin and cos of ``positions[:, None] * omega`` (within ~2e-16 for |p| < 2**24)."""
+    angle = _reduced_turns(positions.astype(np.float64), hi, lo) * _TWO_PI
+    return np.sin(angle), np.cos(angle)
+
+
+def _sin_cos(positions, d_model: int, base: float):
+    """``_sin_cos_turns`` for ``(d_model, base)``'s frequencies."""
+    hi, lo = (np.array(t, dtype=np.float64) for t in _turns(d_model, base))
+    return _sin_cos_turns(np.asarray(positions, dtype=np.float64), hi, lo)
+
+
+def _layout_views(table: np.ndarray, h: int, layout: str):
+    """The sine and cosine channels of a table (last axis: channels) as two views."""
+    if layout == "interleaved":
+        return table[..., 0::2], table[..., 1::2]
+    return table[..., :h], table[..., h:]
+
+
+# Integer positions are split as p = 4096 a + 64 b + r (0 <= b, r < 64), from p alone: never from
+# the other positions asked for, so a row is the same in every table. Accurate float64 sin and cos
+# (the reduction in turns) are needed only for the rows 4096 a; the rows 64 b and r are the same
+# for every table of a given (d_model, base, layout) and are kept. A row is then assembled by
+# angle addition, twice, with every channel of the table in one contiguous product:
+#
+#     row(p) = X * F1 + Y * F2,   X = row(P) = [sin A, cos A] (laid out as the table),
+#     Y = [cos A, -sin A],  F1 = [cos B, cos B],  F2 = [sin B, sin B]   (B = p - P)
+#
+# which is sin(A + B) = sin A cos B + cos A sin B and cos(A + B) = cos A cos B - sin A sin B for
+# every pair. Each product and sum is one IEEE operation (no fused multiply-add).
 _BLOCK = 64
+_CHUNK = 2  # blocks of 64 rows assembled at a time: buffers of 128 rows stay in cache
 
 
-def _sin_cos_rows(positions: np.ndarray, omega: np.ndarray):
-    """sin and cos of ``p * omega`` (float64, shape (n, pairs)); row p depends on p only.
+def _forms(s: np.ndarray, c: np.ndarray, layout: str):
+    """``X = [s, c]`` and ``Y = [c, -s]`` laid out as the table (all 2 * pairs channels)."""
+    if layout == "interleaved":
+        return (np.stack([s, c], -1).reshape(s.shape[0], -1), np.stack([c, -s], -1).reshape(s.shape[0], -1))
+    return np.concatenate([s, c], -1), np.concatenate([c, -s], -1)
 
-    Integer positions use the angle-addition rule on exact coarse and fine
-    tables, one IEEE operation per numpy call (no fused multiply-add, no
-    code path that depends on where an element sits in the array).
+
+def _rotate_form(x: np.ndarray, layout: str) -> np.ndarray:
+    """``Y = [c, -s]`` from ``X = [s, c]`` (exact)."""
+    h = x.shape[1] // 2
+    s, c = (x[:, 0::2], x[:, 1::2]) if layout == "interleaved" else (x[:, :h], x[:, h:])
+    return _forms(s, c, layout)[1]
+
+
+def _steps(d_model: int, base: float, layout: str, step: int) -> tuple:
+    """``F1 = [cos B, cos B]`` and ``F2 = [sin B, sin B]`` for ``B = k * step * omega``, k = 0 ... 63 (read-only).
+
+    Kept per constants (the cache is keyed on ``_turns``' values, not on ``(d_model, base)``).
     """
-    integral = positions.dtype.kind in "iu"
-    if not integral and np.all(positions == np.round(positions)) and np.all(np.abs(positions) < 2.0**62):
-        positions, integral = positions.astype(np.int64), True  # integer-valued floats too
-    if not integral:
-        return _sin_cos(positions, omega)
-    s_r, c_r = _sin_cos(np.arange(_BLOCK), omega)  # fine: b = r * omega
-    start, n = (int(positions[0]), positions.shape[0]) if positions.shape[0] else (0, 0)
-    if n and np.array_equal(positions, np.arange(start, start + n)):
-        # A contiguous run: whole coarse blocks broadcast against the fine table.
-        q0 = start // _BLOCK
-        nq = (start + n - 1) // _BLOCK - q0 + 1
-        s_q, c_q = _sin_cos((q0 + np.arange(nq)) * _BLOCK, omega)
-        s_q, c_q, s_r, c_r = s_q[:, None], c_q[:, None], s_r[None], c_r[None]
-        cut = slice(start - q0 * _BLOCK, start - q0 * _BLOCK + n)
+    return _steps_for(*_turns(d_model, base), layout, step)
+
+
+@functools.lru_cache(maxsize=16)
+def _steps_for(hi: tuple, lo: tuple, layout: str, step: int) -> tuple:
+    hi, lo = np.array(hi, dtype=np.float64), np.array(lo, dtype=np.float64)
+    s, c = _sin_cos_turns(np.arange(_BLOCK, dtype=np.int64) * step, hi, lo)
+    f1 = np.stack([c, c], -1).reshape(_BLOCK, -1) if layout == "interleaved" else np.concatenate([c, c], -1)
+    f2 = np.stack([s, s], -1).reshape(_BLOCK, -1) if layout == "interleaved" else np.concatenate([s, s], -1)
+    for f in (f1, f2):
+        f.setflags(write=False)
+    return f1, f2
+
+
+def _coarse_rows(q: np.ndarray, d_model: int, base: float, layout: str, hi, lo):
+    """``X`` and ``Y`` of the rows ``64 q`` (q = 64 a + b), each from its own q only."""
+    a, b = np.divmod(q, _BLOCK)
+    ua, inverse = np.unique(a, return_inverse=True)
+    x_a, y_a = _forms(*_sin_cos_turns(ua * (_BLOCK * _BLOCK), hi, lo), layout)
+    f1, f2 = _steps(d_model, base, layout, _BLOCK)
+    inverse = inverse.reshape(-1)
+    x, y = x_a[inverse], y_a[inverse]  # fresh copies: the products and the sum go in place (fewer allocations)
+    np.multiply(x, f1[b], out=x)
+    np.multiply(y, f2[b], out=y)
+    np.add(x, y, out=x)
+    return x, _rotate_form(x, layout)
+
+
+def _assemble(x, y, f1, f2, out, dst, rows, t1, t2) -> None:
+    """``out[dst] = (X * F1 + Y * F2)[rows, :d_model]`` through the buffers (rounded once to out's dtype)."""
+    np.multiply(x, f1, out=t1)
+    np.multiply(y, f2, out=t2)
+    if isinstance(dst, slice) and out.shape[1] == t1.shape[-1]:
+        target = out[dst]  # a view: the sum, rounded once, straight into the table
+        if target.shape[0] == t1.size // t1.shape[-1]:
+            np.add(t1, t2, out=target.reshape(t1.shape), casting="same_kind")
+            return
+    np.add(t1, t2, out=t1)
+    out[dst] = t1.reshape(-1, t1.shape[-1])[rows, : out.shape[1]]
+
+
+def _assemble_run(start: int, n: int, d_model: int, base: float, layout: str, hi, lo, out) -> None:
+    """Rows ``start ... start+n-1`` (integers), written into ``out`` (n, d_model).
+
+    Large tables are shared out among ``torch.get_num_threads()`` threads (numpy
+    releases the GIL in its loops), by whole chunks: every entry gets the same
+    operations whichever thread computes it, so the bits do not depend on the
+    number of threads. Threads are started per call and joined before return
+    (nothing survives a fork).
+    """
+    q0 = start // _BLOCK
+    nq = (start + n - 1) // _BLOCK - q0 + 1
+    x_q, y_q = _coarse_rows(q0 + np.arange(nq, dtype=np.int64), d_model, base, layout, hi, lo)
+    f1, f2 = _steps(d_model, base, layout, 1)
+    width = x_q.shape[1]
+
+    def work(chunks):
+        t1, t2 = np.empty((_CHUNK, _BLOCK, width)), np.empty((_CHUNK, _BLOCK, width))
+        for b0 in chunks:
+            b1 = min(b0 + _CHUNK, nq)
+            first = (q0 + b0) * _BLOCK  # the position of the chunk's first row
+            last = min(first + (b1 - b0) * _BLOCK, start + n)
+            rows, dst = slice(max(first, start) - first, last - first), slice(max(first, start) - start, last - start)
+            _assemble(x_q[b0:b1, None], y_q[b0:b1, None], f1, f2, out, dst, rows, t1[: b1 - b0], t2[: b1 - b0])
+
+    chunks = list(range(0, nq, _CHUNK))
+    threads = min(torch.get_num_threads(), 8, len(chunks), max(1, (n * width) >> 19))
+    if threads <= 1:
+        return work(chunks)
+    import threading
+
+    helpers = [threading.Thread(target=work, args=(chunks[t::threads],)) for t in range(1, threads)]
+    for helper in helpers:
+        helper.start()
+    try:
+        work(chunks[0::threads])
+    finally:
+        for helper in helpers:
+            helper.join()
+
+
+def _assemble_rows(ints: np.ndarray, d_model: int, base: float, layout: str, hi, lo, out, where) -> None:
+    """Rows of any integer positions (the same operations as ``_assemble_run``), into ``out[where]``."""
+    q, r = np.divmod(ints, _BLOCK)
+    uq, inverse = np.unique(q, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    x_q, y_q = _coarse_rows(uq, d_model, base, layout, hi, lo)
+    f1, f2 = _steps(d_model, base, layout, 1)
+    step = _CHUNK * _BLOCK
+    for j0 in range(0, ints.shape[0], step):
+        j = slice(j0, j0 + step)
+        m = len(ints[j])
+        t1, t2 = np.empty((m, x_q.shape[1])), np.empty((m, x_q.shape[1]))
+        _assemble(x_q[inverse[j]], y_q[inverse[j]], f1[r[j]], f2[r[j]], out, where[j], slice(None), t1, t2)
+
+
+def _table(pos: np.ndarray, d_model: int, base: float, layout: str, dt: np.dtype) -> np.ndarray:
+    """The table of ``sinusoidal`` (checked arguments), written straight into its final dtype and layout.
+
+    Integer positions (and integer-valued floats below ``2**53``) are
+    assembled by angle addition (see ``_BLOCK``) in float64 and rounded once;
+    other positions get the direct float64 path. Which path a row takes, and
+    every operation on it, depends on its own position only.
+    """
+    n, h = pos.shape[0], (d_model + 1) // 2
+    hi, lo = (np.array(t, dtype=np.float64) for t in _turns(d_model, base))
+    out = np.empty((n, d_model), dtype=dt)
+    if n == 0:
+        return out
+    if pos.dtype.kind == "f":
+        integral = (pos == np.round(pos)) & (np.abs(pos) < 2.0**53)
     else:
-        q, r = np.divmod(positions, _BLOCK)
-        uq, inverse = np.unique(q, return_inverse=True)
-        s_q, c_q = (t[inverse.reshape(-1)] for t in _sin_cos(uq * _BLOCK, omega))
-        s_r, c_r, cut = s_r[r], c_r[r], slice(None)
-    # sin(a + b) = sin a cos b + cos a sin b;  cos(a + b) = cos a cos b - sin a sin b
-    sin = s_q * c_r + c_q * s_r
-    cos = c_q * c_r - s_q * s_r
-    h = omega.shape[0]
-    return sin.reshape(-1, h)[cut], cos.reshape(-1, h)[cut]
+        integral = np.ones(n, dtype=bool)
+    if integral.all():
+        ints = pos.astype(np.int64)
+        start = int(ints[0])
+        if ints[-1] - start == n - 1 and np.array_equal(ints, np.arange(start, start + n)):
+            _assemble_run(start, n, d_model, base, layout, hi, lo, out)
+        else:
+            _assemble_rows(ints, d_model, base, layout, hi, lo, out, np.arange(n))
+        return out
+    where = np.flatnonzero(integral)
+    if where.size:
+        _assemble_rows(pos[where].astype(np.int64), d_model, base, layout, hi, lo, out, where)
+    where = np.flatnonzero(~integral)
+    s, c = _sin_cos_turns(pos[where], hi, lo)
+    sin_out, cos_out = _layout_views(out, h, layout)
+    sin_out[where], cos_out[where] = s, c[:, : cos_out.shape[1]]
+    return out
 
 
 def _arrange(sin, cos, d_model: int, layout: str):
@@ -294,8 +507,7 @@ def sinusoidal(positions, d_model, base=10000.0, *, layout="interleaved", dtype=
     base = _check_base(base)
     layout = _check_layout(layout)
     dt = _check_dtype(dtype)
-    sin, cos = _sin_cos_rows(pos, _omega_ld(d_model, base))
-    return np.ascontiguousarray(_arrange(sin, cos, d_model, layout), dtype=dt)
+    return _table(pos, d_model, base, layout, dt)
 
 
 def exact_angles(positions, d_model, base=10000.0, *, digits=40) -> np.ndarray:
@@ -364,7 +576,7 @@ def rotation(k, d_model, base=10000.0, *, layout="interleaved") -> np.ndarray:
             "an odd-width encoding is a sine without its cosine partner, and "
             "sin(a + b) cannot be written as a fixed multiple of sin(a)."
         )
-    s, c = (x[0] for x in _sin_cos(np.array([k], dtype=np.float64), _omega_ld(d_model, base)))
+    s, c = (x[0] for x in _sin_cos([k], d_model, base))
     t = np.zeros((d_model, d_model))
     idx = np.arange(0, d_model, 2)
     t[idx, idx] = c
@@ -381,22 +593,7 @@ def rotation(k, d_model, base=10000.0, *, layout="interleaved") -> np.ndarray:
 # The table in torch (for torch.compile and torch.jit.trace)
 # --------------------------------------------------------------------------
 
-@functools.lru_cache(maxsize=256)
-def _turns(d_model: int, base: float) -> tuple:
-    """``omega_i / 2 pi`` (turns per position) split as ``hi + lo``: two tuples of floats.
-
-    Computed from ``_omega_ld`` in plain Python and numpy, never traced: a
-    trace (torch.jit.trace) records the numbers as constants, and under
-    torch.compile they come from the custom op ``posenc::turns`` (below).
-    Each ``hi`` is a multiple of ``2**-29`` below ``1/4``, so ``p * hi`` is
-    exact in float64 for every integer ``|p| < 2**26``; ``|lo| <= 2**-30``.
-    """
-    f = _omega_ld(d_model, base) / _TWO_PI
-    hi = np.round(f * 2.0**29) / 2.0**29
-    return tuple(hi.astype(np.float64).tolist()), tuple((f - hi).astype(np.float64).tolist())
-
-
-# Under torch.compile the long-double numbers cannot be traced, so a custom op hands them to the graph:
+# Under torch.compile the constants (derived with mpmath) cannot be traced, so a custom op hands them to the graph:
 # Dynamo and Inductor see an opaque call with known output shapes (the fake implementation), and the
 # real one runs at call time (a cached lookup). A custom op, not ``torch.compiler.assume_constant_result``,
 # because that decorator imports torch._dynamo (seconds) when posenc is imported; this costs a millisecond.
@@ -417,9 +614,10 @@ def _sin_cos_torch(positions: torch.Tensor, d_model: int, base: float):
     The angle is formed in turns and reduced exactly: for ``p = k + e`` (``k``
     an integer, ``|e| <= 1/2``) the product ``k * hi`` is exact and so is its
     fractional part; what is left (``k * lo + e * f``) is small. The angle
-    given to sin and cos lies in [-pi, pi] and is within ~1e-15 of
-    ``p * omega_i mod 2 pi`` for ``|p| < 2**24`` (plus the ~1e-19 relative
-    error of ``omega_i`` itself). Only tensor arithmetic: it traces.
+    given to sin and cos lies in about [-pi, pi] and is within ~2e-16 of
+    ``p * omega_i mod 2 pi`` for ``|p| < 2**24``: the same operations as the
+    numpy path's ``_reduced_turns``, in the same order. Only tensor
+    arithmetic: it traces.
     """
     if torch.compiler.is_compiling():
         hi, lo = _turns_op(d_model, base, positions.device)
@@ -429,7 +627,7 @@ def _sin_cos_torch(positions: torch.Tensor, d_model: int, base: float):
     k = torch.round(p)
     whole = k * hi
     turns = (whole - torch.round(whole)) + (k * lo + (p - k) * (hi + lo))
-    angle = turns * (2 * math.pi)
+    angle = turns * _TWO_PI
     return torch.sin(angle), torch.cos(angle)
 
 

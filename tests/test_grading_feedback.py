@@ -42,7 +42,8 @@ def test_the_bank_computes_with_its_own_copy_of_posenc():
 
 def test_patching_posenc_makes_no_wrong_answer_right_and_no_right_answer_wrong(monkeypatch, capsys):
     right_row = posenc.sinusoidal([4], 6)[0]
-    monkeypatch.setattr(posenc, "_omega_ld", lambda d, base: np.full((d + 1) // 2, np.longdouble(0.5)))
+    # every frequency 0.5 (turns per position 0.5 / 2 pi, as the split hi + lo = 0 + f)
+    monkeypatch.setattr(posenc, "_turns", lambda d, base: ((0.0,) * ((d + 1) // 2), (0.25 / np.pi,) * ((d + 1) // 2)))
     patched_row = posenc.sinusoidal([4], 6)[0]
     # a patched helper reaches posenc.sinusoidal through its globals: references to the functions would not help
     assert not np.allclose(patched_row, right_row)

@@ -59,6 +59,28 @@ def test_sinusoidal_module_compiles(backend, d_model, layout):
     assert torch.equal(module(x), fresh(x))
 
 
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("d_model, layout", [(64, "interleaved"), (33, "concatenated")])
+def test_sinusoidal_module_compiles_with_dynamic_shapes(backend, d_model, layout):
+    """dynamic=True (issue 18): one graph with a symbolic seq, across table growth, both backends."""
+    module = torch.compile(posenc.SinusoidalPositionalEncoding(d_model, layout=layout),
+                           fullgraph=True, backend=backend, dynamic=True)
+    fresh = posenc.SinusoidalPositionalEncoding(d_model, layout=layout)
+    zeros = lambda seq, dtype: torch.zeros(2, seq, d_model, dtype=dtype)  # noqa: E731 (output = table)
+    for dtype, got, want in run_history((fresh, module), zeros):
+        assert got.dtype == dtype and got.shape == want.shape
+        tol = F32_ULP if dtype == torch.float32 else 1e-12
+        torch.testing.assert_close(got, want, rtol=0, atol=tol)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_apply_rope_compiles_with_dynamic_shapes(backend):
+    rope = torch.compile(lambda x, p: posenc.apply_rope(x, p), fullgraph=True, backend=backend, dynamic=True)
+    for seq in HISTORY:
+        x, positions = torch.randn(2, seq, 16, dtype=torch.float64), torch.arange(seq) * 7 - 100
+        torch.testing.assert_close(rope(x, positions), posenc.apply_rope(x, positions), rtol=0, atol=1e-12)
+
+
 def test_learned_embedding_compiles(backend):
     torch.manual_seed(0)
     module = posenc.LearnedPositionalEmbedding(5000, 16)
@@ -131,7 +153,7 @@ def test_apply_rope_traces():
 
 
 def test_torch_and_numpy_tables_agree():
-    """What a compiled or traced module adds (torch path) against sinusoidal (numpy long double)."""
+    """What a compiled or traced module adds (torch path) against sinusoidal (numpy, angle addition)."""
     for layout in posenc.LAYOUTS:
         torch_table = posenc._table_torch(9000, 31, 10000.0, layout, "cpu").numpy()
         numpy_table = posenc.sinusoidal(9000, 31, layout=layout)

@@ -1,4 +1,4 @@
-"""`make bench`: posenc against the common float32 recipe, side by side.
+"""`make bench`: posenc against the common float32 recipe (and a plain float64 table), side by side.
 
 Each pair of contenders runs alternately (A, B, A, B, ...) in the same
 process so that machine noise hits both alike; we report medians, p95, the
@@ -32,6 +32,15 @@ N_POSITIONS, D_MODEL = 8192, 1024
 def recipe_table(n: int, d_model: int) -> torch.Tensor:
     """The recipe in float32 (the bug zoo's copy of it: one implementation of the baseline)."""
     return bug_zoo.tutorial_recipe(n, d_model)
+
+
+def plain_float64_table(n: int, d_model: int) -> np.ndarray:
+    """The plain float64 table: ``np.sin``/``np.cos`` of ``np.outer(p, w)``, interleaved (float64 angles)."""
+    angles = np.outer(np.arange(n, dtype=np.float64), posenc.frequencies(d_model))
+    table = np.empty((n, d_model))
+    table[:, 0::2] = np.sin(angles)
+    table[:, 1::2] = np.cos(angles[:, : d_model // 2])
+    return table
 
 
 class RecipeModule(torch.nn.Module):
@@ -90,6 +99,21 @@ def bench_core() -> None:
     times = alternate({"posenc module": ours_module, "recipe module": recipe_module})
     report(f"module construction + first forward on (1, {N_POSITIONS}, {D_MODEL})", times, errors,
            "posenc module", "recipe module")
+
+    def ours_table64():
+        return posenc.sinusoidal(N_POSITIONS, D_MODEL, dtype=np.float64)
+
+    def plain_table64():
+        return plain_float64_table(N_POSITIONS, D_MODEL)
+
+    exact = posenc.exact_sinusoidal([N_POSITIONS - 1], D_MODEL).astype(float)[0]  # 40 digits, the last row
+    errors = {
+        "posenc.sinusoidal float64": np.abs(ours_table64()[-1] - exact).max(),
+        "np.sin(np.outer(p, w))": np.abs(plain_table64()[-1] - exact).max(),
+    }
+    times = alternate({"posenc.sinusoidal float64": ours_table64, "np.sin(np.outer(p, w))": plain_table64})
+    report(f"float64 table, {N_POSITIONS} positions x {D_MODEL} dims (max error: last row against mpmath)",
+           times, errors, "posenc.sinusoidal float64", "np.sin(np.outer(p, w))")
 
     print("\nsingle positions, float32 (max error over 64 channels):")
     for p in (10**6, 10**7):

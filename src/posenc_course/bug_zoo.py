@@ -33,6 +33,7 @@ Layout variants: ``VARIANTS``, ``variant_table``, ``identify_variant`` and
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -224,7 +225,10 @@ def low_precision_table(positions, d_model, base=10000.0, dtype=torch.float16) -
 TORCH_DTYPES = {"float64": torch.float64, "float32": torch.float32,
                 "float16": torch.float16, "bfloat16": torch.bfloat16}
 
-_TWO_PI = np.longdouble("6.283185307179586476925286766559005768394")
+# 2 pi as an exact float64 split: _TWO_PI_HI has 27 significant bits (a multiple of 2**-24), so
+# k * _TWO_PI_HI is exact for every integer |k| < 2**26; _TWO_PI_LO is the rest, rounded.
+_TWO_PI_HI = round(2 * math.pi * 2**24) / 2**24
+_TWO_PI_LO = (2 * math.pi - _TWO_PI_HI) + 2.4492935982947064e-16  # 2 pi - fl(2 pi), from mpmath
 
 
 def angles_in_dtype(positions, d_model, base=10000.0, dtype=torch.float32) -> np.ndarray:
@@ -237,19 +241,37 @@ def angles_in_dtype(positions, d_model, base=10000.0, dtype=torch.float32) -> np
     return torch.outer(p, omega).double().numpy()
 
 
+@functools.lru_cache(maxsize=64)
+def _omega_split(d_model: int, base: float) -> tuple:
+    """``omega_i = hi + lo`` exactly to float64 precision: ``hi`` a multiple of ``2**-25`` (so that
+    ``k * hi`` is exact for every integer ``|k| < 2**27``), ``lo`` the rest. From mpmath at 160 bits."""
+    import mpmath
+
+    with mpmath.workprec(160):
+        omega = [mpmath.power(mpmath.mpf(base), mpmath.mpf(-2 * i) / d_model) for i in range((d_model + 1) // 2)]
+        hi = [mpmath.nint(w * 2**25) / 2**25 for w in omega]
+        return (np.array([float(h) for h in hi]), np.array([float(w - h) for w, h in zip(omega, hi)]))
+
+
 def phase_error(positions, d_model, base=10000.0, dtype=torch.float32) -> np.ndarray:
     """|angle computed in ``dtype`` - exact angle|, wrapped to [0, pi], shape (n, pairs).
 
-    The exact angle is formed in extended precision (long double, 64-bit
-    mantissa) and compared modulo 2 pi; NaN where the dtype overflowed.
+    Float64 only, the same on every machine: the difference is formed before
+    any reduction, as ``(got - k * hi) - k * lo - e * omega`` for ``p = k + e``
+    (``k`` an integer, ``omega_i = hi + lo`` split exactly, ``k * hi`` exact),
+    then wrapped with 2 pi split as ``hi + lo``. Error about 1e-16 relative
+    to the angles (0 where the computed angle is exact). NaN where the dtype overflowed.
     """
     positions = np.asarray(positions)
     got = angles_in_dtype(positions, d_model, base, dtype)
-    i = np.arange((d_model + 1) // 2, dtype=np.longdouble)
-    exact = positions.astype(np.longdouble)[:, None] * np.power(np.longdouble(base), -2 * i / d_model)[None, :]
+    hi, lo = _omega_split(d_model, base)
+    p = positions.astype(np.float64)[:, None]
+    k = np.round(p)
     with np.errstate(invalid="ignore"):
-        diff = np.mod(got.astype(np.longdouble) - exact + _TWO_PI / 2, _TWO_PI) - _TWO_PI / 2
-    return np.abs(diff).astype(np.float64)
+        diff = ((got - k * hi) - k * lo) - (p - k) * (hi + lo)
+        turns = np.round(diff / (2 * math.pi))
+        wrapped = (diff - turns * _TWO_PI_HI) - turns * _TWO_PI_LO
+    return np.minimum(np.abs(wrapped), np.pi)
 
 
 # --------------------------------------------------------------------------

@@ -142,7 +142,7 @@ LOW_PRECISION = ("float32", "float16", "bfloat16")
 def precision_data(position: int, base: float, d_model: int) -> dict:
     """Per-pair phase error of ``p * omega_i`` computed in each low-precision format.
 
-    Uses chapter 06's ``bug_zoo.phase_error`` (extended-precision reference,
+    Uses chapter 06's ``bug_zoo.phase_error`` (float64-only reference, exact splits,
     wrapped to [0, pi]; NaN where the format overflowed). ``collides`` names
     the formats in which positions ``p`` and ``p + 1`` get identical angles on
     every pair, hence identical encoding vectors.
