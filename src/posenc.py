@@ -84,6 +84,7 @@ __all__ = [
 
 LAYOUTS = ("interleaved", "concatenated")
 
+
 def _without_extended_precision() -> None:
     """``POSENC_NO_EXTENDED=1``: numpy as on Windows and macOS arm64, where ``np.longdouble`` is float64.
 
@@ -102,6 +103,7 @@ def _without_extended_precision() -> None:
 
 if os.environ.get("POSENC_NO_EXTENDED") == "1":
     _without_extended_precision()
+
 
 DTYPES = (np.float16, np.float32, np.float64)
 
