@@ -331,11 +331,16 @@ _BLOCK = 64
 _CHUNK = 2  # blocks of 64 rows assembled at a time: buffers of 128 rows stay in cache
 
 
+def _pack(u: np.ndarray, v: np.ndarray, layout: str) -> np.ndarray:
+    """Rows ``[u, v]`` laid out as the table's channel pairs: (n, pairs) twice -> (n, 2 * pairs)."""
+    if layout == "interleaved":
+        return np.stack([u, v], -1).reshape(u.shape[0], -1)
+    return np.concatenate([u, v], -1)
+
+
 def _forms(s: np.ndarray, c: np.ndarray, layout: str):
     """``X = [s, c]`` and ``Y = [c, -s]`` laid out as the table (all 2 * pairs channels)."""
-    if layout == "interleaved":
-        return (np.stack([s, c], -1).reshape(s.shape[0], -1), np.stack([c, -s], -1).reshape(s.shape[0], -1))
-    return np.concatenate([s, c], -1), np.concatenate([c, -s], -1)
+    return _pack(s, c, layout), _pack(c, -s, layout)
 
 
 def _rotate_form(x: np.ndarray, layout: str) -> np.ndarray:
@@ -357,8 +362,7 @@ def _steps(d_model: int, base: float, layout: str, step: int) -> tuple:
 def _steps_for(hi: tuple, lo: tuple, layout: str, step: int) -> tuple:
     hi, lo = np.array(hi, dtype=np.float64), np.array(lo, dtype=np.float64)
     s, c = _sin_cos_turns(np.arange(_BLOCK, dtype=np.int64) * step, hi, lo)
-    f1 = np.stack([c, c], -1).reshape(_BLOCK, -1) if layout == "interleaved" else np.concatenate([c, c], -1)
-    f2 = np.stack([s, s], -1).reshape(_BLOCK, -1) if layout == "interleaved" else np.concatenate([s, s], -1)
+    f1, f2 = _pack(c, c, layout), _pack(s, s, layout)
     for f in (f1, f2):
         f.setflags(write=False)
     return f1, f2
