@@ -123,3 +123,9 @@ def test_every_citation_links_to_its_entry(build):
             assert anchor in listed, f"{page}: citation points at #{anchor}, not an entry"
             links += 1
     assert links >= len(entries)
+
+
+@pytest.mark.parametrize("page", [p for p in toc_files() if (ROOT / f"{p}.ipynb").exists()])
+def test_the_colab_install_cell_is_not_shown(build, page):
+    """Readers of the book need no install: the first cell (tools/colab_cell.py) is tagged remove-cell."""
+    assert "google.colab" not in (HTML / f"{page}.html").read_text()

@@ -128,6 +128,7 @@ def test_first_code_cell_is_the_one_for_the_setting(path):
     cells = code_cells(path)
     assert cells[0].source == colab_cell.cell_source(*colab_cell.repository()), (
         f"{path}: run `PYTHONPATH=tools .venv/bin/python -m colab_cell` to write the cell from _config.yml")
+    assert cells[0].metadata.get("tags") == ["remove-cell"], f"{path}: the book must not show the Colab cell"
     for cell in cells[1:]:
         assert not re.search(r"pip\s+install", cell.source), f"{path}: only the Colab cell may install packages"
 

@@ -74,6 +74,10 @@ def cell_source(url: str, branch: str = "main") -> str:
     return text.rstrip("\n")
 
 
+# The book does not show the cell (its readers need no install; on Colab and in Jupyter the tag changes nothing).
+TAGS = ["remove-cell"]
+
+
 def first_code_cell(nb):
     return next(cell for cell in nb.cells if cell.cell_type == "code")
 
@@ -89,10 +93,11 @@ def main(argv=None, root: Path = ROOT) -> int:
     for path in nbhygiene.notebooks(folders):
         nb = nbformat.read(path, as_version=4)
         cell = first_code_cell(nb)
-        if cell.source != source:
+        if cell.source != source or cell.metadata.get("tags") != TAGS:
             stale.append(path)
             if not args.check:
                 cell.source = source
+                cell.metadata["tags"] = list(TAGS)
                 nbformat.write(nb, path)
                 print(f"rewrote the first cell of {path.relative_to(root)}")
     if args.check:
