@@ -381,6 +381,19 @@ def kernel_pids(server_pid: int) -> list[int]:
     return pids
 
 
+def settled_count(tab, frames: list, direction: str, quiet_ms: int = 500, timeout_ms: int = 10_000) -> int:
+    """The number of frames in one direction once none has arrived for quiet_ms."""
+    waited, count = 0, -1
+    while waited < timeout_ms:
+        now = sum(1 for f in frames if f[0] == direction)
+        if now == count:
+            return count
+        count = now
+        tab.wait_for_timeout(quiet_ms)
+        waited += quiet_ms
+    raise AssertionError(f"{direction} WebSocket frames kept coming for {timeout_ms} ms: {frames[-5:]}")
+
+
 @contextlib.contextmanager
 def frozen(pid: int):
     """Stop a process (SIGSTOP) for the duration: it can neither read nor answer a message."""
@@ -399,9 +412,12 @@ def test_explorer_needs_no_kernel_and_python_sees_the_values(notebook):
     root.evaluate(STEP_PROBE)
     pids = kernel_pids(notebook["server_pid"])
     assert len(pids) == 1, f"expected one kernel process, found {pids}"
-    received_before = sum(1 for f in notebook["frames"] if f[0] == "received")
+    wait_for_idle_kernel(tab)
     steps = []
     with frozen(pids[0]):
+        # what the kernel sent before it stopped (the last test's echoes, its idle status) may still be on its
+        # way through the server: let it arrive, then count from there
+        received_before = settled_count(tab, notebook["frames"], "received")
         for n in range(sliders.count()):
             handle = sliders.nth(n).locator("[role=slider]").first
             root.scroll_into_view_if_needed()
