@@ -318,81 +318,68 @@ def _layout_views(table: np.ndarray, h: int, layout: str):
 
 # Integer positions are split as p = 4096 a + 64 b + r (0 <= b, r < 64), from p alone: never from
 # the other positions asked for, so a row is the same in every table. Accurate float64 sin and cos
-# (the reduction in turns) are needed only for the rows 4096 a; the rows 64 b and r are the same
-# for every table of a given (d_model, base, layout) and are kept. A row is then assembled by
-# angle addition, twice, with every channel of the table in one contiguous product:
+# (the reduction in turns) are needed only for the rows 4096 a; the steps 64 b and r are the same
+# for every table of a given (d_model, base) and are kept. A row is assembled by angle addition,
+# twice, as one complex product per pair:
 #
-#     row(p) = X * F1 + Y * F2,   X = row(P) = [sin A, cos A] (laid out as the table),
-#     Y = [cos A, -sin A],  F1 = [cos B, cos B],  F2 = [sin B, sin B]   (B = p - P)
+#     w(A + B) = w(A) * conj(e(B)),   w(t) = sin t + i cos t,   e(t) = cos t + i sin t
 #
-# which is sin(A + B) = sin A cos B + cos A sin B and cos(A + B) = cos A cos B - sin A sin B for
-# every pair. Each product and sum is one IEEE operation (no fused multiply-add).
+# (w(t) = i conj(e(t)), and e(A + B) = e(A) e(B)). In memory a complex number is its real part
+# followed by its imaginary part, so the rows w(p) of all pairs *are* the interleaved table
+# [sin, cos, sin, cos, ...]: numpy's complex multiply (one pass, in registers) writes them, rounded
+# once to the table's dtype. Every entry gets the same operations whatever the table's length or
+# which rows are asked (numpy's vector loop, its tail included, runs the same complex multiply).
 _BLOCK = 64
 _CHUNK = 2  # blocks of 64 rows assembled at a time: buffers of 128 rows stay in cache
 
 
-def _pack(u: np.ndarray, v: np.ndarray, layout: str) -> np.ndarray:
-    """Rows ``[u, v]`` laid out as the table's channel pairs: (n, pairs) twice -> (n, 2 * pairs)."""
-    if layout == "interleaved":
-        return np.stack([u, v], -1).reshape(u.shape[0], -1)
-    return np.concatenate([u, v], -1)
+def _w(s: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """``w = s + i c`` (complex128), exact."""
+    w = np.empty(s.shape, dtype=np.complex128)
+    w.real, w.imag = s, c
+    return w
 
 
-def _forms(s: np.ndarray, c: np.ndarray, layout: str):
-    """``X = [s, c]`` and ``Y = [c, -s]`` laid out as the table (all 2 * pairs channels)."""
-    return _pack(s, c, layout), _pack(c, -s, layout)
-
-
-def _rotate_form(x: np.ndarray, layout: str) -> np.ndarray:
-    """``Y = [c, -s]`` from ``X = [s, c]`` (exact)."""
-    h = x.shape[1] // 2
-    s, c = (x[:, 0::2], x[:, 1::2]) if layout == "interleaved" else (x[:, :h], x[:, h:])
-    return _forms(s, c, layout)[1]
-
-
-def _steps(d_model: int, base: float, layout: str, step: int) -> tuple:
-    """``F1 = [cos B, cos B]`` and ``F2 = [sin B, sin B]`` for ``B = k * step * omega``, k = 0 ... 63 (read-only).
+def _steps(d_model: int, base: float, step: int) -> np.ndarray:
+    """``conj(e(B))`` for ``B = k * step * omega``, k = 0 ... 63, shape (64, pairs) (read-only).
 
     Kept per constants (the cache is keyed on ``_turns``' values, not on ``(d_model, base)``).
     """
-    return _steps_for(*_turns(d_model, base), layout, step)
+    return _steps_for(*_turns(d_model, base), step)
 
 
 @functools.lru_cache(maxsize=16)
-def _steps_for(hi: tuple, lo: tuple, layout: str, step: int) -> tuple:
+def _steps_for(hi: tuple, lo: tuple, step: int) -> np.ndarray:
     hi, lo = np.array(hi, dtype=np.float64), np.array(lo, dtype=np.float64)
     s, c = _sin_cos_turns(np.arange(_BLOCK, dtype=np.int64) * step, hi, lo)
-    f1, f2 = _pack(c, c, layout), _pack(s, s, layout)
-    for f in (f1, f2):
-        f.setflags(write=False)
-    return f1, f2
+    g = _w(c, -s)  # cos B - i sin B
+    g.setflags(write=False)
+    return g
 
 
-def _coarse_rows(q: np.ndarray, d_model: int, base: float, layout: str, hi, lo):
-    """``X`` and ``Y`` of the rows ``64 q`` (q = 64 a + b), each from its own q only."""
+def _coarse_rows(q: np.ndarray, d_model: int, base: float, hi, lo) -> np.ndarray:
+    """``w`` of the rows ``64 q`` (q = 64 a + b), each from its own q only, shape (len(q), pairs)."""
     a, b = np.divmod(q, _BLOCK)
     ua, inverse = np.unique(a, return_inverse=True)
-    x_a, y_a = _forms(*_sin_cos_turns(ua * (_BLOCK * _BLOCK), hi, lo), layout)
-    f1, f2 = _steps(d_model, base, layout, _BLOCK)
-    inverse = inverse.reshape(-1)
-    x, y = x_a[inverse], y_a[inverse]  # fresh copies: the products and the sum go in place (fewer allocations)
-    np.multiply(x, f1[b], out=x)
-    np.multiply(y, f2[b], out=y)
-    np.add(x, y, out=x)
-    return x, _rotate_form(x, layout)
+    w_a = _w(*_sin_cos_turns(ua * (_BLOCK * _BLOCK), hi, lo))
+    return w_a[inverse.reshape(-1)] * _steps(d_model, base, _BLOCK)[b]
 
 
-def _assemble(x, y, f1, f2, out, dst, rows, t1, t2) -> None:
-    """``out[dst] = (X * F1 + Y * F2)[rows, :d_model]`` through the buffers (rounded once to out's dtype)."""
-    np.multiply(x, f1, out=t1)
-    np.multiply(y, f2, out=t2)
-    if isinstance(dst, slice) and out.shape[1] == t1.shape[-1]:
-        target = out[dst]  # a view: the sum, rounded once, straight into the table
-        if target.shape[0] == t1.size // t1.shape[-1]:
-            np.add(t1, t2, out=target.reshape(t1.shape), casting="same_kind")
-            return
-    np.add(t1, t2, out=t1)
-    out[dst] = t1.reshape(-1, t1.shape[-1])[rows, : out.shape[1]]
+def _complex_target(out: np.ndarray, layout: str):
+    """``out`` seen as (n, pairs) complex numbers ``w = sin + i cos``, when its layout and width allow it."""
+    if layout == "interleaved" and out.shape[1] % 2 == 0 and out.flags.c_contiguous:
+        return out.view(np.complex64 if out.dtype == np.float32 else np.complex128)
+    return None
+
+
+def _put(w: np.ndarray, out: np.ndarray, dst, layout: str) -> None:
+    """Rows ``w`` (complex128) into ``out[dst]`` as the table's channels (rounded once to out's dtype)."""
+    h = w.shape[1]
+    if layout == "interleaved":
+        out[dst] = w.view(np.float64)[:, : out.shape[1]]
+    else:
+        out[dst, :h] = w.real
+        out[dst, h:] = w.imag[:, : out.shape[1] - h]
 
 
 def _assemble_run(start: int, n: int, d_model: int, base: float, layout: str, hi, lo, out) -> None:
@@ -406,21 +393,28 @@ def _assemble_run(start: int, n: int, d_model: int, base: float, layout: str, hi
     """
     q0 = start // _BLOCK
     nq = (start + n - 1) // _BLOCK - q0 + 1
-    x_q, y_q = _coarse_rows(q0 + np.arange(nq, dtype=np.int64), d_model, base, layout, hi, lo)
-    f1, f2 = _steps(d_model, base, layout, 1)
-    width = x_q.shape[1]
+    w_q = _coarse_rows(q0 + np.arange(nq, dtype=np.int64), d_model, base, hi, lo)
+    g = _steps(d_model, base, 1)
+    direct = _complex_target(out, layout)
+    h = w_q.shape[1]
 
     def work(chunks):
-        t1, t2 = np.empty((_CHUNK, _BLOCK, width)), np.empty((_CHUNK, _BLOCK, width))
+        buffer = np.empty((_CHUNK, _BLOCK, h), dtype=np.complex128)
         for b0 in chunks:
             b1 = min(b0 + _CHUNK, nq)
             first = (q0 + b0) * _BLOCK  # the position of the chunk's first row
-            last = min(first + (b1 - b0) * _BLOCK, start + n)
-            rows, dst = slice(max(first, start) - first, last - first), slice(max(first, start) - start, last - start)
-            _assemble(x_q[b0:b1, None], y_q[b0:b1, None], f1, f2, out, dst, rows, t1[: b1 - b0], t2[: b1 - b0])
+            lo_row, hi_row = max(first, start), min(first + (b1 - b0) * _BLOCK, start + n)
+            dst = slice(lo_row - start, hi_row - start)
+            if direct is not None and lo_row == first and hi_row - first == (b1 - b0) * _BLOCK:
+                target = direct[dst].reshape(b1 - b0, _BLOCK, h)  # whole blocks: straight into the table
+                np.multiply(w_q[b0:b1, None], g, out=target, casting="same_kind")
+                continue
+            t = buffer[: b1 - b0]
+            np.multiply(w_q[b0:b1, None], g, out=t)
+            _put(t.reshape(-1, h)[lo_row - first : hi_row - first], out, dst, layout)
 
     chunks = list(range(0, nq, _CHUNK))
-    threads = min(torch.get_num_threads(), 8, len(chunks), max(1, (n * width) >> 19))
+    threads = min(torch.get_num_threads(), 8, len(chunks), max(1, (n * d_model) >> 19))
     if threads <= 1:
         return work(chunks)
     import threading
@@ -440,14 +434,12 @@ def _assemble_rows(ints: np.ndarray, d_model: int, base: float, layout: str, hi,
     q, r = np.divmod(ints, _BLOCK)
     uq, inverse = np.unique(q, return_inverse=True)
     inverse = inverse.reshape(-1)
-    x_q, y_q = _coarse_rows(uq, d_model, base, layout, hi, lo)
-    f1, f2 = _steps(d_model, base, layout, 1)
+    w_q = _coarse_rows(uq, d_model, base, hi, lo)
+    g = _steps(d_model, base, 1)
     step = _CHUNK * _BLOCK
     for j0 in range(0, ints.shape[0], step):
         j = slice(j0, j0 + step)
-        m = len(ints[j])
-        t1, t2 = np.empty((m, x_q.shape[1])), np.empty((m, x_q.shape[1]))
-        _assemble(x_q[inverse[j]], y_q[inverse[j]], f1[r[j]], f2[r[j]], out, where[j], slice(None), t1, t2)
+        _put(w_q[inverse[j]] * g[r[j]], out, where[j], layout)
 
 
 def _table(pos: np.ndarray, d_model: int, base: float, layout: str, dt: np.dtype) -> np.ndarray:
