@@ -53,6 +53,7 @@ import tomllib
 from fnmatch import fnmatch
 from pathlib import Path
 
+import book_figures
 from docutils import nodes
 from sphinx.util import logging as sphinx_logging
 
@@ -331,4 +332,5 @@ def setup(app):
     app.connect("build-finished", drop_fontawesome_script)
     app.connect("build-finished", typeset_math)
     app.connect("build-finished", refresh_own_static_files)
+    app.connect("build-finished", book_figures.dark_twins)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -9,7 +9,11 @@
 //   mathErrors MathJax error boxes
 //   text       the visible text of the article (for authoring-marker checks)
 //   title      the page's <title> and its first heading
-//   figures    rendered width / natural width of every image in the article
+//   figures    every image in the article: rendered and natural width, its column's width, vector or not,
+//              the background behind it
+//   glyphsCut  glyphs of typeset math not inside the painted area of the box that clips them
+//   uncued     boxes that scroll sideways with no fade at the edge where there is more (data-more, book.js)
+//   panels     result tables and figures whose background is not the page's (dark mode: a light panel)
 //   searchBoxes how many search controls are visible
 //
 // "Content" is measured from the descendants' boxes, not from scrollWidth alone: glyphs
@@ -79,7 +83,7 @@
     return {left, right};
   };
 
-  const clipped = [], scrolled = [];
+  const clipped = [], scrolled = [], uncued = [];
   const boxes = [article, ...article.querySelectorAll('*')].filter(
     el => clips(el) && !insideMath(el) && !invisible(el));
   for (const box of boxes) {
@@ -93,8 +97,38 @@
     const reach = innerLeft - box.scrollLeft + box.scrollWidth;
     const item = {what: describe(box), kind: kindOf(box), width: Math.round(r.width),
                   content: Math.round(right - left), cut: Math.round(Math.max(right - innerRight, innerLeft - left))};
-    if (scrollable && right <= reach + SLACK && left >= innerLeft - box.scrollLeft - SLACK) scrolled.push(item);
-    else clipped.push(item);
+    if (scrollable && right <= reach + SLACK && left >= innerLeft - box.scrollLeft - SLACK) {
+      scrolled.push(item);
+      if (!box.dataset.more || getComputedStyle(box).maskImage === 'none') uncued.push(item.what);
+    } else clipped.push(item);
+  }
+
+  // A glyph of typeset math must sit inside the painted area of every box between it and the formula's
+  // container that clips (display math scrolls sideways, so it clips at top and bottom too): its nominal box
+  // (MathJax's height and depth of the character) at least GLYPH_ROOM px inside, as the ink of some
+  // characters (the transpose sign's crossbar) reaches a little beyond it.
+  const GLYPH_ROOM = 1;
+  const glyphsCut = [];
+  for (const math of article.querySelectorAll('mjx-container')) {
+    const clippers = [];
+    for (let a = math; a && a !== article; a = a.parentElement) {
+      const st = getComputedStyle(a);
+      if (st.overflowY !== 'visible' && st.display !== 'inline' && st.display !== 'contents') clippers.push(a);
+      if (a.matches('div.math, span.math')) break;
+    }
+    if (!clippers.length || !math.checkVisibility()) continue;
+    for (const box of clippers) {
+      const r = box.getBoundingClientRect(), top = r.top + box.clientTop, bottom = top + box.clientHeight;
+      for (const g of math.querySelectorAll('mjx-c')) {
+        const q = g.getBoundingClientRect();
+        if (q.height === 0 || q.width === 0) continue;
+        if (q.top < top + GLYPH_ROOM || q.bottom > bottom - GLYPH_ROOM) {
+          glyphsCut.push(`${describe(box)}: ${getComputedStyle(g, '::before').content} from ${(q.top - top).toFixed(2)} `
+                         + `to ${(q.bottom - top).toFixed(2)} px in a ${box.clientHeight} px box`);
+          break;
+        }
+      }
+    }
   }
 
   // Sideways pan: the document is wider than the window. Report the outermost elements that stick out.
@@ -154,9 +188,26 @@
                   && !el.closest('dialog:not([open])')).length;
 
   const heading = article.querySelector('h1');
+  // the nearest background behind an element: its own or an ancestor's (not transparent)
+  const backdrop = el => {
+    for (let e = el; e; e = e.parentElement) {
+      const c = getComputedStyle(e).backgroundColor;
+      if (c && c !== 'transparent' && !/rgba\([^)]*,\s*0\)$/.test(c)) return c;
+    }
+    return null;
+  };
   const figures = [...article.querySelectorAll('img')].filter(img => img.naturalWidth > 0 && img.checkVisibility())
-    .map(img => ({src: img.getAttribute('src'), shown: Math.round(img.getBoundingClientRect().width),
-                  natural: img.naturalWidth}));
-  return {vw, pan, clipped, scrolled, spuriousStops, rawTex, mathErrors, figures, searchBoxes,
+    .map(img => {
+      const column = img.closest('.cell_output, figure, p, div') || article;
+      return {src: img.getAttribute('src'), shown: Math.round(img.getBoundingClientRect().width),
+              natural: img.naturalWidth, column: column.clientWidth, vector: /\.svg(\?|$)/.test(img.currentSrc),
+              backdrop: backdrop(img)};
+    });
+  const panels = [...article.querySelectorAll('.cell_output table, .cell_output img')]
+    .filter(el => el.checkVisibility())
+    .map(el => ({what: describe(el.closest('.cell_output')), backdrop: backdrop(el)}));
+  const page = backdrop(document.body);
+  return {vw, pan, clipped, scrolled, uncued, glyphsCut, spuriousStops, rawTex, mathErrors, figures, panels, page,
+          searchBoxes,
           text: article.innerText, title: document.title, heading: heading ? heading.textContent.replace('#', '').trim() : null};
 }

@@ -33,9 +33,13 @@ def test_every_toc_page_is_built(build, page):
 
 @pytest.mark.parametrize("page", [p for p in toc_files() if p.startswith(("chapters/", "appendix/"))])
 def test_chapter_figures_are_rendered(build, page):
+    """Figures are vector graphics (SVG), each with its dark twin (book_build/book_figures.py), no raster."""
     html = (HTML / f"{page}.html").read_text()
-    images = re.findall(r'<img[^>]+src="([^"]+\.png)"', html)
-    assert images, f"{page} has no rendered figure"
+    images = re.findall(r'<img[^>]+src="([^"]*_images/[^"]+)"', html)
+    light = [s for s in images if s.endswith(".svg") and not s.endswith(".dark.svg")]
+    assert light, f"{page} has no rendered figure"
+    assert not [s for s in images if not s.endswith(".svg")], f"raster figures on {page}"
+    assert sorted(images) == sorted(light + [s.removesuffix(".svg") + ".dark.svg" for s in light])
     for src in images:
         assert (HTML / page).parent.joinpath(src).resolve().exists(), src
 

@@ -163,7 +163,8 @@ def test_clicks_give_feedback_without_any_request(chromium):
     page, requests = open_quiz(chromium)
     question = page.locator(".pe-quiz-question").first
     buttons = question.locator("button.pe-quiz-choice")
-    assert page.locator(".pe-quiz-fallback").count() == 0  # the script replaced the no-script answers
+    # with scripts the written-out answers are for paper only: hidden on screen, printed
+    assert not page.locator(".pe-quiz-fallback").is_visible()
     correct = [buttons.nth(i).get_attribute("data-correct") == "true" for i in range(buttons.count())]
     wrong, right = correct.index(False), correct.index(True)
     buttons.nth(wrong).click()
@@ -211,4 +212,32 @@ def test_without_scripts_the_answers_are_still_available(chromium):
     page, _ = open_quiz(chromium, javascript=False)
     assert page.locator(".pe-quiz-fallback").count() == 1
     assert page.locator("button.pe-quiz-choice[disabled]").count() == page.locator("button.pe-quiz-choice").count()
+    page.close()
+
+
+def test_printed_quizzes_carry_their_answers(chromium):
+    """On paper nothing can be clicked: a printed quiz lists its answers (and the screen does not)."""
+    page, _ = open_quiz(chromium)
+    answers = page.locator(".pe-quiz-fallback")
+    assert not answers.is_visible()
+    page.emulate_media(media="print")
+    assert answers.is_visible()
+    right = [c for c in quizzes.QUIZZES["02"][0].choices if c.correct][0]
+    assert right.why.split()[0] in answers.inner_text()
+    page.close()
+
+
+def test_a_chosen_answer_keeps_its_colour_under_the_pointer(chromium):
+    """After a click the pointer rests on the button: its border stays the verdict's, not the hover colour."""
+    page, _ = open_quiz(chromium)
+    question = page.locator(".pe-quiz-question").first
+    buttons = question.locator("button.pe-quiz-choice")
+    colours = {}
+    for n in range(buttons.count()):
+        buttons.nth(n).click()  # the pointer stays on it
+        verdict = "right" if buttons.nth(n).get_attribute("data-correct") == "true" else "wrong"
+        colours.setdefault(verdict, set()).add(buttons.nth(n).evaluate("b => getComputedStyle(b).borderLeftColor"))
+    page.mouse.move(0, 0)
+    buttons.nth(0).hover()
+    assert len(colours["right"]) == 1 and len(colours["wrong"]) == 1 and colours["right"] != colours["wrong"]
     page.close()

@@ -5,9 +5,12 @@ blindness; sequential and diverging maps are viridis / cividis and RdBu-like
 ``"PuOr"``, which are also safe. Figures get a white background so that they
 stay legible when the book is read in dark mode.
 
-Sizes are chosen for the narrow column: a figure at most ``MAX_WIDTH`` inches
-(640 px at 100 dpi) wide with 12 pt text still has readable labels when a
-phone shows it at about 560 px.
+Figures are vector graphics (SVG) in Jupyter and in the book: crisp on any
+screen and at any zoom, and scaled to the column. The book shows each at the
+column's width, so its text is as large as the figure is narrow: see
+``MAX_WIDTH`` and ``MIN_FONT_PT`` (tests/test_book_figures.py measures the
+text of every figure as a phone shows it). In the book's dark mode each figure
+has a dark twin (book_build/book_figures.py).
 """
 
 from __future__ import annotations
@@ -28,6 +31,18 @@ OKABE_ITO = [
 SEQUENTIAL = "viridis"
 DIVERGING = "PuOr"
 MAX_WIDTH = 8.0  # inches; chapters keep every figure at most this wide
+MIN_FONT_PT = 10.0  # no text smaller than this in a figure
+
+
+def _vector_figures() -> None:
+    """Notebook figures as SVG (inline backend); nothing outside IPython."""
+    try:
+        from IPython import get_ipython
+        from matplotlib_inline.backend_inline import set_matplotlib_formats
+    except ImportError:
+        return
+    if get_ipython() is not None:
+        set_matplotlib_formats("svg", metadata={"Date": None})
 
 
 def apply_style() -> None:
@@ -46,5 +61,9 @@ def apply_style() -> None:
             "axes.spines.top": False,
             "axes.spines.right": False,
             "font.size": 12,
+            # the same figure gives the same SVG (ids from a fixed salt, no date)
+            "svg.hashsalt": "posenc",
+            "svg.fonttype": "path",
         }
     )
+    _vector_figures()

@@ -125,7 +125,8 @@ html[data-theme=dark] .bd-content div.cell_output div.text_html:has(.pe-quiz){ba
 .pe-quiz button.pe-quiz-choice{display:block;width:100%;text-align:left;font:inherit;
  color:var(--pe-q-text);background:var(--pe-q-surface);border:1px solid var(--pe-q-border);
  border-left-width:4px;border-radius:4px;padding:0.45em 0.7em;cursor:pointer;overflow-wrap:anywhere}
-.pe-quiz button.pe-quiz-choice:hover:not([disabled]){border-color:var(--pe-q-focus)}
+.pe-quiz button.pe-quiz-choice:hover:not([disabled]):not(.pe-quiz-right):not(.pe-quiz-wrong){
+ border-color:var(--pe-q-focus)}
 .pe-quiz button.pe-quiz-choice:focus-visible{outline:3px solid var(--pe-q-focus);outline-offset:2px}
 .pe-quiz button.pe-quiz-choice[disabled]{cursor:default;opacity:0.8}
 .pe-quiz button.pe-quiz-choice.pe-quiz-right{border-color:var(--pe-q-right)}
@@ -138,6 +139,9 @@ html[data-theme=dark] .bd-content div.cell_output div.text_html:has(.pe-quiz){ba
 .pe-quiz .pe-quiz-why.pe-quiz-wrong .pe-quiz-verdict{color:var(--pe-q-wrong)}
 .pe-quiz .pe-quiz-verdict{font-weight:700}
 .pe-quiz code{font-size:0.9em;color:inherit;background:transparent}
+.pe-quiz .pe-quiz-printed{display:none}
+@media print{.pe-quiz .pe-quiz-printed{display:block}.pe-quiz .pe-quiz-printed summary{list-style:none;font-weight:700}
+ .pe-quiz fieldset.pe-quiz-question{break-inside:avoid}}
 """
 
 # Finds its own block (document.currentScript in the book and in JupyterLab, the
@@ -148,7 +152,7 @@ _JS = """
   if (!root || root.getAttribute("data-ready")) { return; }
   root.setAttribute("data-ready", "1");
   var fallback = root.querySelector(".pe-quiz-fallback");
-  if (fallback) { fallback.parentNode.removeChild(fallback); }
+  if (fallback) { fallback.open = true; fallback.classList.add("pe-quiz-printed"); }
   var questions = root.querySelectorAll(".pe-quiz-question");
   Array.prototype.forEach.call(questions, function (question) {
     var out = question.querySelector(".pe-quiz-feedback");
@@ -205,7 +209,7 @@ def render(key: str, questions: list[Question] | tuple[Question, ...]) -> str:
         parts.append("</div>")
         parts.append(f'<div class="pe-quiz-feedback" role="status" aria-live="polite">{"".join(reasons)}</div>')
         parts.append("</fieldset>")
-    parts.append('<details class="pe-quiz-fallback"><summary>Show the answers</summary>'
+    parts.append('<details class="pe-quiz-fallback"><summary>Answers</summary>'
                  f'<ol style="list-style:none;padding-left:0">{"".join(fallback)}</ol></details>')
     parts.append(f"<script>{_JS.strip() % {'id': base}}</script>")
     parts.append("</div>")
