@@ -7,15 +7,17 @@ stay legible when the book is read in dark mode.
 
 Figures are vector graphics (SVG) in Jupyter and in the book: crisp on any
 screen and at any zoom, and scaled to the column. The book shows each at the
-column's width, so its text is as large as the figure is narrow: see
-``MAX_WIDTH`` and ``MIN_FONT_PT`` (tests/test_book_figures.py measures the
-text of every figure as a phone shows it). In the book's dark mode each figure
-has a dark twin (book_build/book_figures.py).
+column's width, so on a phone a wide figure's text shrinks with it: before a
+figure is shown, ``legible`` raises any text that would be smaller than
+``MIN_TEXT_PX`` CSS pixels in a phone's column (the browser tests measure it).
+In the book's dark mode each figure has a dark twin (book_build/book_figures.py).
 """
 
 from __future__ import annotations
 
 import matplotlib as mpl
+import matplotlib.figure
+import matplotlib.text
 from cycler import cycler
 
 OKABE_ITO = [
@@ -31,18 +33,49 @@ OKABE_ITO = [
 SEQUENTIAL = "viridis"
 DIVERGING = "PuOr"
 MAX_WIDTH = 8.0  # inches; chapters keep every figure at most this wide
-MIN_FONT_PT = 10.0  # no text smaller than this in a figure
+PHONE_COLUMN_PX = 358  # the book's column on a 390 px phone
+MIN_TEXT_PX = 8.0  # no text of a figure smaller than this there
+
+
+def min_font_pt(width_in: float) -> float:
+    """The smallest font size (pt) of a figure ``width_in`` inches wide whose text, shown at the phone's
+    column width, is at least ``MIN_TEXT_PX`` CSS pixels tall (an SVG point is 4/3 CSS px at full size)."""
+    return MIN_TEXT_PX * 72 * width_in / PHONE_COLUMN_PX
+
+
+def legible(fig):
+    """Raise every text of ``fig`` (titles, labels, tick labels, legends, annotations) to at least
+    ``min_font_pt`` of its width; returns ``fig``."""
+    floor = min_font_pt(fig.get_figwidth())
+    for ax in fig.axes:
+        for name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
+            labels = axis.get_ticklabels(which="both")
+            if labels and min(t.get_fontsize() for t in labels) < floor:
+                ax.tick_params(axis=name, which="both", labelsize=floor)
+    for text in fig.findobj(matplotlib.text.Text):
+        if text.get_fontsize() < floor:
+            text.set_fontsize(floor)
+    return fig
+
+
+def _svg(fig) -> str:
+    """The inline backend's SVG of ``fig``, its text made legible first (no date: the same figure, the same SVG)."""
+    from IPython.core.pylabtools import print_figure
+
+    return print_figure(legible(fig), "svg", bbox_inches="tight", metadata={"Date": None})
 
 
 def _vector_figures() -> None:
-    """Notebook figures as SVG (inline backend); nothing outside IPython."""
+    """Notebook figures as SVG (inline backend), legible on a phone; nothing outside IPython."""
     try:
         from IPython import get_ipython
         from matplotlib_inline.backend_inline import set_matplotlib_formats
     except ImportError:
         return
-    if get_ipython() is not None:
-        set_matplotlib_formats("svg", metadata={"Date": None})
+    shell = get_ipython()
+    if shell is not None:
+        set_matplotlib_formats("svg")
+        shell.display_formatter.formatters["image/svg+xml"].for_type(matplotlib.figure.Figure, _svg)
 
 
 def apply_style() -> None:
