@@ -9,13 +9,14 @@ HTML   := _build/html/index.html
 # the book's build code and the maintainer tools are run from their folders, never installed
 TOOLS  := PYTHONPATH=tools:book_build
 
-.PHONY: book book-strict check lint test lab bench exercises clean help
+.PHONY: book book-strict check lint test lab bench pdf exercises clean help
 
 help:
 	@echo "make book   build the HTML book into _build/html"
 	@echo "make check  the fast tier after every change (ruff, unit tests; no browser, no notebook run; < 2 min)"
 	@echo "make test   run the whole suite (make check, strict book build, browser, JupyterLab, wheel, exercises)"
 	@echo "make lab    open JupyterLab on 127.0.0.1"
+	@echo "make pdf    the whole book as one PDF (_build/html/_downloads/), offered in every page's download menu"
 	@echo "make bench  time posenc, the explorers and the book's math typesetting against their baselines"
 	@echo "make exercises  regenerate exercises/ from solutions/ (refuses to overwrite your answers; FORCE=1 to override)"
 	@echo "make clean  remove the build and caches (keeps .venv)"
@@ -50,6 +51,12 @@ check: lint
 test: export POSENC_NO_EXTENDED = 1
 test: lint
 	$(BIN)/python -m pytest tests exercises --nbval-lax -p no:randomly -n 2
+
+# The whole book as one PDF: the single-page build printed by Chromium (book_build/book_pdf.py). The HTML book
+# first: the PDF is offered in its pages' download menus.
+pdf: book
+	$(BIN)/jupyter-book build . --builder singlehtml
+	$(TOOLS) $(BIN)/python -m book_pdf
 
 lab: $(STAMP)
 	$(BIN)/jupyter lab --ip=127.0.0.1 --no-browser $(if $(filter 0,$(shell id -u)),--allow-root,)

@@ -13,7 +13,8 @@
 //              the background behind it
 //   glyphsCut  glyphs of typeset math not inside the painted area of the box that clips them
 //   uncued     boxes that scroll sideways with no fade at the edge where there is more (data-more, book.js)
-//   panels     result tables and figures whose background is not the page's (dark mode: a light panel)
+//   panels     the background behind every result table and figure (dark mode: no light panel)
+//   quizzes    how many quizzes the page has, and how many show their written-out answers
 //   searchBoxes how many search controls are visible
 //
 // "Content" is measured from the descendants' boxes, not from scrollWidth alone: glyphs
@@ -207,7 +208,9 @@
     .filter(el => el.checkVisibility())
     .map(el => ({what: describe(el.closest('.cell_output')), backdrop: backdrop(el)}));
   const page = backdrop(document.body);
-  return {vw, pan, clipped, scrolled, uncued, glyphsCut, spuriousStops, rawTex, mathErrors, figures, panels, page,
+  const quizzes = {count: article.querySelectorAll('.pe-quiz').length,
+                   answers: [...article.querySelectorAll('.pe-quiz-fallback')].filter(a => a.checkVisibility()).length};
+  return {vw, pan, clipped, scrolled, uncued, glyphsCut, spuriousStops, rawTex, mathErrors, figures, panels, page, quizzes,
           searchBoxes,
           text: article.innerText, title: document.title, heading: heading ? heading.textContent.replace('#', '').trim() : null};
 }

@@ -7,6 +7,8 @@ import re
 
 import pytest
 
+from pathlib import Path
+
 from support.book import HTML, ROOT, strict_build, toc_pages
 
 
@@ -133,3 +135,68 @@ def test_every_citation_links_to_its_entry(build):
 def test_the_colab_install_cell_is_not_shown(build, page):
     """Readers of the book need no install: the first cell (tools/colab_cell.py) is tagged remove-cell."""
     assert "google.colab" not in (HTML / f"{page}.html").read_text()
+
+
+# --------------------------------------------------------------------------
+# The whole-book PDF (make pdf: book_build/book_pdf.py)
+# --------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def whole_book(build, tmp_path_factory):
+    """The single-page build (after the strict HTML build: its execution cache is warm), printed to a PDF."""
+    import subprocess
+    import sys
+
+    import book_pdf
+
+    assert build["returncode"] == 0, "the HTML book did not build"
+    single = subprocess.run([str(Path(sys.executable).parent / "jupyter-book"), "build", str(ROOT),
+                             "--builder", "singlehtml"], capture_output=True, text=True, timeout=1800)
+    assert single.returncode == 0, single.stdout[-3000:] + single.stderr[-3000:]
+    target = tmp_path_factory.mktemp("pdf") / book_pdf.PDF_NAME
+    result = book_pdf.print_book(target=target)
+    return {**result, "path": target}
+
+
+def test_the_whole_book_prints_with_a_cover_contents_and_every_page(whole_book):
+    from pypdf import PdfReader
+
+    reader = PdfReader(whole_book["path"])
+    pages = toc_files()
+    assert len(reader.pages) == whole_book["pages"] >= 5 * len(pages)
+    assert whole_book["contents"] == len(pages) - 1  # every page after the introduction, which opens the book
+    first = reader.pages[0].extract_text()
+    assert "Positional Encoding in Transformers" in first and "Contents" not in first  # the cover
+    assert "Contents" in reader.pages[1].extract_text()
+    outline = [item.title for item in reader.outline if not isinstance(item, list)]
+    headings = [re.search(r"<h1>(.*?)<a", (HTML / f"{p}.html").read_text(), re.S) for p in pages[1:]]
+    titles = [re.sub(r"<[^>]+>", "", h.group(1)).strip() for h in headings if h]
+    assert len(titles) == len(pages) - 1
+    missing = [t for t in titles if not any(t.split(":")[0][:30] in o for o in outline)]
+    assert not missing, f"pages missing from the PDF's outline: {missing}"
+    print(f"whole-book PDF: {len(reader.pages)} pages, {whole_book['bytes'] / 1e6:.1f} MB")
+
+
+def test_printed_code_wraps_instead_of_being_cut(whole_book):
+    """The longest source line of chapter 4's code cells is printed whole (wrapped), not cut at the margin."""
+    import json
+
+    from pypdf import PdfReader
+
+    cells = json.loads((ROOT / "chapters" / "04_linearity.ipynb").read_text())["cells"]
+    lines = [line.rstrip("\n") for c in cells if c["cell_type"] == "code" for line in c["source"]]
+    longest = max((line for line in lines if not line.lstrip().startswith("#")), key=len)
+    text = re.sub(r"\s+", "", "".join(page.extract_text() for page in PdfReader(whole_book["path"]).pages))
+    assert len(longest) > 90 and re.sub(r"\s+", "", longest) in text, longest
+
+
+def test_the_download_menu_offers_the_whole_book(build, tmp_path):
+    import book_pdf
+
+    page = tmp_path / "chapters" / "04.html"
+    page.parent.mkdir()
+    page.write_text((HTML / "chapters" / "04_linearity.html").read_text())
+    pdf = tmp_path / "_downloads" / book_pdf.PDF_NAME
+    assert book_pdf.offer_in_menus(tmp_path, pdf) == 1
+    assert 'href="../_downloads/positional-encoding-in-transformers.pdf" download' in page.read_text()
+    assert book_pdf.offer_in_menus(tmp_path, pdf) == 0  # once

@@ -68,6 +68,10 @@ MENU_PAGES = sorted({toc_pages()[0]} | {pages[i] for pages in toc_parts() for i 
 # name: (viewport width, height, colour scheme)
 MODES = {"laptop": (1280, 900, "light"), "phone": (390, 844, "light"), "dark": (1280, 900, "dark")}
 AXE_MODE = "dark"         # axe-core runs once per page, in this mode
+# Print (the download menu's .pdf, and make pdf): the pages with code, outputs and quizzes, laid out on A4 paper
+# (794 px at 96 px per inch) with the print style sheets
+PRINT_MODE = {"print": (794, 1123, "light")}
+PRINT_PAGES = [p for p in PAGES if p.startswith(("chapters/", "appendix/", "solutions/"))]
 PHASES = ("load", "math", "read", "screenshot", "axe", "menus", "sliders")  # of a visit, timed
 PAGE_BUDGET = 1.5e6       # bytes a chapter page may load, everything included
 BASELINE_PX = 1.0         # inline math may sit this far off the text's baseline
@@ -262,13 +266,15 @@ async def _menu_opens(tab, toggle: str, target: str, reload_after: bool = True) 
     return result
 
 
-async def _axe(tab, contrast: bool = True) -> list[str]:
+async def _axe(tab, contrast: bool = True, only: list[str] | None = None) -> list[str]:
     from axe_playwright_python.async_playwright import Axe
 
     # no CSSOM preload: axe would fetch the style sheets again and resolve their @import against the page
     options = {"resultTypes": ["violations"], "preload": False}
     if not contrast:
         options["rules"] = {"color-contrast": {"enabled": False}}
+    if only:
+        options["runOnly"] = {"type": "rule", "values": only}
     results = await Axe().run(tab, options=options)
     return [f"{v['impact']}: {v['id']} ({v['help']}) x{len(v['nodes'])}: "
             + "; ".join(", ".join(node["target"]) for node in v["nodes"][:3])
@@ -281,13 +287,15 @@ async def _open(browser, base_url: str, page: str, shot_dir: Path | None, mode: 
 
     Returns (visit, context, tab, guard, number of range inputs).
     """
-    width, height, scheme = MODES[mode]
+    width, height, scheme = {**MODES, **PRINT_MODE}[mode]
     context = await browser.new_context(viewport={"width": width, "height": height}, color_scheme=scheme,
                                         service_workers="block")
     guard = Guard(context, async_api=True)
     await guard.route_async(context)
     await context.add_init_script(script=MATH_READY)
     tab = guard.watch(await context.new_page())
+    if mode in PRINT_MODE:
+        await tab.emulate_media(media="print")
     url = f"{base_url}{page}.html"
     seconds, t0 = {}, time.perf_counter()
     await tab.goto(url, wait_until="load")
@@ -313,6 +321,9 @@ async def _open(browser, base_url: str, page: str, shot_dir: Path | None, mode: 
     violations = []
     if axe and mode == AXE_MODE:
         violations = await _axe(tab)
+        seconds["axe"] = time.perf_counter() - t0
+    elif axe and mode == "laptop":  # colours differ by theme: contrast in light mode too
+        violations = await _axe(tab, only=["color-contrast"])
         seconds["axe"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     menus = {}
@@ -407,7 +418,7 @@ WAIT_FOR_UPDATE = """(el, n) => new Promise(done => {
 
 
 async def _visit_all(executable: str, base_url: str, pages: list[str], shot_dir, concurrency: int, menu_pages,
-                     modes=tuple(MODES)) -> dict:
+                     modes=tuple(MODES), print_pages=()) -> dict:
     from playwright.async_api import async_playwright
 
     async with async_playwright() as p:
@@ -424,7 +435,9 @@ async def _visit_all(executable: str, base_url: str, pages: list[str], shot_dir,
                     await tab.wait_for_timeout(50)
                     await context.close()
 
-        await asyncio.gather(*(load(page, mode) for page in pages for mode in modes))
+        visits_to_make = [(page, mode) for page in pages for mode in modes]
+        visits_to_make += [(page, mode) for page in print_pages for mode in PRINT_MODE]
+        await asyncio.gather(*(load(page, mode) for page, mode in visits_to_make))
         # Sliders one page at a time, with nothing else loading, so the update times are not
         # inflated by other tabs typesetting their math on the same cores.
         visits = {}
@@ -442,8 +455,9 @@ async def _visit_all(executable: str, base_url: str, pages: list[str], shot_dir,
 
 
 def visit_all(base_url: str, pages: list[str], shot_dir: Path | None = SHOT_DIR, concurrency: int = 3,
-              modes=tuple(MODES), menu_pages=None) -> dict:
-    """Visit ``pages`` (paths without .html) in Chromium in each of ``modes``; return {(page, mode): Visit}.
+              modes=tuple(MODES), menu_pages=None, print_pages=()) -> dict:
+    """Visit ``pages`` (paths without .html) in Chromium in each of ``modes``, and ``print_pages`` as printed
+    (``PRINT_MODE``); return {(page, mode): Visit}.
 
     ``concurrency`` tabs at a time. The phone menus are opened on ``menu_pages`` (None: every page).
     Runs Playwright's async API in a thread of its own (the sync API of
@@ -455,7 +469,7 @@ def visit_all(base_url: str, pages: list[str], shot_dir: Path | None = SHOT_DIR,
     def run():
         try:
             result["visits"] = asyncio.run(_visit_all(executable, base_url, pages, shot_dir, concurrency, menu_pages,
-                                                      modes))
+                                                      modes, print_pages))
         except BaseException as exc:  # re-raised in the test's thread
             result["error"] = exc
 
@@ -671,7 +685,7 @@ class Site:
 
     def __call__(self, page: str, mode: str = "laptop") -> Visit:
         if self.visits is None:
-            self.visits = visit_all(self.base, PAGES, menu_pages=MENU_PAGES)
+            self.visits = visit_all(self.base, PAGES, menu_pages=MENU_PAGES, print_pages=PRINT_PAGES)
         return self.visits[page, mode]
 
 
@@ -727,6 +741,93 @@ def test_page_content_is_never_cut_off_and_never_pans(site, page, mode):
     assert not failures, "\n".join(failures)
 
 
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("page", PAGES)
+def test_math_glyphs_sit_inside_the_boxes_that_clip_them(site, page, mode):
+    """No glyph of a formula is cut at the top or bottom of a box that scrolls (the transpose sign's crossbar)."""
+    v = site(page, mode)
+    assert not v.audit["glyphsCut"], "\n".join(v.audit["glyphsCut"])
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("page", PAGES)
+def test_boxes_that_scroll_sideways_show_that_they_do(site, page, mode):
+    """Every box whose content reaches beyond its edge fades out at that edge (book.js, book.css)."""
+    v = site(page, mode)
+    assert not v.audit["uncued"], "scrolls with no cue:\n" + "\n".join(v.audit["uncued"])
+
+
+def figure_failures(v: Visit) -> list[str]:
+    """Figures wider than their column, and raster figures with fewer than 2 pixels per CSS pixel."""
+    out = []
+    for f in v.audit["figures"]:
+        if "_images/" not in f["src"]:
+            continue
+        if f["shown"] > f["column"] + 1:
+            out.append(f"{f['src']}: {f['shown']} px wide in a {f['column']} px column")
+        if not f["vector"] and f["natural"] < 2 * f["shown"]:
+            out.append(f"{f['src']}: {f['natural']} pixels shown over {f['shown']} CSS px (soft on a 2x screen)")
+    return out
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("page", PAGES)
+def test_figures_are_whole_and_crisp(site, page, mode):
+    v = site(page, mode)
+    failures = figure_failures(v)
+    assert not failures, "\n".join(failures)
+
+
+def svg_text_pt(svg: str) -> tuple[float, float]:
+    """(width of the SVG in pt, smallest font size of its text in pt). Text is drawn as paths, each run
+    scaled by fontsize / 100 (matplotlib's text-to-path scale)."""
+    width = float(re.search(r'<svg[^>]*\bwidth="([\d.]+)pt"', svg).group(1))
+    sizes = [100 * float(a) for a, b in re.findall(r"scale\(([\d.]+) -([\d.]+)\)", svg) if a == b]
+    return width, min(sizes, default=math.inf)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_figure_text_is_legible_on_a_phone(site, book, page):
+    """At 390 px every figure fits the column, and the smallest text of each is at least 8 CSS px there."""
+    from posenc_course import plotting
+
+    v = site(page, "phone")
+    small = []
+    for f in v.audit["figures"]:
+        if "_images/" not in f["src"] or not f["src"].endswith(".svg"):
+            continue
+        width_pt, text_pt = svg_text_pt((book / page).parent.joinpath(f["src"]).resolve().read_text())
+        px = text_pt * f["shown"] / width_pt  # the text's share of the figure's width, times the shown width
+        if px < plotting.MIN_TEXT_PX - 0.05:
+            small.append(f"{f['src']}: smallest text {px:.1f} px at {f['shown']} px wide")
+    assert not small, "\n".join(small)
+
+
+def luminance(css: str) -> float:
+    """Relative luminance (WCAG) of a CSS rgb() colour."""
+    channels = [c / 255 for c in rgb(css)]
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_dark_mode_puts_no_figure_or_table_on_a_light_panel(site, page):
+    v = site(page, "dark")
+    light = [f"{p['what']} on {p['backdrop']}" for p in v.audit["panels"]
+             if p["backdrop"] and luminance(p["backdrop"]) > 0.1]
+    assert not light, "light panels in dark mode:\n" + "\n".join(light)
+
+
+@pytest.mark.parametrize("page", PRINT_PAGES)
+def test_printed_page_cuts_nothing_and_quizzes_carry_answers(site, page):
+    """On paper nothing scrolls: code, outputs, tables and math wrap or fit; every quiz prints its answers."""
+    v = site(page, "print")
+    cut = [f"{c['kind']}: {c['what']} ({c['content']} px in {c['width']} px)"
+           for c in v.audit["clipped"] + v.audit["scrolled"]]
+    assert not cut, "cut off on paper:\n" + "\n".join(cut)
+    assert v.audit["quizzes"]["answers"] == v.audit["quizzes"]["count"], v.audit["quizzes"]
+
+
 @pytest.mark.parametrize("page", MENU_PAGES)
 def test_phone_menu_and_contents_buttons_open(site, page):
     """At 390 px the visible menu button shows the chapter list; "On this page" shows the contents."""
@@ -736,9 +837,11 @@ def test_phone_menu_and_contents_buttons_open(site, page):
     assert not failures, "\n".join(failures)
 
 
+@pytest.mark.parametrize("mode", [AXE_MODE, "laptop"])
 @pytest.mark.parametrize("page", PAGES)
-def test_page_has_no_serious_accessibility_violation(site, page):
-    v = site(page, AXE_MODE)
+def test_page_has_no_serious_accessibility_violation(site, page, mode):
+    """axe-core: every rule in dark mode; colour contrast again in light mode."""
+    v = site(page, mode)
     assert "axe" in v.seconds, "axe did not run on this page"
     assert not v.axe, "axe-core:\n" + "\n".join(v.axe)
 

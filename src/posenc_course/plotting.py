@@ -45,17 +45,29 @@ def min_font_pt(width_in: float) -> float:
 
 def legible(fig):
     """Raise every text of ``fig`` (titles, labels, tick labels, legends, annotations) to at least
-    ``min_font_pt`` of its width; returns ``fig``."""
-    floor = min_font_pt(fig.get_figwidth())
+    ``min_font_pt`` of the width it is shown at (its tight bounding box, which a legend or title outside the
+    axes can make wider than the figure); returns ``fig``."""
+    for _ in range(3):  # larger text can widen the box again
+        shown = fig.get_tightbbox(fig.canvas.get_renderer()).width + 2 * mpl.rcParams["savefig.pad_inches"]
+        if not _raise_text(fig, min_font_pt(max(fig.get_figwidth(), shown))):
+            break
+    return fig
+
+
+def _raise_text(fig, floor: float) -> bool:
+    """Every text of ``fig`` below ``floor`` pt raised to it; whether anything changed."""
+    changed = False
     for ax in fig.axes:
         for name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
             labels = axis.get_ticklabels(which="both")
-            if labels and min(t.get_fontsize() for t in labels) < floor:
+            if labels and min(t.get_fontsize() for t in labels) < floor - 1e-9:
                 ax.tick_params(axis=name, which="both", labelsize=floor)
+                changed = True
     for text in fig.findobj(matplotlib.text.Text):
-        if text.get_fontsize() < floor:
+        if text.get_fontsize() < floor - 1e-9:
             text.set_fontsize(floor)
-    return fig
+            changed = True
+    return changed
 
 
 def _svg(fig) -> str:

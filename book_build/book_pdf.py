@@ -1,0 +1,131 @@
+"""The whole book as one PDF: the single-page build of the book, printed by Chromium.
+
+    make pdf      # jupyter-book build . --builder singlehtml, then: python -m book_pdf
+
+The single-page build holds every page of the table of contents in order (the
+introduction with its contents list, the chapters, practice and answers, the
+appendix, the references), typeset and with the figures of the HTML book. It is
+served on 127.0.0.1 and printed with the book's print style sheets (book.css:
+code and outputs wrap, quizzes carry their answers) after a cover page is put
+in front. The PDF goes to ``_build/html/_downloads/``, and every page of the
+HTML book gets an entry for it in its download menu, next to the theme's
+"print this page".
+"""
+
+from __future__ import annotations
+
+import datetime
+import html
+import os
+import re
+import shutil
+import sys
+from pathlib import Path
+
+from book_server import CHROMIUM_ARGS, serve
+
+ROOT = Path(__file__).resolve().parent.parent
+SINGLE = ROOT / "_build" / "singlehtml"
+HTML = ROOT / "_build" / "html"
+PDF_NAME = "positional-encoding-in-transformers.pdf"
+TARGET = HTML / "_downloads" / PDF_NAME
+
+COVER = """([title, author, date]) => {
+  const cover = document.createElement('section');
+  cover.id = 'book-cover';
+  cover.style.cssText = 'break-after: page; padding-top: 30vh; text-align: center';
+  cover.innerHTML = `<h1 style="font-size: 2.4em">${title}</h1><p style="font-size: 1.2em">${author}</p>`
+                  + `<p>${date}</p>`;
+  // the contents: every page of the book (its first heading), linked; the PDF's outline holds them too
+  const contents = document.createElement('nav');
+  contents.id = 'book-contents';
+  contents.style.cssText = 'break-after: page';
+  // (each page of the book starts at a marker <span id="document-NAME"> followed by its section)
+  const items = [...document.querySelectorAll('span[id^="document-"] + section')].map(section => {
+    const h = section.querySelector('h1, h2'), text = h ? h.textContent.replace(/#$/, '').trim() : section.id;
+    return `<li><a href="#${section.id}">${text}</a></li>`;
+  });
+  contents.innerHTML = '<h1>Contents</h1><ol style="list-style: none; padding-left: 0; line-height: 1.8">'
+                     + items.join('') + '</ol>';
+  const article = document.querySelector('main#main-content article') || document.body;
+  article.prepend(contents);
+  article.prepend(cover);
+  return items.length;
+}"""
+
+FOOTER = ('<div style="font-size: 8px; width: 100%; text-align: center; color: #555">'
+          '<span class="pageNumber"></span> / <span class="totalPages"></span></div>')
+
+MENU_ENTRY = """      <li><a href="{href}" download
+   class="btn btn-sm btn-download-book-pdf-button dropdown-item"
+   title="Download the whole book as one PDF">
+<span class="btn__icon-container"><i class="fas fa-book"></i></span>
+<span class="btn__text-container">book .pdf</span>
+</a></li>
+"""
+PRINT_BUTTON = re.compile(r'(<li>\s*<button onclick="window\.print\(\)".*?</li>\n)', re.S)
+
+
+def book_title() -> tuple[str, str]:
+    import yaml
+
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    return str(config.get("title", "")), str(config.get("author", ""))
+
+
+def print_book(source: Path = SINGLE, target: Path = TARGET) -> dict:
+    """Print ``source/intro.html`` (the root page, holding the whole book) to ``target``; returns {"pages", "bytes"}."""
+    from playwright.sync_api import sync_playwright
+
+    if not (source / "intro.html").is_file():
+        raise FileNotFoundError(f"{source / 'intro.html'} is missing: build it first "
+                                "(jupyter-book build . --builder singlehtml)")
+    executable = shutil.which("chromium") or shutil.which("chromium-browser")
+    if executable is None:
+        raise RuntimeError("Chromium is needed to print the book (Debian: apt-get install chromium)")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    title, author = book_title()
+    built = int(os.environ.get("SOURCE_DATE_EPOCH", (source / "intro.html").stat().st_mtime))
+    date = datetime.date.fromtimestamp(built)
+    with serve(source) as base, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 794, "height": 1123})
+        page.emulate_media(media="print")
+        page.goto(base + "intro.html", wait_until="load", timeout=120_000)
+        page.evaluate("() => document.fonts.ready.then(() => true)")
+        chapters = page.evaluate(COVER, [html.escape(title), html.escape(author), date.isoformat()])
+        page.pdf(path=str(target), format="A4", print_background=True, display_header_footer=True, outline=True,
+                 header_template="<span></span>", footer_template=FOOTER,
+                 margin={"top": "16mm", "bottom": "18mm", "left": "14mm", "right": "14mm"})
+        browser.close()
+    data = target.read_bytes()
+    return {"pages": len(re.findall(rb"/Type\s*/Page[^s]", data)), "bytes": len(data), "contents": chapters}
+
+
+def offer_in_menus(html_dir: Path = HTML, pdf: Path = TARGET) -> int:
+    """Add the whole-book PDF to the download menu of every page of the HTML book; returns how many pages."""
+    count = 0
+    for page in html_dir.rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        if "btn-download-book-pdf-button" in text:
+            continue
+        href = os.path.relpath(pdf, page.parent).replace(os.sep, "/")
+        entry = MENU_ENTRY.format(href=href)
+        new, n = PRINT_BUTTON.subn(lambda m, entry=entry: m.group(1) + entry, text, count=1)
+        if n:
+            page.write_text(new, encoding="utf-8")
+            count += 1
+    return count
+
+
+def main(argv: list[str]) -> int:
+    result = print_book()
+    pages = offer_in_menus()
+    print(f"The whole book: {TARGET} ({result['pages']} pages, {result['bytes'] / 1e6:.1f} MB, "
+          f"{result['contents']} entries in its contents); "
+          f"offered in the download menu of {pages} pages")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
