@@ -58,3 +58,23 @@ def test_notebook_figures_are_svg_with_legible_text():
         assert data["image/svg+xml"].lstrip().startswith("<?xml") and "<dc:date>" not in data["image/svg+xml"]
         assert min(drawn_text_sizes(fig)) >= plotting.min_font_pt(8)
         plt.close(fig)
+
+
+def test_text_stays_legible_when_the_saved_figure_is_wider_than_its_size():
+    """A legend outside the axes widens the saved (tight) SVG beyond the figure's width: the floor follows."""
+    import re
+
+    with mpl.rc_context():
+        plotting.apply_style()
+        fig, ax = plt.subplots(figsize=(6.4, 3))
+        for n in range(3):
+            ax.plot([0, 1], [n, n + 1], label=f"a rather long legend entry {n}")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1), fontsize=8)
+        ax.tick_params(labelsize=7)
+        svg = plotting._svg(fig)
+        width_pt = float(re.search(r'<svg[^>]*\bwidth="([\d.]+)pt"', svg).group(1))
+        smallest = min(100 * float(a) for a, b in re.findall(r"scale\(([\d.]+) -([\d.]+)\)", svg) if a == b)
+        assert width_pt > 6.4 * 72 + 20                             # the legend made it wider
+        shown_px = smallest * plotting.PHONE_COLUMN_PX / width_pt   # text size in CSS px in a phone's column
+        assert shown_px >= plotting.MIN_TEXT_PX - 0.01, shown_px
+        plt.close(fig)
