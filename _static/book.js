@@ -53,7 +53,7 @@
       cue(box, scrolls(box));
     }
     // code and text output (the theme gives them their tab stop) and the result tables' wrappers
-    for (const box of document.querySelectorAll("article pre, article .pe-table-wrap, article .table-wrapper"))
+    for (const box of document.querySelectorAll("article pre, article .pe-table-wrap, article .pst-scrollable-table-container"))
       cue(box, scrolls(box));
   };
   const start = () => document.fonts.ready.then(mark);

@@ -584,7 +584,8 @@ GOOD_PAGE = f"""<!doctype html><html lang="en"><head><meta charset="utf-8"><titl
 <main id="main-content"><article>
 <h1>Good</h1>
 <p>Plain text.</p><img src="dot.png" alt="a small red dot">
-<pre style="overflow-x: auto; width: 200px" tabindex="0">{WIDE_LINE}</pre>
+<pre style="overflow-x: auto; width: 200px; mask-image: linear-gradient(to right, #000 80%, transparent)"
+     data-more="right" tabindex="0">{WIDE_LINE}</pre>
 {MENU % OPENS}
 {INLINE_MATH % "baseline"}
 {fake_explorer("fast")}
@@ -606,6 +607,13 @@ BAD_PAGE = f"""<!doctype html><html><head><meta charset="utf-8"><title>bad</titl
 {MENU % ""}
 {INLINE_MATH % "center"}
 <div data-scroll-stop tabindex="0" style="overflow-x: auto; width: 200px">short</div>
+<div class="math"><mjx-container display="true" style="display: block; overflow-x: auto; height: 20px">
+<mjx-c style="display: inline-block; width: 10px; height: 24px; margin-top: -3px"></mjx-c></mjx-container></div>
+<div style="overflow-x: auto; width: 120px">
+<span style="display: inline-block; width: 300px">scrolls, no cue</span></div>
+<div class="cell_output" style="width: 100px">
+<img src="_images/dot.png" alt="a red dot, stretched" style="width: 150px">
+<table style="background: #fff"><tr><td>a light panel</td></tr></table></div>
 {fake_explorer("dead", live=False)}
 {fake_explorer("slow", busy_ms=40)}
 <input type="range" min="0" max="10" value="3">
@@ -624,6 +632,8 @@ def fixture_visits(tmp_path_factory):
     (root / "good.html").write_text(GOOD_PAGE)
     (root / "bad.html").write_text(BAD_PAGE)
     (root / "dot.png").write_bytes(RED_DOT_PNG)
+    (root / "_images").mkdir()
+    (root / "_images" / "dot.png").write_bytes(RED_DOT_PNG)
     with serve(root) as base:
         return visit_all(base, ["good", "bad"], shot_dir=None)
 
@@ -642,6 +652,7 @@ def test_harness_passes_a_healthy_page(fixture_visits):
     for visit in (v, phone):
         assert not layout_failures(visit), layout_failures(visit)
         assert [c["kind"] for c in visit.audit["scrolled"]] == ["code"], visit.audit["scrolled"]
+        assert not visit.audit["uncued"] and not visit.audit["glyphsCut"] and not figure_failures(visit)
         assert 0 < visit.bytes["sent"] <= visit.bytes["decoded"] and visit.audit["heading"] == "Good"
     assert phone.menus["menu"] == {"buttons": 1, "opened": True, "detail": ""}
     assert "axe" in fixture_visits["good", AXE_MODE].seconds and not fixture_visits["good", AXE_MODE].axe
@@ -668,6 +679,13 @@ def test_harness_catches_every_fault(fixture_visits):
     assert menu_failures(phone) and not phone.menus["menu"]["opened"], phone.menus
     assert any("tab stop for scrolling" in f for f in layout), layout
     assert baseline_failures(v) and max(map(abs, v.baselines)) > 5, v.baselines  # centred, not on the baseline
+    assert v.audit["glyphsCut"] and "in a 20 px box" in v.audit["glyphsCut"][0], v.audit["glyphsCut"]
+    assert any("scrolls, no cue" in u for u in v.audit["uncued"]), v.audit["uncued"]
+    figures = figure_failures(v)
+    assert any("150 px wide in a 100 px column" in f for f in figures), figures
+    assert any("soft on a 2x screen" in f for f in figures), figures
+    dark = fixture_visits["bad", "dark"].audit["panels"]
+    assert any(p["backdrop"] and luminance(p["backdrop"]) > 0.9 for p in dark), dark
     axe = fixture_visits["bad", AXE_MODE].axe
     assert any(a.startswith("critical: label") for a in axe), axe  # the range input without a label
     assert any("html-has-lang" in a for a in axe), axe
