@@ -7,8 +7,8 @@ figure an HTML page shows as an SVG image gets a twin ``<name>.dark.svg`` in whi
 neutral colours are turned around (white background -> the dark page's background, black
 text and axes -> the dark theme's text colour, greys in between in proportion) and the
 data colours are kept; the page shows the original with the theme's class ``only-light``
-and the twin with ``only-dark``. Images embedded inside an SVG (heatmaps) are data and
-are kept as drawn.
+and the twin with ``only-dark``, both loaded lazily (the hidden one is never fetched).
+Images embedded inside an SVG (heatmaps) are data and are kept as drawn.
 """
 
 from __future__ import annotations
@@ -70,7 +70,9 @@ def add_dark_twins(html: str, page: Path) -> tuple[str, int]:
         classes = " ".join(_CLASS.findall(attributes))
         attributes = _CLASS.sub("", attributes).strip()
         dark_src = src[: -len(".svg")] + ".dark.svg"
-        return "".join(f'<img {attributes} class="{(classes + " " + theme).strip()}" src="{path}" />'
+        # lazy: the browser fetches a figure when it is about to be shown, so the hidden twin costs nothing
+        lazy = "" if "loading=" in attributes else ' loading="lazy"'
+        return "".join(f'<img {attributes} class="{(classes + " " + theme).strip()}"{lazy} src="{path}" />'
                        for theme, path in (("only-light", src), ("only-dark", dark_src)))
 
     return _IMG.sub(twin, html), count

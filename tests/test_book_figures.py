@@ -42,8 +42,8 @@ def test_a_page_gets_both_images_once(tmp_path):
     html = '<p><img alt="A plot of x." src="../_images/fig.svg" /></p><img src="../_static/logo.svg" />'
     new, count = book_figures.add_dark_twins(html, page)
     assert count == 1 and (images / "fig.dark.svg").read_text() == book_figures.dark_svg(SVG)
-    assert '<img alt="A plot of x." class="only-light" src="../_images/fig.svg" />' in new
-    assert '<img alt="A plot of x." class="only-dark" src="../_images/fig.dark.svg" />' in new
+    assert '<img alt="A plot of x." class="only-light" loading="lazy" src="../_images/fig.svg" />' in new
+    assert '<img alt="A plot of x." class="only-dark" loading="lazy" src="../_images/fig.dark.svg" />' in new
     assert '<img src="../_static/logo.svg" />' in new               # not a figure of a notebook
     again, count = book_figures.add_dark_twins(new, page)
     assert (again, count) == (new, 0)
