@@ -53,6 +53,13 @@ COVER = """([title, author, date]) => {
   return items.length;
 }"""
 
+# figures load lazily (book_figures.py): on paper every one must be there
+EVERY_FIGURE = """async () => {
+  const figures = [...document.images].filter(img => !img.classList.contains('only-dark'));
+  for (const img of figures) img.loading = 'eager';
+  await Promise.all(figures.map(img => img.decode().catch(() => null)));
+}"""
+
 FOOTER = ('<div style="font-size: 8px; width: 100%; text-align: center; color: #555">'
           '<span class="pageNumber"></span> / <span class="totalPages"></span></div>')
 
@@ -93,6 +100,7 @@ def print_book(source: Path = SINGLE, target: Path = TARGET) -> dict:
         page.emulate_media(media="print")
         page.goto(base + "intro.html", wait_until="load", timeout=120_000)
         page.evaluate("() => document.fonts.ready.then(() => true)")
+        page.evaluate(EVERY_FIGURE)
         chapters = page.evaluate(COVER, [html.escape(title), html.escape(author), date.isoformat()])
         page.pdf(path=str(target), format="A4", print_background=True, display_header_footer=True, outline=True,
                  header_template="<span></span>", footer_template=FOOTER,
