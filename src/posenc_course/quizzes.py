@@ -459,10 +459,10 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             "(section 5.7 checks it for many $p$ and $k$)."),
            ("A shift by $k$ is still one fixed linear map, $D\\,T(k)\\,D^{-1}$ with $D = \\operatorname{diag}(w)$, "
             "but not a rotation, and dot products no longer depend on $p - q$ alone.", True,
-            "The map exists for any $w$ without zeros; dot products depend only on $p - q$ only when $w$ is equal "
-            "within each pair, and then the map is $T(k)$ itself (section 5.7)."),
+            "The map exists for any $w$ without zeros; dot products depend only on $p - q$, and the map is a "
+            "rotation, only when the two weights of each pair are equal in size, $|w_s| = |w_c|$ (section 5.7)."),
            ("Dot products still depend only on $p - q$, but no linear map shifts the positions any more.", False,
-            "It is the other way round: the dot-product property needs equal weights within each pair, the "
+            "It is the other way round: the dot-product property needs weights of equal size within each pair, the "
             "linear shift map does not."),
            right="C"),
     ),
