@@ -470,7 +470,8 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
         _q("Positions 4096 and 4097 get the same encoding vector when the angles are computed in "
            "float16. Why?",
            ("float16 cannot hold numbers above 4096.", False,
-            "Its largest finite value is 65,504; what it lacks above 2048 is spacing finer than 2."),
+            "Its largest finite value is 65,504 (from 65,520 on, values round to infinity); what it lacks "
+            "above 2048 is spacing finer than 2."),
            ("float16 holds every integer only up to 2048; above that its spacing is 2, then 4, so "
             "4097 is rounded to 4096 before any angle is formed.", True,
             "Same position in, same angles out: section 6.3 counts such collisions."),
