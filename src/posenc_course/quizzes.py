@@ -409,10 +409,10 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
         _q("How do rotary embeddings (RoPE) use this chapter's rotation?",
            ("They add $T(p)$ to each token embedding.", False,
             "$T(p)$ is a matrix that acts on vectors; RoPE adds nothing to the input."),
-           ("They rotate the query at position $p$ by $T(p)$ and the key at position $s$ by $T(s)$, so the "
-            "score depends on the positions only through $s - p$.", True,
-            "$T(p)^\\top T(s) = T(s - p)$ by the algebra of shifts (sections 4.5 and 4.8)."),
-           ("They multiply each attention score by $\\cos(s - p)$.", False,
+           ("They rotate the query at position $p$ by $T(p)^\\top$ and the key at position $s$ by $T(s)^\\top$, so "
+            "the score depends on the positions only through $k = p - s$.", True,
+            "$T(p)\\,T(s)^\\top = T(p - s)$ by the algebra of shifts (sections 4.5 and 4.8)."),
+           ("They multiply each attention score by $\\cos(p - s)$.", False,
             "The rotation acts on every pair of query and key channels, each at its own frequency, "
             "not on the score as a whole."),
            right="C"),
@@ -506,10 +506,10 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
            "their positions. On what does their attention score depend?",
            ("On the two contents and on both positions $p$ and $s$.", False,
             "That is the added encoding: its cross terms mix content with absolute positions (section 7.3)."),
-           ("On the two contents and on the offset $s - p$ only.", True,
-            "$T(p)^\\top T(s) = T(s - p)$: the score is $q^\\top T(s - p)\\, \\kappa$ (key vector $\\kappa$), "
+           ("On the two contents and on the offset $k = p - s$ only.", True,
+            "$T(p)\\,T(s)^\\top = T(p - s)$: the score is $q^\\top T(k)\\, \\kappa$ (key vector $\\kappa$), "
             "checked for $200 \\times 200$ position pairs in section 7.1."),
-           ("On the offset $s - p$ only, not on the contents.", False,
+           ("On the offset $p - s$ only, not on the contents.", False,
             "Rotations keep norms and only turn $q$ and $\\kappa$; the contents still set the score (section 7.1)."),
            right="B"),
         _q("An ALiBi head has all its content scores equal. How does its attention spread over the "
