@@ -40,7 +40,10 @@ def five(minutes):
 
 
 def words(nb):
-    return sum(len(cell.source.split()) for cell in nb.cells if cell.cell_type == "markdown")
+    """The words a reader reads: Markdown cells and figure captions (kept in cell metadata, mystnb.figure)."""
+    captions = (cell.get("metadata", {}).get("mystnb", {}).get("figure", {}).get("caption", "") for cell in nb.cells)
+    return (sum(len(cell.source.split()) for cell in nb.cells if cell.cell_type == "markdown")
+            + sum(len(caption.split()) for caption in captions))
 
 
 def estimate(name):
