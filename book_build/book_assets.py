@@ -319,6 +319,10 @@ def repository_links(app, config) -> None:
 
 
 def setup(app):
+    import book_citations
+
+    book_citations.register()  # before any bibliography is read: the style _config.yml names
+    app.connect("doctree-resolved", book_citations.cited_in)
     app.connect("config-inited", configure, priority=900)
     app.connect("config-inited", invalidate_stale_cache, priority=901)
     app.connect("config-inited", preexecute_in_parallel, priority=902)

@@ -36,9 +36,12 @@ FONTS_DIR = "_vendor/mathjax/fonts"          # in the book's output
 SCRIPT = Path(__file__).with_name("math_prerender.js")
 
 MATH_CLASS = 'class="math notranslate nohighlight"'
-MATH = re.compile(r'<(?P<tag>span|div) class="math notranslate nohighlight">\s*'
+# a numbered equation ({eq} targets) also has an id and, before its TeX, its number with a permalink
+EQNO = r'<span class="eqno">[^<]*(?:<a [^>]*>[^<]*</a>)?</span>'
+MATH = re.compile(r'<(?P<tag>span|div) class="math notranslate nohighlight"(?P<attrs>(?: id="[^"]*")?)>\s*'
+                  rf'(?P<eqno>{EQNO})?\s*'
                   r'\\(?P<open>[(\[])(?P<tex>.*?)\\(?P<close>[)\]])\s*</(?P=tag)>', re.S)
-UNREAD = re.compile(re.escape(MATH_CLASS) + r">(?!<mjx-container)(.{0,80})", re.S)
+UNREAD = re.compile(re.escape(MATH_CLASS) + rf"[^>]*>(?!(?:{EQNO})?<mjx-container)(.{{0,80}})", re.S)
 FONT_FACE = re.compile(r'@font-face[^{]*\{[^}]*?font-family:\s*(MJX[\w-]+);[^}]*?url\("FONTS/([^"]+)"\)', re.S)
 FONT_CLASS = re.compile(r"\bTEX-(\w+)\b")
 # stretched delimiters draw from a chain of fonts (the browser fetches each one it falls back to)
@@ -93,7 +96,8 @@ def head_for(result: Typeset, fonts_url: str) -> str:
 def prerender(page: str, result: Typeset, fonts_url: str) -> str:
     """``page`` with every formula replaced by its rendering and the math style sheet in its head."""
     renderings = iter(result.html)
-    body = MATH.sub(lambda m: f'<{m["tag"]} {MATH_CLASS}>{next(renderings)}</{m["tag"]}>', page)
+    body = MATH.sub(lambda m: f'<{m["tag"]} {MATH_CLASS}{m["attrs"]}>{m["eqno"] or ""}{next(renderings)}</{m["tag"]}>',
+                    page)
     return body.replace("</head>", head_for(result, fonts_url) + "</head>", 1)
 
 

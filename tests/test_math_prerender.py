@@ -86,12 +86,26 @@ def test_tex_errors_fail_and_name_the_page_and_formula(tmp_path, tex, message):
 
 
 def test_math_markup_it_cannot_read_fails_the_build(tmp_path):
-    # e.g. an equation label inside the div, before the TeX
+    # e.g. some other element inside the div, before the TeX
     page = PAGE.replace('<div class="math notranslate nohighlight">\n',
-                        '<div class="math notranslate nohighlight">\n<span class="eqno">(1)</span>')
+                        '<div class="math notranslate nohighlight">\n<span class="note">(1)</span>')
     (tmp_path / "label.html").write_text(page)
-    with pytest.raises(mp.MathError, match=r"label\.html: math that could not be read: .*eqno"):
+    with pytest.raises(mp.MathError, match=r"label\.html: math that could not be read: .*note"):
         mp.prerender_book(tmp_path)
+
+
+def test_a_numbered_equation_keeps_its_id_number_and_permalink(tmp_path):
+    # what Sphinx writes for a labelled equation ($$ ... $$ (label)), the target of {eq}
+    eqno = ('<span class="eqno">(4.3)<a class="headerlink" href="#equation-dot" title="Link to this equation">#</a>'
+            '</span>')
+    page = PAGE.replace('<div class="math notranslate nohighlight">\n',
+                        f'<div class="math notranslate nohighlight" id="equation-dot">\n{eqno}')
+    (tmp_path / "numbered.html").write_text(page)
+    assert mp.prerender_book(tmp_path)["formulas"] == 3
+    html = (tmp_path / "numbered.html").read_text()
+    assert re.search(r'<div class="math notranslate nohighlight" id="equation-dot">' + re.escape(eqno)
+                     + r'<mjx-container[^>]*display="true"', html)
+    assert "\\begin{aligned}" not in html
 
 
 def test_stretched_delimiters_preload_every_font_they_fall_back_to(tmp_path):

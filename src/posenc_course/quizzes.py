@@ -413,10 +413,10 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
         _q("How do rotary embeddings (RoPE) use this chapter's rotation?",
            ("They add $T(p)$ to each token embedding.", False,
             "$T(p)$ is a matrix that acts on vectors; RoPE adds nothing to the input."),
-           ("They rotate the query at position $p$ by $T(p)$ and the key at position $s$ by $T(s)$, so the "
-            "score depends on the positions only through $s - p$.", True,
-            "$T(p)^\\top T(s) = T(s - p)$ by the algebra of shifts (sections 4.5 and 4.8)."),
-           ("They multiply each attention score by $\\cos(s - p)$.", False,
+           ("They rotate the query at position $p$ by $T(p)^\\top$ and the key at position $s$ by $T(s)^\\top$, so "
+            "the score depends on the positions only through $k = p - s$.", True,
+            "$T(p)\\,T(s)^\\top = T(p - s)$ by the algebra of shifts (sections 4.5 and 4.8)."),
+           ("They multiply each attention score by $\\cos(p - s)$.", False,
             "The rotation acts on every pair of query and key channels, each at its own frequency, "
             "not on the score as a whole."),
            right="C"),
@@ -463,10 +463,10 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             "(section 5.7 checks it for many $p$ and $k$)."),
            ("A shift by $k$ is still one fixed linear map, $D\\,T(k)\\,D^{-1}$ with $D = \\operatorname{diag}(w)$, "
             "but not a rotation, and dot products no longer depend on $p - q$ alone.", True,
-            "The map exists for any $w$ without zeros; dot products depend only on $p - q$ only when $w$ is equal "
-            "within each pair, and then the map is $T(k)$ itself (section 5.7)."),
+            "The map exists for any $w$ without zeros; dot products depend only on $p - q$, and the map is a "
+            "rotation, only when the two weights of each pair are equal in size, $|w_s| = |w_c|$ (section 5.7)."),
            ("Dot products still depend only on $p - q$, but no linear map shifts the positions any more.", False,
-            "It is the other way round: the dot-product property needs equal weights within each pair, the "
+            "It is the other way round: the dot-product property needs weights of equal size within each pair, the "
             "linear shift map does not."),
            right="C"),
     ),
@@ -474,7 +474,8 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
         _q("Positions 4096 and 4097 get the same encoding vector when the angles are computed in "
            "float16. Why?",
            ("float16 cannot hold numbers above 4096.", False,
-            "Its largest finite value is 65,504; what it lacks above 2048 is spacing finer than 2."),
+            "Its largest finite value is 65,504 (from 65,520 on, values round to infinity); what it lacks "
+            "above 2048 is spacing finer than 2."),
            ("float16 holds every integer only up to 2048; above that its spacing is 2, then 4, so "
             "4097 is rounded to 4096 before any angle is formed.", True,
             "Same position in, same angles out: section 6.3 counts such collisions."),
@@ -509,10 +510,10 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
            "their positions. On what does their attention score depend?",
            ("On the two contents and on both positions $p$ and $s$.", False,
             "That is the added encoding: its cross terms mix content with absolute positions (section 7.3)."),
-           ("On the two contents and on the offset $s - p$ only.", True,
-            "$T(p)^\\top T(s) = T(s - p)$: the score is $q^\\top T(s - p)\\, \\kappa$ (key vector $\\kappa$), "
+           ("On the two contents and on the offset $k = p - s$ only.", True,
+            "$T(p)\\,T(s)^\\top = T(p - s)$: the score is $q^\\top T(k)\\, \\kappa$ (key vector $\\kappa$), "
             "checked for $200 \\times 200$ position pairs in section 7.1."),
-           ("On the offset $s - p$ only, not on the contents.", False,
+           ("On the offset $p - s$ only, not on the contents.", False,
             "Rotations keep norms and only turn $q$ and $\\kappa$; the contents still set the score (section 7.1)."),
            right="B"),
         _q("An ALiBi head has all its content scores equal. How does its attention spread over the "

@@ -57,12 +57,20 @@ _add(Numeric("03.5", "longest wavelength at base 500,000", lambda: posenc.wavele
     (lambda: posenc.wavelengths(128)[-1], "that is the longest wavelength at base 10,000."),
 ]))
 
-_add(Numeric("03.6", "float32 angle error at p = 10^6", lambda: float(np.spacing(np.float32(1e6))) / 2, mistakes=[
-    (lambda: float(np.spacing(np.float32(1e6))),
+def _ch03_angle():
+    """Pair 1's angle at p = 10^6 for d_model = 512: about 964,662 radians, not a float32 number."""
+    return 1e6 * float(posenc.frequencies(512)[1])
+
+
+_add(Numeric("03.6", "float32 rounding error of an angle near 10^6",
+             lambda: float(np.spacing(np.float32(_ch03_angle()))) / 2, mistakes=[
+    (lambda: float(np.spacing(np.float32(_ch03_angle()))),
      "that is the gap between neighbouring float32 numbers; rounding to the nearest is off by at most half of it."),
-    (lambda: float(np.spacing(np.float64(1e6))) / 2, "that is the float64 value; the question is about float32."),
+    (lambda: float(np.spacing(_ch03_angle())) / 2, "that is the float64 value; the question is about float32."),
     (lambda: float(np.finfo(np.float32).eps),
      "that is the relative precision of float32 near 1; near 10^6 the gap is 10^6 times larger."),
+    (lambda: abs(float(np.float32(_ch03_angle())) - _ch03_angle()),
+     "that is how far this one angle moves; the question asks how far rounding can move a number of this size."),
 ]))
 
 _add(Function("03.7", "accurate float32 table", lambda positions, d: posenc.sinusoidal(positions, d, dtype=np.float32),

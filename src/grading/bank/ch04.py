@@ -93,7 +93,7 @@ _add(Numeric("04.5", "PE(p)·PE(p+7)", _ch04_dot, mistakes=[
 
 _add(Choice("04.6", "odd d_model", "ABC", "B", {
     "A": "the last channel holds sin(p·ω) alone, and sin(a + b) is not a fixed multiple of sin(a) for all a.",
-    "C": "the obstacle is the missing cosine partner, whatever k is.",
+    "C": "the obstacle is the missing cosine partner, for integer and fractional k alike.",
 }))
 
 

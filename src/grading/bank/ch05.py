@@ -47,7 +47,7 @@ _add(Numeric("05.4", "parameters of a learned table", _ch05_params, integer=True
     (lambda: 2 * 512 * 768, "one table, not two."),
 ]))
 
-_add(Choice("05.5", "the trade-off", "ABCD", "A", {
+_add(Choice("05.5", "sinusoidal or a learned table", "ABCD", "A", {
     "B": "the formula is defined at every position, "
          "but models trained on short sequences extrapolate poorly in practice.",
     "C": "most current open LLMs use rotary embeddings (RoPE); BERT and GPT-2 used learned tables.",

@@ -14,11 +14,11 @@ from grading.bank.common import DOUBLED_HINT, FLOAT32_HINT, _doubled_omega, _rea
 # ---- Chapter 07: rotary embeddings (RoPE) and ALiBi ------------------------
 # (appended as one block)
 
-_add(Choice("07.1", "why the RoPE score depends on s - p", "ABCD", "A", {
+_add(Choice("07.1", "why the RoPE score depends on p - s", "ABCD", "A", {
     "B": "the fastest pair turns a whole radian per position; nothing about RoPE needs small angles.",
     "C": "RoPE adds nothing to queries, keys or tokens: it only rotates queries and keys.",
     "D": "rotations do keep norms, but that alone says nothing about which positions the score depends on; "
-         "the composition rule T(p)ᵀ T(s) = T(s - p) does.",
+         "the composition rule T(p) T(s)ᵀ = T(p - s) does.",
 }))
 
 
@@ -85,7 +85,7 @@ _add(Numeric("07.3", "ALiBi slope of head 3 of 16", lambda: posenc.alibi_slopes(
 
 _add(Choice("07.4", "equal RoPE scores", "ABCDE", "ABD", {
     "C": "the offsets are +7 and -7, and T(7) ≠ T(-7): RoPE, unlike PE(p)·PE(s), can tell ahead from behind.",
-    "E": "the offsets are 2 and 4; RoPE depends on the difference s - p, not on the ratio.",
+    "E": "the offsets are 2 and 4; RoPE depends on the difference p - s, not on the ratio.",
 }))
 
 _add(Numeric("07.5", "position-interpolation factor", lambda: 4096 / 16384, mistakes=[
