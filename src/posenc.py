@@ -76,6 +76,12 @@ __all__ = [
     "SinusoidalPositionalEncoding",
     "LearnedPositionalEmbedding",
     "apply_rope",
+    "apply_rope_axes",
+    "ROPE_TYPES",
+    "rope_parameters",
+    "rotary_dim",
+    "yarn_ramp",
+    "axial_frequencies",
     "alibi_slopes",
     "alibi_bias",
     "attention_weights",
@@ -748,7 +754,8 @@ class LearnedPositionalEmbedding(nn.Module):
 # Rotary embeddings (RoPE) and ALiBi
 # --------------------------------------------------------------------------
 
-def apply_rope(x, positions=None, base=10000.0, *, layout="interleaved"):
+def apply_rope(x, positions=None, base=10000.0, *, layout="interleaved", inv_freq=None,
+               rotary_dim=None, attention_factor=1.0):
     """Rotate each (x_a, x_b) pair of ``x`` by the angle ``p * omega_i`` (RoPE).
 
     ``x`` is a numpy array or torch tensor of shape (..., seq, d) with even
@@ -767,9 +774,27 @@ def apply_rope(x, positions=None, base=10000.0, *, layout="interleaved"):
     ``torch.compile(fullgraph=True)`` and ``torch.jit.trace`` work (under
     torch.compile ``positions`` may be None or a 1-D tensor, whose values are
     then not checked for NaN).
+
+    As models configure it (chapter 08), three keywords:
+
+    * ``rotary_dim`` (even, ``2 <= rotary_dim <= d``, default ``d``): only the
+      first ``rotary_dim`` channels rotate (``partial_rotary_factor``, GPT-NeoX's
+      ``rotary_pct``); the layout applies inside them (pair ``i`` is channels
+      ``(i, i + rotary_dim/2)`` when concatenated) and the other channels pass
+      through unchanged;
+    * ``inv_freq``: the frequency of each rotated pair, e.g. from
+      ``rope_parameters`` (then ``base`` is not used, and ``rotary_dim``
+      defaults to ``2 * len(inv_freq)``); the angles ``p * inv_freq`` are then
+      formed directly in float64 (error about ``|p * w| * 1.1e-16`` radians);
+    * ``attention_factor`` (> 0): multiplies the rotated channels, as the
+      library multiplies cos and sin (YaRN's temperature: the score of two
+      rotated channels grows by its square).
     """
     layout = _check_layout(layout)
     base = _check_base(base)
+    plain = inv_freq is None and rotary_dim is None and (
+        isinstance(attention_factor, numbers.Real) and not isinstance(attention_factor, bool)
+        and attention_factor == 1.0)
     is_torch = isinstance(x, torch.Tensor)
     if not is_torch:
         x = np.asarray(x)
@@ -778,8 +803,20 @@ def apply_rope(x, positions=None, base=10000.0, *, layout="interleaved"):
     if x.ndim < 2:
         raise ValueError(f"x must have shape (..., seq, d), got shape {tuple(x.shape)}")
     seq, d = x.shape[-2], int(x.shape[-1])  # int(): under torch.jit.trace a size is a tensor
-    if d % 2:
+    if plain and d % 2:
         raise ValueError(f"apply_rope needs an even last dimension d, got {d}: RoPE rotates channel pairs")
+    if not plain:
+        r, inv, scale = _check_rope_keywords(d, inv_freq, rotary_dim, attention_factor)
+        pos = _check_positions(seq if positions is None else positions)
+        if pos.shape[0] != seq:
+            raise ValueError(f"positions has {pos.shape[0]} entries but x has seq={seq} rows")
+        if inv is None:  # the default frequencies of the rotated width: the accurate table
+            table = sinusoidal(pos, r, base)
+            sin, cos = table[:, 0::2], table[:, 1::2]
+        else:
+            angle = pos.astype(np.float64)[:, None] * inv[None, :]
+            sin, cos = np.sin(angle), np.cos(angle)
+        return _rotate_channels(x, sin * scale, cos * scale, layout, r)
     if is_torch:
         if positions is None:
             pos = torch.arange(seq, dtype=torch.float64, device=x.device)
@@ -809,6 +846,370 @@ def apply_rope(x, positions=None, base=10000.0, *, layout="interleaved"):
         return cat([ra, rb], -1)
     stacked = torch.stack([ra, rb], -1) if is_torch else np.stack([ra, rb], -1)
     return stacked.reshape(x.shape)
+
+
+def _check_rope_keywords(d: int, inv_freq, rotary_dim, attention_factor):
+    """``(rotary_dim, inv_freq or None, attention_factor)`` checked against a last dimension ``d``."""
+    if isinstance(attention_factor, bool) or not isinstance(attention_factor, numbers.Real) \
+            or not 0 < attention_factor < math.inf:
+        raise ValueError(f"attention_factor must be a finite number > 0, got {attention_factor!r}")
+    inv = None
+    if inv_freq is not None:
+        inv = _check_inv_freq(inv_freq)
+    if rotary_dim is None:
+        rotary_dim = d if inv is None else 2 * inv.shape[0]
+    if isinstance(rotary_dim, bool) or not isinstance(rotary_dim, numbers.Integral) \
+            or rotary_dim < 2 or rotary_dim % 2 or rotary_dim > d:
+        raise ValueError(f"rotary_dim must be an even integer with 2 <= rotary_dim <= d = {d}, "
+                         f"got {rotary_dim!r} (inv_freq has one entry per rotated pair)")
+    if inv is not None and inv.shape[0] != rotary_dim // 2:
+        raise ValueError(f"inv_freq must have rotary_dim / 2 = {rotary_dim // 2} entries (one per rotated "
+                         f"pair), got {inv.shape[0]}")
+    return int(rotary_dim), inv, float(attention_factor)
+
+
+def _check_inv_freq(inv_freq) -> np.ndarray:
+    if isinstance(inv_freq, torch.Tensor):
+        inv_freq = inv_freq.detach().cpu().double().numpy()
+    try:
+        inv = np.asarray(inv_freq, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"inv_freq must be a 1-D array of frequencies, got {type(inv_freq).__name__}") from None
+    if inv.ndim != 1 or inv.shape[0] < 1:
+        raise ValueError(f"inv_freq must be a non-empty 1-D array (one frequency per pair), got shape {inv.shape}")
+    if not np.all(np.isfinite(inv)) or np.any(inv < 0):
+        raise ValueError("inv_freq must hold finite frequencies >= 0 (radians per position)")
+    return inv
+
+
+def _rotate_channels(x, sin, cos, layout: str, r: int):
+    """Rotate the first ``r`` channels of ``x`` by the angles whose sin and cos (seq, r/2, float64) are given."""
+    h = r // 2
+    if isinstance(x, torch.Tensor):
+        sin = torch.from_numpy(np.ascontiguousarray(sin)).to(device=x.device, dtype=x.dtype)
+        cos = torch.from_numpy(np.ascontiguousarray(cos)).to(device=x.device, dtype=x.dtype)
+        cat, stack = torch.cat, torch.stack
+    else:
+        sin, cos = sin.astype(x.dtype), cos.astype(x.dtype)
+        cat, stack = np.concatenate, np.stack
+    rot, rest = x[..., :r], x[..., r:]
+    if layout == "interleaved":
+        a, b = rot[..., 0::2], rot[..., 1::2]
+    else:
+        a, b = rot[..., :h], rot[..., h:]
+    ra, rb = a * cos - b * sin, a * sin + b * cos
+    if layout == "concatenated":
+        rotated = cat([ra, rb], -1)
+    else:
+        rotated = stack([ra, rb], -1).reshape(rot.shape)
+    return cat([rotated, rest], -1) if r < x.shape[-1] else rotated
+
+
+def apply_rope_axes(x, positions, sections, base=10000.0, *, inv_freq=None, layout="concatenated",
+                    attention_factor=1.0):
+    """RoPE over several position axes (2-D image patches, multimodal RoPE's time, height, width).
+
+    ``positions`` has shape (seq, n_axes): row ``j`` is token ``j``'s position
+    along each axis. ``sections`` (n_axes positive integers, summing to the
+    number of rotated pairs) splits the pairs between the axes in order: the
+    first ``sections[0]`` pairs turn with axis 0, the next ``sections[1]``
+    with axis 1, and so on (``mrope_section`` of Qwen2-VL). Pair ``i`` of the
+    ``inv_freq`` ladder (default ``frequencies(d, base)``) is rotated by
+    ``positions[:, axis(i)] * inv_freq[i]``. For axial 2-D RoPE, where each
+    axis has its own full ladder, pass ``inv_freq=axial_frequencies(d, 2, base)``.
+    Rotated channels are the first ``2 * sum(sections)``; the layout and
+    ``attention_factor`` are as in ``apply_rope``.
+    """
+    layout = _check_layout(layout)
+    base = _check_base(base)
+    is_torch = isinstance(x, torch.Tensor)
+    if not is_torch:
+        x = np.asarray(x)
+        if x.dtype.kind not in "f":
+            x = x.astype(np.float64)
+    if x.ndim < 2:
+        raise ValueError(f"x must have shape (..., seq, d), got shape {tuple(x.shape)}")
+    seq, d = x.shape[-2], int(x.shape[-1])
+    if isinstance(sections, (str, bytes)) or not hasattr(sections, "__len__") or len(sections) < 1 or any(
+            isinstance(s, bool) or not isinstance(s, numbers.Integral) or s < 1 for s in sections):
+        raise ValueError(f"sections must be a list of positive integers (pairs per axis), got {sections!r}")
+    sections = [int(s) for s in sections]
+    pairs = sum(sections)
+    if inv_freq is None:
+        if 2 * pairs > d:
+            raise ValueError(f"sections add up to {pairs} pairs, more than the d / 2 = {d // 2} pairs of x")
+        inv = frequencies(2 * pairs, base)
+    else:
+        inv = _check_inv_freq(inv_freq)
+        if inv.shape[0] != pairs:
+            raise ValueError(f"inv_freq has {inv.shape[0]} entries but sections add up to {pairs} pairs")
+    r, inv, scale = _check_rope_keywords(d, inv, 2 * pairs, attention_factor)
+    if isinstance(positions, torch.Tensor):
+        positions = positions.detach().cpu().numpy()
+    pos = np.asarray(positions)
+    if pos.dtype == bool or pos.dtype.kind not in "iuf" or pos.ndim != 2 or pos.shape != (seq, len(sections)):
+        raise ValueError(f"positions must be a real array of shape (seq, n_axes) = ({seq}, {len(sections)}), "
+                         f"got {pos.dtype} of shape {pos.shape}")
+    if not np.all(np.isfinite(pos)):
+        raise ValueError("positions must be finite: found NaN or infinity")
+    axis = np.repeat(np.arange(len(sections)), sections)
+    angle = pos.astype(np.float64)[:, axis] * inv[None, :]
+    return _rotate_channels(x, np.sin(angle) * scale, np.cos(angle) * scale, layout, r)
+
+
+def axial_frequencies(head_dim, n_axes=2, base=10000.0) -> np.ndarray:
+    """Axial RoPE's frequencies: each of ``n_axes`` axes gets the full ladder of ``head_dim / n_axes`` channels.
+
+    Returns ``n_axes`` copies of ``frequencies(head_dim // n_axes, base)``, one
+    after the other (for ``apply_rope_axes`` with ``sections = [head_dim // (2 n_axes)] * n_axes``);
+    ``head_dim`` must be a multiple of ``2 * n_axes``.
+    """
+    head_dim = _check_d_model(head_dim)
+    if isinstance(n_axes, bool) or not isinstance(n_axes, numbers.Integral) or n_axes < 1:
+        raise ValueError(f"n_axes must be a positive integer, got {n_axes!r}")
+    if head_dim % (2 * n_axes):
+        raise ValueError(f"head_dim must be a multiple of 2 * n_axes = {2 * n_axes}, got {head_dim}")
+    return np.tile(frequencies(head_dim // n_axes, base), n_axes)
+
+
+# --------------------------------------------------------------------------
+# RoPE as models configure it: the scaling rules (chapter 08)
+# --------------------------------------------------------------------------
+# Each rule maps a config's numbers to the frequency of every rotated pair and to an attention factor that
+# multiplies cos and sin. Derived from the papers (position interpolation, NTK-aware and dynamic NTK,
+# YaRN, LongRoPE, Llama 3, p-RoPE); tests/test_posenc_rope_scaling.py checks every rule against Hugging Face
+# transformers' ROPE_INIT_FUNCTIONS. Frequencies are float64, the ladder itself correctly rounded.
+
+ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3", "proportional")
+
+# the keyword arguments each rope_type reads (anything else is an error, not silently ignored)
+_ROPE_KEYS = {
+    "default": {"partial_rotary_factor"},
+    "linear": {"partial_rotary_factor", "factor"},
+    "dynamic": {"partial_rotary_factor", "factor", "max_position_embeddings", "seq_len"},
+    "yarn": {"partial_rotary_factor", "factor", "max_position_embeddings", "original_max_position_embeddings",
+             "beta_fast", "beta_slow", "mscale", "mscale_all_dim", "truncate", "attention_factor"},
+    "longrope": {"partial_rotary_factor", "factor", "max_position_embeddings", "original_max_position_embeddings",
+                 "short_factor", "long_factor", "seq_len", "attention_factor"},
+    "llama3": {"partial_rotary_factor", "factor", "original_max_position_embeddings", "low_freq_factor",
+               "high_freq_factor"},
+    "proportional": {"partial_rotary_factor", "factor"},
+}
+
+
+def _positive(name, value, *, at_least=None, integer=False):
+    """``value`` as a float (int when ``integer``), > 0 (or >= ``at_least``), finite; else a ValueError naming it."""
+    if integer:
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < (at_least or 1):
+            raise ValueError(f"{name} must be an integer >= {at_least or 1}, got {value!r}")
+        return int(value)
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    if (at_least is None and value <= 0) or (at_least is not None and value < at_least):
+        rule = "> 0" if at_least is None else f">= {at_least:g}"
+        raise ValueError(f"{name} must be {rule}, got {value!r}")
+    return float(value)
+
+
+def rotary_dim(head_dim, partial_rotary_factor=1.0) -> int:
+    """How many channels of a head rotate: ``int(head_dim * partial_rotary_factor)``, which must be even.
+
+    ``partial_rotary_factor`` is in (0, 1] (GPT-NeoX's ``rotary_pct``); the
+    product is rounded down, as the library does, and must be an even number >= 2.
+    """
+    head_dim = _check_d_model(head_dim)
+    if isinstance(partial_rotary_factor, bool) or not isinstance(partial_rotary_factor, numbers.Real) \
+            or not 0 < partial_rotary_factor <= 1:
+        raise ValueError(f"partial_rotary_factor must be a number in (0, 1], got {partial_rotary_factor!r}")
+    r = int(head_dim * partial_rotary_factor)
+    if r < 2 or r % 2:
+        raise ValueError(f"head_dim * partial_rotary_factor = {head_dim} * {partial_rotary_factor} rounds down to "
+                         f"{r} channels: RoPE rotates pairs, so it must be an even number >= 2")
+    return r
+
+
+def yarn_ramp(head_dim, base, original_max_position_embeddings, *, beta_fast=32.0, beta_slow=1.0,
+              truncate=True, partial_rotary_factor=1.0) -> np.ndarray:
+    """YaRN's ramp over the pairs: 0 where a pair keeps its frequency, 1 where it is fully interpolated.
+
+    Pair ``i`` of a ``dim``-channel rotation turns ``L / lambda_i`` times over
+    the trained length ``L``; solving ``L / lambda_i = beta`` for ``i`` gives
+    the (fractional) pair ``dim * ln(L / (2 pi beta)) / (2 ln base)``. The
+    ramp rises linearly from 0 at the pair where ``beta_fast`` turns fit
+    (faster pairs: unchanged) to 1 at the pair where ``beta_slow`` turns fit
+    (slower pairs: interpolated). With ``truncate`` the two ends are rounded
+    outwards to whole pairs; they are clipped to ``[0, dim - 1]`` (as the
+    library does; the ramp value itself lies in [0, 1]).
+    """
+    dim = rotary_dim(head_dim, partial_rotary_factor)
+    base = _check_base(base)
+    length = _positive("original_max_position_embeddings", original_max_position_embeddings, integer=True)
+    beta_fast = _positive("beta_fast", beta_fast)
+    beta_slow = _positive("beta_slow", beta_slow)
+    if not beta_fast > beta_slow:
+        raise ValueError(f"beta_fast must be greater than beta_slow (turns over the trained length: the fast "
+                         f"end of the ramp turns more), got beta_fast={beta_fast:g}, beta_slow={beta_slow:g}")
+    if not isinstance(truncate, (bool, np.bool_)):
+        raise ValueError(f"truncate must be True or False, got {truncate!r}")
+
+    def pair_at(turns):
+        return dim * math.log(length / (turns * 2 * math.pi)) / (2 * math.log(base))
+
+    low, high = pair_at(beta_fast), pair_at(beta_slow)
+    if truncate:
+        low, high = math.floor(low), math.ceil(high)
+    low, high = max(low, 0), min(high, dim - 1)
+    if low == high:
+        high += 0.001  # a step, not a division by zero (the library's choice)
+    return np.clip((np.arange(dim // 2, dtype=np.float64) - low) / (high - low), 0.0, 1.0)
+
+
+def _yarn_mscale(factor, m=1.0):
+    """YaRN's attention temperature: sqrt(1/t) = 0.1 m ln(s) + 1 for s > 1 (1 otherwise)."""
+    return 1.0 if factor <= 1 else 0.1 * m * math.log(factor) + 1.0
+
+
+def rope_parameters(head_dim, base=10000.0, rope_type="default", **params) -> tuple:
+    """The inverse frequencies and attention factor a RoPE config implies: ``(inv_freq, attention_factor)``.
+
+    ``inv_freq`` is a float64 array, one frequency (radians per position) per
+    rotated pair: ``rotary_dim(head_dim, partial_rotary_factor) / 2`` of them
+    (``head_dim / 2`` for ``proportional``); pass it to ``apply_rope(...,
+    inv_freq=..., attention_factor=..., layout="concatenated")``. With
+    ``w_i = base ** (-2 i / dim)`` the default ladder and ``s = factor``:
+
+    * ``"default"``: ``w_i`` (RoFormer).
+    * ``"linear"`` (position interpolation): ``w_i / s``; needs ``factor >= 1``.
+    * ``"dynamic"`` (dynamic NTK): the default ladder with the base raised to
+      ``base * (s L / L_max - (s - 1)) ** (dim / (dim - 2))``, ``L = max(seq_len,
+      max_position_embeddings)`` (``seq_len`` defaults to ``max_position_embeddings``,
+      where nothing changes); needs ``factor``, ``max_position_embeddings`` and ``dim >= 4``.
+    * ``"yarn"``: ``w_i / s`` blended with ``w_i`` by ``yarn_ramp`` (``beta_fast``
+      = 32, ``beta_slow`` = 1, ``truncate`` = True); the attention factor is
+      ``attention_factor`` if given, else ``0.1 ln s + 1``, or with ``mscale``
+      and ``mscale_all_dim`` (DeepSeek) ``(0.1 mscale ln s + 1) / (0.1
+      mscale_all_dim ln s + 1)``. ``factor`` defaults to ``max_position_embeddings /
+      original_max_position_embeddings``.
+    * ``"longrope"``: ``w_i / f_i`` with the per-pair ``short_factor`` (when
+      ``seq_len`` is None or ``<= original_max_position_embeddings``) or
+      ``long_factor``; attention factor ``sqrt(1 + ln s / ln L_orig)`` (1 if
+      ``s <= 1``) unless ``attention_factor`` is given; ``factor`` defaults to
+      ``max_position_embeddings / original_max_position_embeddings``.
+    * ``"llama3"``: with ``L = original_max_position_embeddings``, pairs whose
+      wavelength is above ``L / low_freq_factor`` are divided by ``s``, those
+      below ``L / high_freq_factor`` keep ``w_i``, and those between get
+      ``(1 - g) w_i / s + g w_i`` with ``g = (L / lambda_i - low_freq_factor) /
+      (high_freq_factor - low_freq_factor)``.
+    * ``"proportional"`` (p-RoPE): the first ``int(partial_rotary_factor *
+      head_dim // 2)`` pairs keep the full head's ``base ** (-2 i / head_dim)``
+      (divided by ``factor``, default 1), the rest get frequency 0: they never
+      turn. ``partial_rotary_factor`` may be 0 here (no pair turns).
+
+    Every bad or unknown parameter raises a ValueError naming it and its allowed range.
+    """
+    head_dim = _check_d_model(head_dim)
+    base = _check_base(base)
+    if rope_type not in ROPE_TYPES:
+        raise ValueError(f"rope_type must be one of {ROPE_TYPES}, got {rope_type!r}")
+    unknown = set(params) - _ROPE_KEYS[rope_type]
+    if unknown:
+        raise ValueError(f"rope_type {rope_type!r} takes no parameter {sorted(unknown)}: "
+                         f"it reads only {sorted(_ROPE_KEYS[rope_type])}")
+    get = params.get
+    prf = get("partial_rotary_factor", 1.0)
+    if rope_type == "proportional":
+        if head_dim % 2:
+            raise ValueError(f"head_dim must be even for rope_type 'proportional', got {head_dim}")
+        if isinstance(prf, bool) or not isinstance(prf, numbers.Real) or not 0 <= prf <= 1:
+            raise ValueError(f"partial_rotary_factor must be a number in [0, 1], got {prf!r}")
+        factor = _positive("factor", get("factor", 1.0))
+        turning = int(prf * head_dim // 2)
+        inv = np.zeros(head_dim // 2)
+        inv[:turning] = frequencies(head_dim, base)[:turning]
+        return inv / factor, 1.0
+    dim = rotary_dim(head_dim, prf)
+    ladder = frequencies(dim, base)
+    if rope_type == "default":
+        return ladder, 1.0
+    if rope_type == "dynamic":
+        if dim < 4:
+            raise ValueError(f"rope_type 'dynamic' needs at least 4 rotated channels (the exponent is "
+                             f"dim / (dim - 2)), got {dim}")
+    if rope_type in ("linear", "dynamic", "llama3") or get("factor") is not None:
+        if get("factor") is None:
+            raise ValueError(f"rope_type {rope_type!r} needs factor (a number >= 1)")
+        factor = _positive("factor", get("factor"), at_least=1.0)
+    if rope_type == "linear":
+        return ladder / factor, 1.0
+    if rope_type == "dynamic":
+        if get("max_position_embeddings") is None:
+            raise ValueError("rope_type 'dynamic' needs max_position_embeddings (the trained length)")
+        trained = _positive("max_position_embeddings", get("max_position_embeddings"), integer=True)
+        seq_len = trained if get("seq_len") is None else _positive("seq_len", get("seq_len"), integer=True)
+        seq_len = max(seq_len, trained)
+        new_base = base * ((factor * seq_len / trained) - (factor - 1)) ** (dim / (dim - 2))
+        return frequencies(dim, new_base), 1.0
+    if get("original_max_position_embeddings") is None:
+        raise ValueError(f"rope_type {rope_type!r} needs original_max_position_embeddings (the trained length)")
+    original = _positive("original_max_position_embeddings", get("original_max_position_embeddings"), integer=True)
+    if rope_type in ("yarn", "longrope") and get("factor") is None:
+        if get("max_position_embeddings") is None:
+            raise ValueError(f"rope_type {rope_type!r} needs factor, or max_position_embeddings to derive it "
+                             f"as max_position_embeddings / original_max_position_embeddings")
+        factor = _positive("max_position_embeddings", get("max_position_embeddings"), integer=True) / original
+    given = get("attention_factor")
+    if given is not None:
+        given = _positive("attention_factor", given)
+    if rope_type == "yarn":
+        mscale, mscale_all_dim = get("mscale"), get("mscale_all_dim")
+        if (mscale is None) != (mscale_all_dim is None):
+            raise ValueError("mscale and mscale_all_dim go together (both numbers > 0, or both None): "
+                             "transformers ignores one given alone")
+        if given is None and mscale is not None:
+            mscale = _positive("mscale", mscale)
+            mscale_all_dim = _positive("mscale_all_dim", mscale_all_dim)
+            given = _yarn_mscale(factor, mscale) / _yarn_mscale(factor, mscale_all_dim)
+        elif given is None:
+            given = _yarn_mscale(factor)
+        ramp = yarn_ramp(head_dim, base, original, beta_fast=get("beta_fast", 32.0),
+                         beta_slow=get("beta_slow", 1.0), truncate=get("truncate", True),
+                         partial_rotary_factor=prf)
+        keep = 1 - ramp  # the share of each pair that keeps (extrapolates) its trained frequency
+        return (ladder / factor) * (1 - keep) + ladder * keep, given
+    if rope_type == "longrope":
+        chosen = {}
+        for name in ("short_factor", "long_factor"):
+            value = get(name)
+            if value is None:
+                raise ValueError(f"rope_type 'longrope' needs {name} (one positive number per rotated pair)")
+            try:
+                arr = np.asarray(value, dtype=np.float64)
+            except (TypeError, ValueError):
+                raise ValueError(f"{name} must be a list of numbers, got {value!r}") from None
+            if arr.shape != (dim // 2,) or not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+                raise ValueError(f"{name} must hold {dim // 2} finite numbers > 0 (one per rotated pair), "
+                                 f"got shape {arr.shape}")
+            chosen[name] = arr
+        seq_len = get("seq_len")
+        if seq_len is not None:
+            seq_len = _positive("seq_len", seq_len, integer=True)
+        rescale = chosen["long_factor"] if seq_len is not None and seq_len > original else chosen["short_factor"]
+        if given is None:
+            given = 1.0 if factor <= 1 else math.sqrt(1 + math.log(factor) / math.log(original))
+        return ladder / rescale, given
+    # llama3
+    for name in ("low_freq_factor", "high_freq_factor"):
+        if get(name) is None:
+            raise ValueError(f"rope_type 'llama3' needs {name} (a number > 0)")
+    low = _positive("low_freq_factor", get("low_freq_factor"))
+    high = _positive("high_freq_factor", get("high_freq_factor"))
+    if not high > low:
+        raise ValueError(f"high_freq_factor must be greater than low_freq_factor, got {high:g} <= {low:g}")
+    wavelength = 2 * math.pi / ladder
+    scaled = np.where(wavelength > original / low, ladder / factor, ladder)
+    blend = (original / wavelength - low) / (high - low)
+    middle = ~(wavelength < original / high) & ~(wavelength > original / low)
+    return np.where(middle, (1 - blend) * scaled / factor + blend * scaled, scaled), 1.0
 
 
 def alibi_slopes(n_heads) -> np.ndarray:

@@ -80,7 +80,8 @@ AUTHORING = ["BEGIN SOLUTION", "END SOLUTION", "For maintainers", "make exercise
 FRAME_MS = 16.0           # one frame at 60 Hz, the budget of one slider step
 STEPS_PER_SLIDER = 3      # key presses per slider
 EXPLORER_PAGES = ["chapters/02_sinusoidal_formula", "chapters/03_frequency_analysis", "chapters/04_linearity",
-                  "chapters/06_precision_and_bugs", "chapters/07_rope_and_alibi", "exercises/02_sinusoidal_formula"]
+                  "chapters/06_precision_and_bugs", "chapters/07_rope_and_alibi", "chapters/08_rope_in_practice",
+                  "exercises/02_sinusoidal_formula"]
 EXPLORER_SHOTS = SCREENSHOTS / "explorers"  # every explorer of the book, per mode: book-<mode>/<page>-<n>.png
 SHOT_DIR = SCREENSHOTS / "book"
 

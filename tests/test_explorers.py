@@ -296,6 +296,9 @@ def caption_failures(kind, label, want, values, got) -> list[str]:
     elif kind == "rope":
         expected = [f"as trained {want['unseen_plain']}", f"interpolated {want['unseen_interpolated']}",
                     f"raised base {want['unseen_raised']}"]
+    elif kind == "rope_rules":
+        expected = [f"{want['turn_in_length']} of {len(want['i'])} pairs turn within", f"{want['kept']} kept",
+                    f"{want['turn_in_target']} within the target"]
     else:
         expected = [f"identical vectors in: {', '.join(want['collides']) or 'none'}"]
     out = [f"{label}: {piece!r} not in the title or text alternative" for piece in expected if piece not in text]

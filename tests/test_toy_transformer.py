@@ -349,3 +349,24 @@ def test_rope_bad_arguments():
     with pytest.raises(ValueError, match="base"):
         tt.TinyTransformer(VOCAB, D, scheme="rope", base=1.0)
     tt.TinyTransformer(VOCAB, 30, scheme="alibi", n_heads=2)  # ALiBi has no pairs: an odd head width is fine
+
+
+def test_rope_layers_choose_the_blocks_that_rotate():
+    torch.manual_seed(0)
+    model = tt.TinyTransformer(20, 16, scheme="rope", n_layers=2, causal=True, rope_layers=[1])
+    calls = []
+    original = model.attention_extras
+
+    def spy(seq):
+        extras = original(seq)
+        inner = extras["qk_transform"]
+        extras["qk_transform"] = lambda q, k: (calls.append(1), inner(q, k))[1]
+        return extras
+
+    model.attention_extras = spy
+    model(torch.zeros(1, 5, dtype=torch.long))
+    assert calls == [1]  # one of the two blocks rotated
+    with pytest.raises(ValueError, match="rope_layers"):
+        tt.TinyTransformer(20, 16, scheme="rope", n_layers=2, rope_layers=[2])
+    with pytest.raises(ValueError, match="rope_layers"):
+        tt.TinyTransformer(20, 16, scheme="none", rope_layers=[0])

@@ -315,6 +315,24 @@ def rope_in_place(x, p, layout="interleaved"):
 ALIBI_ROW = posenc.alibi_bias(4, 6)[1, 5]
 
 
+def yarn_08(head_dim, base, factor, original, *, truncate=True, reverse=False):
+    """Question 08.4 written out as a learner would, and two of its mistakes."""
+    def pair_at(turns):
+        return head_dim * math.log(original / (2 * math.pi * turns)) / (2 * math.log(base))
+
+    low, high = pair_at(32.0), pair_at(1.0)
+    if truncate:
+        low, high = math.floor(low), math.ceil(high)
+    low, high = max(low, 0), min(high, head_dim - 1)
+    if low == high:
+        high += 0.001
+    ramp = np.clip((np.arange(head_dim // 2) - low) / (high - low), 0.0, 1.0)
+    if reverse:
+        ramp = 1 - ramp
+    w = base ** (-2.0 * np.arange(head_dim // 2) / head_dim)
+    return (1 - ramp) * w + ramp * w / factor
+
+
 # qid -> [(wrong answer, a word the feedback must contain)], at least three per question
 KNOWN_MISTAKES = {
     "01.1": [("B", "sort"), ("AD", "D: "), ("A", "more option"), ("ABCD", "not right")],
@@ -426,6 +444,20 @@ KNOWN_MISTAKES = {
     "07.7": [(-ALIBI_ROW, "sign"), (ALIBI_ROW[::-1], "reverse order"), (posenc.alibi_bias(4, 6)[2, 5], "head 3"),
              (ALIBI_ROW[1:], "shape"), (np.round(ALIBI_ROW, 1), "elements are wrong")],
     "07.8": [("C", "C: "), ("ABD", "D: "), ("A", "more option")],
+    "08.1": [(29, "never complete a turn"), (int(np.sum(1 / posenc.frequencies(128, 5e5) <= 8192)), "2π/ω_i"),
+             (int(np.sum(2 * np.pi * 5e5 ** (4 * np.arange(64) / 128) <= 8192)), "doubled")],
+    "08.2": [((0.1 * math.log(16) + 1) ** 2, "square"), (0.1 * math.log10(16) + 1, "natural one"),
+             (1.4, "log base 2"), (math.sqrt(1 + math.log(16) / math.log(4096)), "LongRoPE")],
+    "08.3": [(posenc.frequencies(16) / 8, "position interpolation"), (posenc.frequencies(16), "as trained"),
+             (posenc.frequencies(16)[:4], "shape")],
+    "08.4": [(lambda d, b, s, L: posenc.frequencies(d, b) / s, "position interpolation"),
+             (lambda d, b, s, L: yarn_08(d, b, s, L, reverse=True), "wrong way"),
+             (lambda d, b, s, L: yarn_08(d, b, s, L, truncate=False), "outwards"),
+             (lambda d, b, s, L: yarn_08(d, b, s, L).astype(np.float32), "float32")],
+    "08.5": [("ABC", "C: "), ("ABD", "D: "), ("A", "more option")],
+    "08.6": [("ABC", "C: "), ("ABD", "D: "), ("A", "more option")],
+    "08.7": [(10000.0 * 4.0 ** (128 / 126), "ignores factor"), (10000.0 * 7.0 ** (126 / 128), "upside down"),
+             (10000.0, "does change")],
 }
 
 
@@ -673,6 +705,9 @@ ALTERNATIVES = {  # correct answers written differently from the references
              "rotation matrix": lambda x, p, layout="interleaved": (
                  posenc.rotation(p, len(x)).T @ x if layout == "interleaved" else
                  (posenc.rotation(p, len(x), layout="concatenated").T @ x))},
+    "08.4": {"written out": yarn_08,
+             "rope_parameters": lambda d, b, s, L: posenc.rope_parameters(
+                 d, b, "yarn", factor=s, original_max_position_embeddings=L)[0]},
 }
 
 
@@ -703,6 +738,8 @@ CLAIMS = {
     "07.2": {"p near 10^6": lambda x, p, layout="interleaved": p > 9e5,
              "concatenated layout": lambda x, p, layout="interleaved": layout == "concatenated",
              "d above 150": lambda x, p, layout="interleaved": len(x) > 150},
+    "08.4": {"factor above 32": lambda d, b, s, L: s > 32, "head_dim above 200": lambda d, b, s, L: d > 200,
+             "original length above 100,000": lambda d, b, s, L: L > 100_000},
 }
 
 

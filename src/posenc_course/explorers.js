@@ -37,6 +37,8 @@ const OKABE_ITO = { blue: "#0072B2", orange: "#E69F00", green: "#009E73", vermil
 // What each explorer draws; mirrors explorers.py (formula_data, base_data, ...).
 
 const pairs = (d) => Math.ceil(d / 2);
+const ROPE_RULES = ["linear", "dynamic", "yarn", "llama3"]; // explorers.py ROPE_RULES, the rule slider's order
+const RULE_NAMES = { linear: "position interpolation", dynamic: "dynamic NTK", yarn: "YaRN", llama3: "Llama 3" };
 const range = (lo, hi) => Array.from({ length: hi - lo + 1 }, (_, j) => lo + j);
 
 function frequencies(d, base) {
@@ -155,6 +157,42 @@ const compute = {
       i: range(0, plain.length - 1), plain, interpolated: interp, raised, raised_base: raisedBase,
       length: v.length, target: v.length * v.scale,
       unseen_plain: above(plain), unseen_raised: above(raised), unseen_interpolated: above(interp),
+    };
+  },
+
+  rope_rules(v) {
+    // mirrors posenc.rope_parameters for the four rules of the slider (explorers.py: rope_rules_data)
+    const d = v.d_head, base = v.base, L = v.length, n = Math.max(v.target, L);
+    const rule = ROPE_RULES[v.rule], s = Math.max(v.target / L, 1.0);
+    const before = frequencies(d, base);
+    let after = before, attention = 1.0;
+    if (rule === "linear") {
+      after = before.map((w) => w / s);
+    } else if (rule === "dynamic") {
+      after = frequencies(d, base * Math.pow((1.0 * n) / L - (1.0 - 1), d / (d - 2)));
+    } else if (rule === "yarn") {
+      const pairAt = (turns) => (d * Math.log(L / (turns * 2 * Math.PI))) / (2 * Math.log(base));
+      let low = Math.max(Math.floor(pairAt(32)), 0), high = Math.min(Math.ceil(pairAt(1)), d - 1);
+      if (low === high) high += 0.001;
+      after = before.map((w, j) => {
+        const ramp = Math.min(Math.max((j - low) / (high - low), 0), 1), keep = 1 - ramp;
+        return (w / s) * (1 - keep) + w * keep;
+      });
+      attention = s <= 1 ? 1.0 : 0.1 * Math.log(s) + 1.0;
+    } else {  // llama3, bands at L / 1 and L / 4
+      after = before.map((w) => {
+        const lam = (2 * Math.PI) / w, scaled = lam > L / 1.0 ? w / s : w;
+        if (lam < L / 4.0 || lam > L / 1.0) return scaled;
+        const g = (L / lam - 1.0) / (4.0 - 1.0);
+        return ((1 - g) * scaled) / s + g * scaled;
+      });
+    }
+    const lb = Array.from(before, (w) => TWO_PI / w), la = Array.from(after, (w) => TWO_PI / w);
+    return {
+      i: range(0, lb.length - 1), before: lb, after: la, rule, factor: s, attention_factor: attention,
+      length: L, target: v.target,
+      turn_in_length: lb.filter((l) => l <= L).length, turn_in_target: la.filter((l) => l <= v.target).length,
+      kept: Array.from(after).filter((w, j) => w === before[j]).length,
     };
   },
 
@@ -593,6 +631,36 @@ const KINDS = {
           `s = ${v.scale}: pairs slower than the training length L = ${int(v.length)}: ${d.unseen_plain} as trained, ` +
           `${d.unseen_interpolated} with position interpolation, ${d.unseen_raised} with the NTK-aware base ` +
           `${num(d.raised_base)}; target length ${int(d.target)}.`,
+      }];
+    },
+  },
+
+  rope_rules: {
+    panels: [{ grow: 1, aspect: 0.5 }],
+    view(v, d, t) {
+      const n = d.i.length, name = RULE_NAMES[d.rule];
+      return [{
+        title: `${name}, <i>s</i> = ${num(d.factor)}: ${d.turn_in_length} of ${n} pairs turn within <i>L</i> as ` +
+          `trained, ${d.turn_in_target} within the target after scaling; ${d.kept} kept`,
+        legend: [
+          { label: `as trained, <i>b</i> = ${num(v.base)}`, color: t.muted, width: 2 },
+          { label: `${name}` + (d.rule === "yarn" ? ` (attention factor ${num(d.attention_factor)})` : ""),
+            color: t.blue, width: 2, marker: "dot" },
+          { label: `trained length <i>L</i> = ${int(d.length)}`, color: t.green, dash: DASH.dotted },
+          { label: `target length ${int(d.target)}`, color: t.vermillion, dash: DASH.dashdot },
+        ],
+        axes: { x: { lim: [0, n - 1], label: "pair i" }, y: { lim: [1, 1e12], log: true, label: "wavelength λᵢ (positions)" } },
+        plot(ax) {
+          ax.hline(d.length, t.green, DASH.dotted);
+          ax.hline(d.target, t.vermillion, DASH.dashdot);
+          ax.line(d.i, d.before, t.muted, { width: 2 });
+          ax.line(d.i, d.after, t.blue, { width: 2 });
+          ax.points(d.i, d.after, t.blue, { r: 2 });
+        },
+        alt: `RoPE wavelengths of the ${n} pairs of a head of ${v.d_head} channels, base ${num(v.base)}, before and ` +
+          `after ${name} stretches L = ${int(d.length)} to ${int(d.target)} (s = ${num(d.factor)}): ` +
+          `${d.turn_in_length} of ${n} pairs turn within L as trained, ${d.turn_in_target} within the target after ` +
+          `scaling; ${d.kept} pairs kept as trained.`,
       }];
     },
   },

@@ -136,6 +136,44 @@ def rope_scaling_data(base: float, scale: int, d_model: int, length: int) -> dic
     }
 
 
+ROPE_RULES = ("linear", "dynamic", "yarn", "llama3")  # the rule slider's values 0 ... 3, in this order
+
+
+def rope_rules_data(base: float, d_head: int, length: int, target: int, rule: int) -> dict:
+    """Every RoPE pair's wavelength before and after one scaling rule stretches ``length`` to ``target``.
+
+    ``rule`` indexes :data:`ROPE_RULES`; the stretch is ``s = max(target / length, 1)``:
+    ``linear`` (factor s), ``dynamic`` (dynamic NTK with factor 1 at ``seq_len = target``),
+    ``yarn`` (factor s, betas 32 and 1) and ``llama3`` (factor s, bands 1 and 4), all from
+    ``posenc.rope_parameters`` with ``length`` as the trained length. ``turn_in_length`` counts the
+    pairs that complete a turn within ``length`` as trained, ``turn_in_target`` those that do within
+    ``target`` after scaling, ``kept`` the pairs whose frequency the rule leaves exactly as it was.
+    """
+    name = ROPE_RULES[rule]
+    s = max(target / length, 1.0)
+    params = {"linear": {"factor": s},
+              "dynamic": {"factor": 1.0, "max_position_embeddings": length, "seq_len": target},
+              "yarn": {"factor": s, "original_max_position_embeddings": length},
+              "llama3": {"factor": s, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                         "original_max_position_embeddings": length}}[name]
+    inv_before, _ = posenc.rope_parameters(d_head, base)
+    inv_after, attention = posenc.rope_parameters(d_head, base, name, **params)
+    before, after = 2 * np.pi / inv_before, 2 * np.pi / inv_after
+    return {
+        "i": np.arange(before.size),
+        "before": before,
+        "after": after,
+        "rule": name,
+        "factor": s,
+        "attention_factor": attention,
+        "length": length,
+        "target": target,
+        "turn_in_length": int(np.sum(before <= length)),
+        "turn_in_target": int(np.sum(after <= target)),
+        "kept": int(np.sum(inv_after == inv_before)),
+    }
+
+
 LOW_PRECISION = ("float32", "float16", "bfloat16")
 
 
@@ -333,6 +371,30 @@ class RopeScalingExplorer(Explorer):
                 "scale": _int_slider("factor s", scale, 1, 32),
                 "d_model": _int_slider("head dim", d_model, 16, 256, 16),
                 "length": _int_slider("train length L", length, 128, 8192, 128)}
+
+
+class RopeRulesExplorer(Explorer):
+    """Chapter 08: every pair's wavelength before and after a scaling rule (linear, dynamic, YaRN, Llama 3)."""
+
+    kind = "rope_rules"
+    alt = ("Wavelength of every RoPE pair on a log scale as trained and after the chosen scaling rule "
+           "stretches the trained length to the target length, with both lengths marked")
+    base = traitlets.Float(500000.0).tag(sync=True)
+    d_head = traitlets.Int(128).tag(sync=True)
+    length = traitlets.Int(8192).tag(sync=True)
+    target = traitlets.Int(32768).tag(sync=True)
+    rule = traitlets.Int(2).tag(sync=True)
+
+    def __init__(self, base=500000.0, d_head=128, length=8192, target=32768, rule="yarn"):
+        super().__init__(base=float(base), d_head=d_head, length=length, target=target,
+                         rule=ROPE_RULES.index(rule) if isinstance(rule, str) else rule)
+
+    def sliders(self, base, d_head, length, target, rule):
+        return {"base": _log_slider("base", base, 3, 7),
+                "d_head": _int_slider("d_head", d_head, 16, 256, 16),
+                "length": _int_slider("trained length L", length, 512, 32768, 512),
+                "target": _int_slider("target length", target, 512, 262144, 512),
+                "rule": _int_slider("rule: linear, dynamic, YaRN, Llama 3", rule, 0, len(ROPE_RULES) - 1)}
 
 
 class PrecisionExplorer(Explorer):

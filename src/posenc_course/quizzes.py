@@ -236,7 +236,7 @@ class Quiz:
 
 
 def check_yourself(chapter: str) -> Quiz:
-    """The self-check quiz of ``chapter`` ("01" ... "07")."""
+    """The self-check quiz of ``chapter`` ("01" ... "08")."""
     if chapter not in QUIZZES:
         raise ValueError(f"no quiz for chapter {chapter!r}; there are quizzes for {sorted(QUIZZES)}")
     return Quiz(f"ch{chapter}", QUIZZES[chapter])
@@ -540,6 +540,39 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             "That was the raised base; interpolation broke the models (section 7.7)."),
            ("Nothing changed before the training length; only the new positions suffered.", False,
             "Interpolation rescales every position, so the old positions broke too (section 7.7)."),
+           right="A"),
+    ),
+    "08": (
+        _q("A RoPE head was trained at $L = 8192$. Which of its pairs meet rotation angles at $4L$ that they "
+           "never took in training?",
+           ("Every pair: all angles grow with the position.", False,
+            "A pair with $\\lambda_i \\le L$ already went through its whole circle in training; at $4L$ it "
+            "only repeats angles it has seen (section 8.1)."),
+           ("Only the pairs whose wavelength is longer than $L$, which never completed a turn.", True,
+            "They saw only an arc of their circle; that is why YaRN and Llama 3 interpolate exactly those "
+            "pairs (sections 8.1, 8.2)."),
+           ("Only the fastest pairs, which turn most often.", False,
+            "The fastest pairs turn many times in training and know their whole circle (section 8.1)."),
+           right="B"),
+        _q("How do YaRN and Llama 3.1 treat the fastest pairs of a head they stretch by $s$?",
+           ("They divide their frequency by $s$, like position interpolation.", False,
+            "That is the rule for the slow pairs only; dividing the fast ones would squeeze neighbouring "
+            "tokens together (section 8.2.3)."),
+           ("They raise their frequency to make up for the slow pairs.", False,
+            "No rule of this chapter makes any pair faster (section 8.2.7)."),
+           ("They keep them as trained.", True,
+            "Pairs with more than $\\beta_\\text{fast}$ turns (YaRN) or a wavelength below "
+            "$L / \\texttt{high\\_freq\\_factor}$ (Llama 3) keep $\\omega_i$ (sections 8.2.3, 8.2.5)."),
+           right="C"),
+        _q("A causal attention layer has no position encoding. What can its output at position $p$ depend on?",
+           ("The contents of the tokens $0, \\dots, p$ and how many there are, but not their order.", True,
+            "Shuffling the first $p$ tokens leaves the output at $p$ unchanged, while a uniform average "
+            "reads $1/(p+1)$ (section 8.4)."),
+           ("Nothing about position: it is permutation equivariant.", False,
+            "That holds without the causal mask; with it, each position sees a prefix of its own length "
+            "(chapter 1.2.1, section 8.4)."),
+           ("The exact offset to every earlier token.", False,
+            "Its weights depend on contents only; offsets need RoPE or another encoding (section 8.4)."),
            right="A"),
     ),
 }

@@ -212,11 +212,13 @@ class TinyTransformer(nn.Module):
     attributes that may be changed after training, e.g. ``rope_scale = L / n``
     for position interpolation. ``"alibi"`` adds ``posenc.alibi_bias`` for
     ``n_heads`` heads: ``-m_h (i - j)`` with the causal mask, ``-m_h |i - j|``
-    without it.
+    without it. With ``"rope"``, ``rope_layers`` (indices of blocks, default all)
+    chooses the blocks that rotate; the others see no positions at all (NoPE
+    layers, interleaved with RoPE layers as some current models do).
     """
 
     def __init__(self, vocab_size, d_model=32, *, scheme="sinusoidal", n_layers=1, n_heads=2,
-                 d_ff=None, max_len=None, causal=False, per_channel=False, base=10000.0):
+                 d_ff=None, max_len=None, causal=False, per_channel=False, base=10000.0, rope_layers=None):
         super().__init__()
         if scheme not in SCHEMES:
             raise ValueError(f"scheme must be one of {SCHEMES}, got {scheme!r}")
@@ -244,6 +246,15 @@ class TinyTransformer(nn.Module):
             posenc.frequencies(self.d_model // n_heads, base)  # a clear error for a bad base, now
         self.rope_base = base
         self.rope_scale = 1.0
+        if rope_layers is None:
+            rope_layers = range(n_layers)
+        elif scheme != "rope":
+            raise ValueError(f"rope_layers is for scheme='rope', got scheme={scheme!r}")
+        rope_layers = tuple(sorted(set(rope_layers)))
+        if any(isinstance(i, bool) or not isinstance(i, numbers.Integral) or not 0 <= i < n_layers
+               for i in rope_layers):
+            raise ValueError(f"rope_layers must be block indices in 0 ... {n_layers - 1}, got {rope_layers!r}")
+        self.rope_layers = rope_layers
 
         self.embed = nn.Embedding(self.vocab_size, self.d_model)
         if scheme in ("none", "rope", "alibi"):
@@ -286,8 +297,9 @@ class TinyTransformer(nn.Module):
             )
         x = self.position(self.embed(tokens))
         extras = self.attention_extras(tokens.shape[1])
-        for block in self.blocks:
-            x = block(x, causal=self.causal, **extras)
+        for index, block in enumerate(self.blocks):
+            nope = self.scheme == "rope" and index not in self.rope_layers
+            x = block(x, causal=self.causal, **({} if nope else extras))
         return self.head(self.norm(x))
 
     def extra_repr(self) -> str:
