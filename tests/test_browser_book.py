@@ -990,6 +990,31 @@ def test_search_works_offline(site):
     assert any("chapters/04_linearity" in h for h in hrefs), hrefs
 
 
+# Where the first typed letter of a visible search field starts, against the right edge of its magnifier icon.
+SEARCH_FIELD = """() => {
+  const form = [...document.querySelectorAll('form.bd-search')].find(f => f.checkVisibility());
+  const input = form.querySelector('input'), icon = form.querySelector('i, svg');
+  const text = input.getBoundingClientRect().left + input.clientLeft + parseFloat(getComputedStyle(input).paddingLeft);
+  return {text, icon: icon.getBoundingClientRect().right};
+}"""
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_search_field_magnifier_leaves_the_typed_text_alone(site, width):
+    context = new_context(site.chromium, viewport={"width": width, "height": 800})
+    try:
+        tab = context.new_page()
+        tab.goto(f"{site.base}chapters/04_linearity.html", wait_until="load")
+        tab.keyboard.press("Control+k")
+        tab.locator("form.bd-search input:visible").first.wait_for(timeout=5000)
+        tab.keyboard.type("Rotation")
+        where = tab.evaluate(SEARCH_FIELD)
+    finally:
+        context.close()
+    assert where["text"] >= where["icon"] + 2, f"the magnifier ends at {where['icon']:.1f} px, the text starts at " \
+                                               f"{where['text']:.1f} px"
+
+
 def test_built_pages_reference_no_other_host(book):
     """Static check: no page loads a script, style sheet, image or frame from another host."""
     pattern = re.compile(r"<(script|img|iframe|source|audio|video)\b[^>]*\bsrc=[\"'](https?:)?//"
