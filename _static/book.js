@@ -52,9 +52,12 @@
       stop(box, scrolls(box));
       cue(box, scrolls(box));
     }
-    // code and text output (the theme gives them their tab stop) and the result tables' wrappers
-    for (const box of document.querySelectorAll("article pre, article .pe-table-wrap, article .pst-scrollable-table-container"))
+    // code and text output (the theme gives them their tab stop) and tables' wrappers (which get one here)
+    for (const box of document.querySelectorAll("article pre")) cue(box, scrolls(box));
+    for (const box of document.querySelectorAll("article .pe-table-wrap, article .pst-scrollable-table-container")) {
+      stop(box, scrolls(box));
       cue(box, scrolls(box));
+    }
   };
   const start = () => document.fonts.ready.then(mark);
   if (document.readyState === "complete") start();

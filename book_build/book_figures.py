@@ -16,8 +16,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-# pydata-sphinx-theme 0.16's dark background and base text colour (--pst-color-background, --pst-color-text-base)
-DARK_BACKGROUND = (0x14, 0x18, 0x1E)
+# the dark theme's page background (sphinx-book-theme's --pst-color-background) and base text colour
+# (pydata-sphinx-theme's --pst-color-text-base)
+DARK_BACKGROUND = (0x12, 0x12, 0x12)
 DARK_TEXT = (0xCE, 0xD6, 0xDD)
 GREY_SPREAD = 10  # a colour whose channels differ by at most this much is a neutral grey
 

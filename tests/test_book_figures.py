@@ -18,7 +18,7 @@ def luminance(hex6: str) -> float:
 
 
 def test_neutral_colours_turn_around_and_data_colours_stay():
-    assert book_figures.dark_colour("ffffff") == "#14181e"          # the dark page's background
+    assert book_figures.dark_colour("ffffff") == "#121212"          # the dark page's background
     assert book_figures.dark_colour("000000") == "#ced6dd"          # the dark theme's text
     assert book_figures.dark_colour("0072B2") == "#0072b2"          # Okabe-Ito blue: data, kept
     greys = [book_figures.dark_colour(f"{v:02x}" * 3) for v in (0, 64, 128, 192, 255)]
@@ -27,7 +27,7 @@ def test_neutral_colours_turn_around_and_data_colours_stay():
 
 def test_the_dark_twin_keeps_embedded_images_and_colours_the_default_fill():
     dark = book_figures.dark_svg(SVG)
-    assert "fill: #14181e" in dark and "stroke: #ced6dd" in dark and "fill: #0072b2" in dark
+    assert "fill: #121212" in dark and "stroke: #ced6dd" in dark and "fill: #0072b2" in dark
     assert "AAAA#ffffffBBBB" in dark                                # a heatmap's pixels are data
     assert re.match(r'<svg fill="#ced6dd"', dark)                   # text drawn in SVG's default black
     assert "#ffffff" not in dark.replace("AAAA#ffffffBBBB", "")

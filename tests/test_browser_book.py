@@ -330,7 +330,8 @@ async def _open(browser, base_url: str, page: str, shot_dir: Path | None, mode: 
     menus = {}
     if mode == "phone" and check_menus:
         has_contents = bool(await tab.locator("nav.page-toc a, #pst-page-toc-nav a").count())
-        menus["menu"] = await _menu_opens(tab, ".primary-toggle", 'a[href$="01_order_problem.html"]')
+        # any page of the book listed in the opened menu (not this page's own entry: its link is "#")
+        menus["menu"] = await _menu_opens(tab, ".primary-toggle", 'nav.bd-docs-nav a.reference[href$=".html"]')
         if has_contents:
             menus["contents"] = await _menu_opens(tab, ".secondary-toggle", "nav.page-toc a, #pst-page-toc-nav a",
                                                   reload_after=False)
@@ -569,7 +570,8 @@ def fake_explorer(id, live=True, busy_ms=0, value=10, max=100):
 
 
 MENU = """
-<nav id="menu" hidden><a href="chapters/01_order_problem.html">The order problem</a></nav>
+<nav id="menu" class="bd-docs-nav" hidden>
+<a class="reference" href="chapters/01_order_problem.html">The order problem</a></nav>
 <button class="primary-toggle" aria-label="Open the menu"%s>menu</button>
 """
 

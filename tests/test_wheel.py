@@ -253,5 +253,6 @@ def test_a_downloaded_exercise_and_chapter_execute_with_the_installed_course(lea
     assert f"Chapter {chapter_number}: 1 of {len(questions)} correct." in feedback
 
     ran = got["notebooks"][chapter.name]
-    assert "image/png" in ran["mime"] and "application/vnd.jupyter.widget-view+json" in ran["mime"]
+    # figures are SVG (posenc_course.plotting), explorers widgets
+    assert "image/svg+xml" in ran["mime"] and "application/vnd.jupyter.widget-view+json" in ran["mime"]
     assert 'class="posenc-explorer"' in ran["html"]  # the explorer's static twin, with explorers.js inline

@@ -38,6 +38,7 @@ const OKABE_ITO = { blue: "#0072B2", orange: "#E69F00", green: "#009E73", vermil
 
 const pairs = (d) => Math.ceil(d / 2);
 const ROPE_RULES = ["linear", "dynamic", "yarn", "llama3"]; // explorers.py ROPE_RULES, the rule slider's order
+const KEPT_REL = 1e-12; // explorers.py KEPT_REL: a frequency this close to its trained value is kept
 const RULE_NAMES = { linear: "position interpolation", dynamic: "dynamic NTK", yarn: "YaRN", llama3: "Llama 3" };
 const range = (lo, hi) => Array.from({ length: hi - lo + 1 }, (_, j) => lo + j);
 
@@ -192,7 +193,7 @@ const compute = {
       i: range(0, lb.length - 1), before: lb, after: la, rule, factor: s, attention_factor: attention,
       length: L, target: v.target,
       turn_in_length: lb.filter((l) => l <= L).length, turn_in_target: la.filter((l) => l <= v.target).length,
-      kept: Array.from(after).filter((w, j) => w === before[j]).length,
+      kept: Array.from(after).filter((w, j) => Math.abs(w / before[j] - 1) <= KEPT_REL).length,
     };
   },
 

@@ -137,6 +137,9 @@ def rope_scaling_data(base: float, scale: int, d_model: int, length: int) -> dic
 
 
 ROPE_RULES = ("linear", "dynamic", "yarn", "llama3")  # the rule slider's values 0 ... 3, in this order
+# A pair whose frequency is within this of its trained value counts as kept: not exact equality, since a rule's
+# blend of two equal frequencies rounds differently in Python and in the browser.
+KEPT_REL = 1e-12
 
 
 def rope_rules_data(base: float, d_head: int, length: int, target: int, rule: int) -> dict:
@@ -147,7 +150,7 @@ def rope_rules_data(base: float, d_head: int, length: int, target: int, rule: in
     ``yarn`` (factor s, betas 32 and 1) and ``llama3`` (factor s, bands 1 and 4), all from
     ``posenc.rope_parameters`` with ``length`` as the trained length. ``turn_in_length`` counts the
     pairs that complete a turn within ``length`` as trained, ``turn_in_target`` those that do within
-    ``target`` after scaling, ``kept`` the pairs whose frequency the rule leaves exactly as it was.
+    ``target`` after scaling, ``kept`` the pairs whose frequency the rule leaves as it was (to ``KEPT_REL``).
     """
     name = ROPE_RULES[rule]
     s = max(target / length, 1.0)
@@ -170,7 +173,7 @@ def rope_rules_data(base: float, d_head: int, length: int, target: int, rule: in
         "target": target,
         "turn_in_length": int(np.sum(before <= length)),
         "turn_in_target": int(np.sum(after <= target)),
-        "kept": int(np.sum(inv_after == inv_before)),
+        "kept": int(np.sum(np.abs(inv_after / inv_before - 1) <= KEPT_REL)),
     }
 
 
