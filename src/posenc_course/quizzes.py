@@ -562,7 +562,7 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             "No rule of this chapter makes any pair faster (section 8.2.7)."),
            ("They keep them as trained.", True,
             "Pairs with more than $\\beta_\\text{fast}$ turns (YaRN) or a wavelength below "
-            "$L / \\texttt{high\\_freq\\_factor}$ (Llama 3) keep $\\omega_i$ (sections 8.2.3, 8.2.5)."),
+            "$L / \\mathtt{high\\_freq\\_factor}$ (Llama 3) keep $\\omega_i$ (sections 8.2.3, 8.2.5)."),
            right="C"),
         _q("A causal attention layer has no position encoding. What can its output at position $p$ depend on?",
            ("The contents of the tokens $0, \\dots, p$ and how many there are, but not their order.", True,
