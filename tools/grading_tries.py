@@ -317,7 +317,7 @@ ALIBI_ROW = posenc.alibi_bias(4, 6)[1, 5]
 
 # qid -> [(wrong answer, a word the feedback must contain)], at least three per question
 KNOWN_MISTAKES = {
-    "01.1": [("B", "sort"), ("AD", "D: "), ("A", "more option"), ("ABCD", "not right")],
+    "01.1": [("B", "Attn(PX) = P·Attn(X)"), ("AD", "not the right set"), ("A", "not the right set"), ("ABCD", "every option")],
     "01.2": [(4.0, "sqrt(d_model)"), (8.0, "squared norm"), (2 * math.sqrt(8), "factor of 2")],
     "01.3": [(in_place_add, "changed its input"),
              (lambda x: x + posenc.sinusoidal(np.arange(1, len(x) + 1), x.shape[1]), "start at 1"),
@@ -326,7 +326,7 @@ KNOWN_MISTAKES = {
              (lambda x: x + doubled_table(np.arange(len(x)), x.shape[1]), "doubled")],
     "01.4": [(2, "L = 5"), (7, "off by one"), (8.5, "whole number")],
     "01.5": [(1000, "start at 0"), (3996, "divide by the token norm"), (999 / 4, "too low")],
-    "01.6": [("ABCD", "C: "), ("AB", "more option"), ("ABDE", "E: ")],
+    "01.6": [("ABCD", "concrete case"), ("AB", "not the right set"), ("ABCDE", "every option")],
     "01.7": [("A", "permuted order"), ("AB", "exactly one"), ("C", "exact rule")],
     "02.1": [("A", "doubled-exponent"), ("C", "position is p"), ("BD", "exactly one")],
     "02.2": [(doubled_table([4], 6)[0], "doubled"),
@@ -360,8 +360,8 @@ KNOWN_MISTAKES = {
              ([PI2, PI2 * 10, PI2 * 100, PI2 * 1000], "shape")],
     "03.2": [(115, "do NOT complete"), (int(np.sum(PI2 / doubled_frequencies(512) <= 1000)), "doubled"),
              (140, "too low")],
-    "03.3": [("ABC", "C: "), ("CD", "not right"), ("A", "more option")],
-    "03.4": [("C", "fewer pairs are fast"), ("ABD", "D: "), ("BC", "C: ")],
+    "03.3": [("ABC", "wavelengths"), ("CD", "not the right set"), ("ABCD", "every option")],
+    "03.4": [("C", "base^(-2i/d)"), ("ABD", "not the right set"), ("ABCD", "every option")],
     "03.5": [(PI2 * 500000, "never reaches"), (PI2 * 500000 ** (2 * 126 / 128), "doubled"),
              (posenc.wavelengths(128)[-1], "base 10,000")],
     "03.6": [(0.0625, "gap between"), (np.spacing(1e6) / 2, "float64"),
@@ -375,8 +375,8 @@ KNOWN_MISTAKES = {
              (rotation_odd_silently, "should raise ValueError"),
              (lambda k, d: posenc.rotation(k, d, layout="concatenated"), "concatenated"),
              (rotation_index_error, "IndexError")],
-    "04.3": [("C", "C: "), ("ABC", "not right"), ("A", "more option")],
-    "04.4": [("ABD", "extrapolation"), ("AE", "E: "), ("ABCDE", "C, D and E are not right")],
+    "04.3": [("C", "PE(0) to PE(k)"), ("ABC", "not the right set"), ("ABCD", "every option")],
+    "04.4": [("ABD", "lengths never seen"), ("AE", "not the right set"), ("ABCDE", "every option")],
     "04.5": [(32.0, "offset 0"),
              (float(posenc.sinusoidal([0], 64)[0] @ posenc.sinusoidal([7], 64)[0]) / 32, "cosine similarity"),
              (float(np.sum(np.cos(7 * doubled_frequencies(64)))), "doubled")],
@@ -384,12 +384,12 @@ KNOWN_MISTAKES = {
     "04.7": [(posenc.rotation(2, 6), "interleaved"),
              (posenc.rotation(2, 6)[np.ix_(*[np.argsort(posenc.layout_permutation(6))] * 2)], "wrong way"),
              (posenc.rotation(2, 6, layout="concatenated").T, "transpose")],
-    "05.1": [("C", "C: "), ("ABD", "D: "), ("A", "more option")],
-    "05.2": [("D", "D: "), ("AB", "more option"), ("ABCD", "D: ")],
+    "05.1": [("C", "past max_len"), ("ABD", "not the right set"), ("ABCD", "every option")],
+    "05.2": [("D", "code around the model"), ("AB", "not the right set"), ("ABCD", "every option")],
     "05.3": [(475, "off by one"), (477, "off by one"), (0, "every position from 1024")],
     "05.4": [(512 + 768, "multiply"), (0, "sinusoidal"), (2 * 512 * 768, "one table")],
     "05.5": [("B", "extrapolate"), ("C", "RoPE"), ("AD", "exactly one")],
-    "05.6": [("C", "C: "), ("AB", "more option"), ("ABCD", "C: ")],
+    "05.6": [("C", "diag(w)"), ("AB", "not the right set"), ("ABCD", "every option")],
     "05.7": [(LearnedTable, "trainable parameters"), (FixedMaxLen, "no length limit"), (Clamped, "clamped"),
              (Unscaled, "sqrt(d_model)"), (Concatenated, "concatenated"), (TutorialOddBreaks, "odd"),
              (ReturnsNumpy, "torch tensor"), (MutatesTokens, "changed its input")],
@@ -401,7 +401,8 @@ KNOWN_MISTAKES = {
              (lambda p, d: posenc.sinusoidal(p, d, dtype=np.float32), "dtype float16"),
              (lambda p, d: posenc.sinusoidal(p, d, layout="concatenated").astype(np.float16), "concatenated")],
     "06.5": [("A", "alternates"), ("D", "fairseq"), ("C", "cosines first"), ("AB", "exactly one")],
-    "06.6": [("AB", "more option"), ("ABCE", "C: "), ("D", "1e-4"), ("ABDE", "D: ")],
+    "06.6": [("AB", "pair structure"), ("ABCE", "not the right set"), ("D", "not the right set"),
+             ("ABCDE", "every option")],
     "06.7": [(buggy_06, "(2i+1)/d"), (exponent_fixed_odd_breaks, "IndexError"),
              (lambda p, d: doubled_table(p, d), "doubled"), (float32_table, "float32"),
              (swapped_table, "swapped")],
@@ -418,12 +419,12 @@ KNOWN_MISTAKES = {
              (rope_in_place, "changed its input"),
              (lambda x, p, layout="interleaved": torch.from_numpy(rope_loop(x, p, layout)), "torch tensor")],
     "07.3": [(0.125, "8 heads"), (0.5, "counted from h = 1"), (0.25, "head 4"), (2 ** (-3 / 16), "factor 8")],
-    "07.4": [("ABCD", "C: "), ("AB", "more option"), ("ABDE", "E: ")],
+    "07.4": [("ABCD", "one quantity only"), ("AB", "not the right set"), ("ABCDE", "every option")],
     "07.5": [(4, "squeezes"), (12288, "difference"), (1 / 16384, "L_train / L_new")],
     "07.6": [(40000, "d/(d-2) makes it exactly s"), (1e4 * 4 ** (126 / 128), "upside down"), (2500, "must grow")],
     "07.7": [(-ALIBI_ROW, "sign"), (ALIBI_ROW[::-1], "reverse order"), (posenc.alibi_bias(4, 6)[2, 5], "head 3"),
              (ALIBI_ROW[1:], "shape"), (np.round(ALIBI_ROW, 1), "elements are wrong")],
-    "07.8": [("C", "C: "), ("ABD", "D: "), ("A", "more option")],
+    "07.8": [("C", "wavelength 2π·base^(2i/d)"), ("ABD", "not the right set"), ("ABCD", "every option")],
 }
 
 
@@ -1077,6 +1078,8 @@ def judge(t: Try, verdict, out: str, raised=None, warned=()) -> Result:
     if raised is not None:
         return Result(f"check raised {type(raised).__name__}: {raised}")
     lines = out.splitlines()
+    if QUESTIONS[t.qid].kind == "choice" and lines[1:] == QUESTIONS[t.qid].explained().splitlines():
+        lines = lines[:1]  # a solved choice question explains every option, one per line
     if len(lines) != 1 or not lines[0].startswith(f"{t.qid} "):
         return Result(f"expected one line of feedback, got {len(lines)}: {out[:300]!r}")
     line = lines[0]

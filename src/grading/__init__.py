@@ -12,7 +12,9 @@ Four kinds of question:
 * ``Numeric``   one number, within a relative tolerance; says too high / too
                 low and a coarse size (never enough to compute the answer),
                 off by a factor of 2, or names a known mistake.
-* ``Choice``    one letter or a set of letters ("B", "ac", ["A", "C"]).
+* ``Choice``    one letter or a set of letters ("B", "ac", ["A", "C"]). A wrong set of letters gets
+                feedback on the reasoning, never which letters to drop; every option's
+                explanation is shown once it is solved, or by ``reveal("01.1")``.
 * ``Array``     an array of numbers; checks shape, then names the first wrong
                 element.
 * ``Function``  a function (or a class) the learner writes. It is called on
@@ -40,9 +42,10 @@ from grading.bank import QUESTIONS
 from grading.feedback import _short
 from grading.kinds import CORRECT, INTERRUPTED, UNANSWERED, WRONG
 
-__all__ = ["check", "summary", "assert_all_correct", "progress", "reset", "QUESTIONS"]
+__all__ = ["check", "summary", "assert_all_correct", "progress", "reveal", "reset", "QUESTIONS"]
 
 _status: dict[str, str] = {}  # question id -> latest status
+_revealed: set[str] = set()   # choice questions whose answer the learner asked to see
 _checking = False  # a check is running: a check called from the learner's code is refused
 _refused = False   # ... and that refusal has been printed once
 
@@ -101,12 +104,31 @@ def check(qid, answer) -> Verdict:
     except Exception as exc:  # a bug of ours or an answer too strange to inspect
         status = WRONG
         message = f"the grader could not check this answer ({type(exc).__name__}: {_short(exc)})."
+    except BaseException as exc:  # SystemExit, GeneratorExit ... raised by the answer itself (e.g. its __array__)
+        status = WRONG
+        text = _short(exc)
+        message = (f"reading your answer raised {type(exc).__name__}{': ' + text if text else ''}; "
+                   "give plain numbers, a list or an array.")
     finally:
         _checking = False
     _status[qid] = status
     mark = {CORRECT: "✓ correct", WRONG: "✗", UNANSWERED: "· not answered yet:", INTERRUPTED: "· interrupted:"}[status]
     print(f"{qid} {mark}" + ("" if status == CORRECT and not message else f" {message}"))
     return Verdict(status == CORRECT)
+
+
+def reveal(qid) -> None:
+    """Print the answer of choice question ``qid`` with every option's explanation (recorded as shown)."""
+    question = QUESTIONS.get(qid) if isinstance(qid, str) else None
+    if question is None:
+        print(f"{qid!r} is not a question id; ids look like '02.3' ({len(QUESTIONS)} questions known).")
+        return
+    if question.kind != "choice":
+        print(f"{qid}: only the answers of choice questions are shown here; the worked answer of every question "
+              f"is in the solutions notebook of chapter {qid[:2]}.")
+        return
+    _revealed.add(qid)
+    print(f"{qid} answer: {question.reference()} — why each option is right or wrong:\n{question.explained()}")
 
 
 def progress(chapter) -> dict[str, str]:
@@ -133,6 +155,9 @@ def summary(chapter) -> None:
         ids = [q for q, s in states.items() if s == status]
         if ids:
             print(f"  {label}: {', '.join(ids)}")
+    shown = sorted(q for q in states if q in _revealed)
+    if shown:
+        print(f"  answer shown (grading.reveal): {', '.join(shown)}")
     if len(done) == len(states):
         print("  All answers are correct.")
 
@@ -153,6 +178,7 @@ def assert_all_correct(chapter) -> None:
 def reset() -> None:
     """Forget all recorded results (used by the tests)."""
     _status.clear()
+    _revealed.clear()
 
 
 def _chapter(chapter) -> str:

@@ -97,18 +97,42 @@ class Numeric(Question):
 
 
 class Choice(Question):
-    """Multiple choice. ``correct`` is a string of letters; ``hints`` explain wrong letters."""
+    """Multiple choice. ``correct`` is a string of letters.
+
+    Every option has an explanation: ``hints`` for the wrong ones, ``right`` for the right ones (a question may
+    give all of them in ``hints``). They are shown once the question is solved, or when the learner asks to see
+    the answer (``grading.reveal``). A wrong try never names which letters to drop:
+
+    * one right letter: the chosen (single) letter's explanation is shown; it is the learner's only letter, so
+      this tells nothing that "wrong" does not, and trying every letter is no faster than blind guessing;
+    * several right letters: the feedback is the same for every wrong set (apart from "you chose every
+      option"), a prompt on the reasoning (``nudge``), so neither selecting everything and dropping letters
+      nor any other blind strategy beats guessing (``tools/grading_bot.py``).
+    """
 
     kind = "choice"
     FILLER = {"AND", "OR", "ANSWER", "ANSWERS", "IS", "ARE", "THE", "MY", "OPTION", "OPTIONS",
               "CHOICE", "CHOICES", "LETTER", "LETTERS"}  # "Answer: A and C", "my answer is B"
 
-    def __init__(self, qid, title, letters, correct, hints=None):
+    def __init__(self, qid, title, letters, correct, hints=None, *, right=None, nudge=""):
         super().__init__(qid, title)
-        self.letters, self.correct, self.hints = letters.upper(), set(correct.upper()), hints or {}
+        self.letters, self.correct = letters.upper(), set(correct.upper())
+        self.explanations = {**(hints or {}), **(right or {})}
+        self.hints = {k: v for k, v in self.explanations.items() if k not in self.correct}
+        self.nudge = nudge
+        missing = sorted(set(self.letters) - set(self.explanations))
+        if missing:
+            raise ValueError(f"{qid}: every option needs an explanation; {', '.join(missing)} has none")
+        if len(self.correct) > 1 and not nudge:
+            raise ValueError(f"{qid}: a multi-select question needs a nudge (feedback on the reasoning)")
 
     def reference(self):
         return "".join(sorted(self.correct))
+
+    def explained(self) -> str:
+        """Every option's explanation, one per line: what is shown once solved or revealed."""
+        return "\n".join(f"  {letter} ({'right' if letter in self.correct else 'wrong'}): {self.explanations[letter]}"
+                         for letter in self.letters)
 
     def judge(self, answer):
         chosen, problem = self._letters(answer)
@@ -118,18 +142,17 @@ class Choice(Question):
         unknown = sorted(chosen - set(self.letters))
         if unknown:
             return WRONG, f"unknown option {', '.join(unknown)}: the options are {options}."
-        if len(self.correct) == 1 and len(chosen) > 1:
-            return WRONG, "choose exactly one letter."
-        wrong = sorted(chosen - self.correct)
-        if wrong:
-            names = ", ".join(wrong[:-1]) + " and " + wrong[-1] if len(wrong) > 1 else wrong[0]
-            hint = self.hints.get(wrong[0], "read that option again.")
-            return WRONG, f"{names} {'is' if len(wrong) == 1 else 'are'} not right. {wrong[0]}: {hint}"
-        missing = len(self.correct - chosen)
-        if missing:
-            more = f"{missing} more option{'s' if missing > 1 else ''} {'apply' if missing > 1 else 'applies'}"
-            return WRONG, f"right so far, but {more}."
-        return CORRECT, ""
+        if chosen == self.correct:
+            return CORRECT, "— why each option is right or wrong:\n" + self.explained()
+        if len(self.correct) == 1:
+            if len(chosen) > 1:
+                return WRONG, "choose exactly one letter."
+            (letter,) = chosen
+            return WRONG, f"{letter} is not right. {letter}: {self.explanations[letter]}"
+        if chosen == set(self.letters):
+            return WRONG, ("you chose every option: decide for each one on its own whether it holds, and choose "
+                           f"only those. {self.nudge}")
+        return WRONG, f"not the right set of options. {self.nudge}"
 
     def _letters(self, answer):
         """The set of letters chosen, or a message. Words such as "Answer:" or "and" are skipped;

@@ -16,7 +16,12 @@ from grading.bank.common import CONCAT_HINT, DOUBLED_HINT, _doubled_omega, _pe, 
 _add(Choice("01.1", "why swapping words changes nothing", "ABCD", "AC", {
     "B": "the softmax normalises each row of scores; it does not sort anything.",
     "D": "Attn(PX) = P·Attn(X) holds exactly, up to floating-point rounding, at every d_model.",
-}))
+}, right={
+    "A": "attention treats each row the same way, wherever it sits: a permutation of the inputs permutes the outputs "
+         "the same way (equivariance).",
+    "C": "a sum or mean over positions does not care about order, so it cannot tell the two sentences apart.",
+}, nudge=(
+    "Ask of each statement whether it follows from Attn(PX) = P·Attn(X), exactly, at any size.")))
 
 
 def _ch01_norm():
@@ -83,9 +88,16 @@ _add(Numeric("01.5", "raw index versus token norm", _ch01_raw_ratio, mistakes=[
 _add(Choice("01.6", "the two simple repairs", "ABCDE", "ABD", {
     "C": "with p / L, neighbours are 1/L apart: the longer the sequence, the closer they get.",
     "E": "every entry is a sine or a cosine, so it stays in [-1, 1] at every position.",
-}))
+}, right={
+    "A": "p grows to L - 1, so the position part grows with the length and dwarfs token vectors of norm ~1.",
+    "B": "0.4 is position 2 when L = 5 and position 8 when L = 20.",
+    "D": "PE(p) depends on p alone, never on the length of the sequence.",
+}, nudge=(
+    "For each statement, try a concrete case: L = 5 against L = 5000, position 3, the value at p = 10^6.")))
 
 _add(Choice("01.7", "invariant or equivariant", "ABC", "B", {
     "A": "the outputs are the same vectors, but in the permuted order, not in the original one.",
     "C": "there is an exact rule: permute the input rows and the output rows permute the same way.",
+}, right={
+    "B": "Attn(PX) = P·Attn(X): the same output rows, in the permuted order.",
 }))

@@ -18,6 +18,8 @@ _add(Choice("02.1", "what i counts", "ABCD", "B", {
     "A": "if i ran over channels, 2i would run up to 2(d-1): the doubled-exponent bug.",
     "C": "the position is p; i selects a frequency.",
     "D": "heads have nothing to do with the encoding's formula.",
+}, right={
+    "B": "i numbers the (sin, cos) pairs: channels 2i and 2i + 1 share the frequency ω_i.",
 }))
 
 _add(Array("02.2", "PE(4) for d_model = 6", lambda: _pe(4, 6), atol=1e-4, mistakes=[

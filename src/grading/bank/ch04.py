@@ -70,14 +70,24 @@ def _block_diag(k, omegas):
 _add(Choice("04.3", "sine only", "ABCD", "AB", {
     "C": "two sines of different frequencies cannot produce cos(p·ω): that needs a cosine of the same frequency.",
     "D": "a sine is bounded by 1 whatever the position.",
-}))
+}, right={
+    "A": "sin(0) = 0 in every channel, and a matrix maps the zero vector only to zero.",
+    "B": "the angle-addition formula needs cos(p·ω) next to sin(p·ω); without it no fixed matrix works.",
+}, nudge=(
+    "A linear map must send PE(0) to PE(k) and obey sin(a + b) = sin a cos b + cos a sin b: what must the encoding "
+    "store for that?")))
 
 _add(Choice("04.4", "the two key properties", "ABCDE", "AB", {
     "C": "the sinusoidal encoding is fixed by a formula; nothing in it is learned.",
     "D": "the formula is defined at every position, but a model trained on short sequences has never seen "
          "the larger phases, and measured extrapolation is poor.",
     "E": "PE(p)·PE(q) = Σ cos((p - q)ω_i), which is not zero in general.",
-}))
+}, right={
+    "A": "distinct positions get distinct vectors: the encoding says where a token is.",
+    "B": "T(k) does not depend on p: the same linear map expresses 'k further on' everywhere.",
+}, nudge=(
+    "Which properties are facts about the formula itself, true at every position, rather than hopes about training or"
+    " about lengths never seen?")))
 
 
 def _ch04_dot():
@@ -94,6 +104,8 @@ _add(Numeric("04.5", "PE(p)·PE(p+7)", _ch04_dot, mistakes=[
 _add(Choice("04.6", "odd d_model", "ABC", "B", {
     "A": "the last channel holds sin(p·ω) alone, and sin(a + b) is not a fixed multiple of sin(a) for all a.",
     "C": "the obstacle is the missing cosine partner, whatever k is.",
+}, right={
+    "B": "the last channel is sin(p·ω) without its cosine, and sin(a + b) needs cos a.",
 }))
 
 

@@ -18,11 +18,22 @@ from grading.bank.common import CONCAT_HINT, _states, _table
 _add(Choice("05.1", "why learned tables stop at max_len", "ABCD", "AB", {
     "C": "then every later position gets the same vector, and the model can no longer tell them apart.",
     "D": "nn.Embedding takes any number of rows; the limit is the max_len the model was built and trained with.",
-}))
+}, right={
+    "A": "an embedding table is a lookup: there is no row max_len to look up.",
+    "B": "nothing ties row 600 to rows 0 ... 511: there is no rule to extend.",
+}, nudge=(
+    "A learned table is a lookup of rows trained one by one: ask what exists, and what any rule would have to say, at"
+    " a position past max_len.")))
 
 _add(Choice("05.2", "600 tokens into a 512-position model", "ABCD", "ABC", {
     "D": "each row was trained on its own; nothing defines a vector for position 512 or later.",
-}))
+}, right={
+    "A": "a lookup past the table fails: posenc's layer raises ValueError, nn.Embedding IndexError.",
+    "B": "some code cuts the input to max_len tokens, silently dropping the rest.",
+    "C": "clamping gives every position from 511 on the same vector: their order is lost.",
+}, nudge=(
+    "Each statement describes code around the model: ask whether someone could have written that code, and what the "
+    "learned table itself can and cannot provide.")))
 
 
 def _ch05_uncovered():
@@ -52,11 +63,20 @@ _add(Choice("05.5", "the trade-off", "ABCD", "A", {
          "but models trained on short sequences extrapolate poorly in practice.",
     "C": "most current open LLMs use rotary embeddings (RoPE); BERT and GPT-2 used learned tables.",
     "D": "a learned position vector is a row lookup, no matrix product.",
+}, right={
+    "A": "fixed: no parameters, any length, nothing adapts; learned: adapts, but costs parameters and stops at "
+         "max_len.",
 }))
 
 _add(Choice("05.6", "a learned weight on PE", "ABCD", "ABD", {
     "C": "w·PE(p) still depends on p only through PE(p).",
-}))
+}, right={
+    "A": "a scalar commutes with T(k): w·PE(p + k) = T(k)·(w·PE(p)).",
+    "B": "D·T(k)·D⁻¹ is still one fixed matrix per offset, the same at every p.",
+    "D": "a channel multiplied by 0 is 0 at every position: it carries no information.",
+}, nudge=(
+    "Write the scaled encoding as D·PE with D = diag(w) and ask, statement by statement, what stays linear in PE and "
+    "what a zero weight does.")))
 
 
 class _TokenPositionEmbedding(nn.Module):

@@ -19,6 +19,8 @@ _add(Choice("07.1", "why the RoPE score depends on s - p", "ABCD", "A", {
     "C": "RoPE adds nothing to queries, keys or tokens: it only rotates queries and keys.",
     "D": "rotations do keep norms, but that alone says nothing about which positions the score depends on; "
          "the composition rule T(p)ᵀ T(s) = T(s - p) does.",
+}, right={
+    "A": "T(p)ᵀ T(s) = T(s - p): rotations compose by adding angles.",
 }))
 
 
@@ -86,7 +88,12 @@ _add(Numeric("07.3", "ALiBi slope of head 3 of 16", lambda: posenc.alibi_slopes(
 _add(Choice("07.4", "equal RoPE scores", "ABCDE", "ABD", {
     "C": "the offsets are +7 and -7, and T(7) ≠ T(-7): RoPE, unlike PE(p)·PE(s), can tell ahead from behind.",
     "E": "the offsets are 2 and 4; RoPE depends on the difference s - p, not on the ratio.",
-}))
+}, right={
+    "A": "both offsets are s - p = 7: equal scores.",
+    "B": "both offsets are 7: RoPE only sees s - p.",
+    "D": "both offsets are 0: the score is q·κ in both.",
+}, nudge=(
+    "RoPE's score depends on the positions through one quantity only: compute it for both pairs of each option.")))
 
 _add(Numeric("07.5", "position-interpolation factor", lambda: 4096 / 16384, mistakes=[
     (lambda: 16384 / 4096, "that stretches positions further out; interpolation squeezes the new positions "
@@ -138,4 +145,9 @@ _add(Choice("07.8", "interpolation and a raised base", "ABCD", "AB", {
     "C": "that is position interpolation; a raised base leaves the fastest pair as it is and slows the last one by s.",
     "D": "the interpolated model still attends to the angle it learned for k, which now belongs to the offset s·k: "
          "it copies the token s·k back. Interpolation is meant to be followed by fine-tuning.",
-}))
+}, right={
+    "A": "position interpolation divides every angle p·ω_i by s: every wavelength is s times longer.",
+    "B": "pair 0 has ω_0 = base^0 = 1 whatever the base.",
+}, nudge=(
+    "Write pair i's wavelength 2π·base^(2i/d) for i = 0 and for the last i, under each method, and compare them with "
+    "s.")))
