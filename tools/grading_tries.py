@@ -317,7 +317,8 @@ ALIBI_ROW = posenc.alibi_bias(4, 6)[1, 5]
 
 # qid -> [(wrong answer, a word the feedback must contain)], at least three per question
 KNOWN_MISTAKES = {
-    "01.1": [("B", "Attn(PX) = P·Attn(X)"), ("AD", "not the right set"), ("A", "not the right set"), ("ABCD", "every option")],
+    "01.1": [("B", "Attn(PX) = P·Attn(X)"), ("AD", "not the right set"), ("A", "not the right set"),
+             ("ABCD", "every option")],
     "01.2": [(4.0, "sqrt(d_model)"), (8.0, "squared norm"), (2 * math.sqrt(8), "factor of 2")],
     "01.3": [(in_place_add, "changed its input"),
              (lambda x: x + posenc.sinusoidal(np.arange(1, len(x) + 1), x.shape[1]), "start at 1"),
