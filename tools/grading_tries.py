@@ -777,7 +777,9 @@ def function_tries(qid, q):
                **{label: f for label, f in alternatives.items() if not calls_the_tested_posenc(qid, f)}}
     if qid != "05.7":
         correct |= {"wrapped with *args": lambda *a, **k: reference(*a, **k),
-                    "Fortran-ordered copy": lambda *a, **k: np.asfortranarray(reference(*a, **k))}
+                    "Fortran-ordered copy": lambda *a, **k: np.asfortranarray(reference(*a, **k)),
+                    "right values in a numpy subclass whose ufuncs raise":
+                        lambda *a, **k: np.array(reference(*a, **k)).view(EvilUfunc)}
     else:
         correct["subclass"] = type("Subclass", (reference,), {})
     tries = [Try(qid, "correct", label, _const(answer)) for label, answer in correct.items()]
@@ -794,6 +796,10 @@ def function_tries(qid, q):
     else:  # exact: the next representable number is already wrong
         wrong["first element one ulp off"] = _mapped(reference, _next_after)
     wrong |= {"negated": _mapped(reference, lambda out: -out), "zeros": _mapped(reference, lambda out: out * 0)}
+    if qid != "05.7":  # array tricks (issue 19): compared as plain arrays, they are what their data are
+        wrong |= {"every value masked": _mapped(reference, lambda out: np.ma.masked_all(np.shape(out))),
+                  "zeros in a subclass whose comparisons lie": _mapped(reference, lambda out: np.zeros_like(
+                      np.asarray(out, dtype=np.float64)).view(LyingArray))}
     if tol["dtype"] is not None:
         other = torch.float64 if qid == "05.7" else (np.float32 if tol["dtype"] == np.float64 else np.float64)
         wrong["another dtype"] = _mapped(reference, lambda out: out.to(other) if qid == "05.7" else out.astype(other))
@@ -863,6 +869,24 @@ class Everything:
 class EvilUfunc(np.ndarray):
     def __array_ufunc__(self, *args, **kwargs):
         raise RuntimeError("evil ufunc")
+
+
+class LyingArray(np.ndarray):
+    """Comparisons, differences and any() that say "nothing is wrong"."""
+
+    def __sub__(self, other):
+        return np.zeros(self.shape)
+
+    __rsub__ = __sub__
+
+    def __gt__(self, other):
+        return np.zeros(self.shape, bool)
+
+    def any(self, *args, **kwargs):
+        return False
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        return np.zeros(np.broadcast_shapes(*(np.shape(i) for i in inputs)))
 
 
 def _recursive_list():
@@ -996,7 +1020,8 @@ def _hostile_functions(reference):
             "returns NaN of the right shape": like_reference(lambda out: np.full_like(np.asarray(out), np.nan)),
             "returns inf of the right shape": like_reference(lambda out: np.full_like(np.asarray(out), np.inf)),
             "returns complex, right real part": like_reference(lambda out: np.asarray(out) + 0j),
-            "returns a numpy subclass with raising ufuncs": like_reference(lambda out: np.array(out).view(EvilUfunc))},
+            "returns a masked array, every value masked": like_reference(lambda out: np.ma.masked_all(np.shape(out))),
+            "returns an object array": like_reference(lambda out: np.asarray(out).astype(object))},
         "function of the wrong form": {
             "mutates its input": _mutates_then_right(reference), "wrong arity": lambda: 1.0,
             "a builtin": len, "a numpy ufunc": np.sin},

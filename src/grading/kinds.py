@@ -15,7 +15,8 @@ from grading.feedback import _digits, _tolerance  # (for Numeric, Choice and Arr
 
 import posenc
 from grading import reference
-from grading.feedback import _as_array, _as_number, _close, _describe, _how_far, _index, _safely, _same, _seed, _short
+from grading.feedback import (_as_array, _as_number, _close, _describe, _how_far, _index, _plain, _safely, _same, _seed,
+                              _short)
 from grading.runner import _run
 
 
@@ -311,6 +312,10 @@ class Function(Question):
         if case.raises:
             return (f"{where} your code should raise {case.raises.__name__} ({case.note}), "
                     f"but it returned {_describe(out)}.")
+        if isinstance(out, np.ndarray):  # compared as a plain array: a subclass's comparisons could lie
+            out, problem = _plain(out)
+            if problem:
+                return f"{where}: {problem}"
         problem = self.verify(out, case)
         if problem:
             hints = [hint for test, hint in self.mistakes if _safely(test, out, case)]
