@@ -33,9 +33,21 @@ class Question:
     def judge(self, answer) -> tuple[str, str]:
         raise NotImplementedError
 
+    def __reduce_ex__(self, protocol):
+        """A question of the bank is sent to a spawned worker by its id: the worker has its own bank."""
+        from grading.bank import QUESTIONS
+        if QUESTIONS.get(self.qid) is self:
+            return _bank_question, (self.qid,)
+        return object.__reduce_ex__(self, protocol)
+
     def reference(self):
         """A correct answer (the tests check that it passes)."""
         raise NotImplementedError
+
+
+def _bank_question(qid):
+    from grading.bank import QUESTIONS
+    return QUESTIONS[qid]
 
 
 def _fixed(expected):
@@ -261,6 +273,10 @@ class Function(Question):
         outcome = _run(lambda report: self._run_cases(f, cases, report), limit)
         if outcome.printed:  # the learner's own prints, sent back by the worker
             print(outcome.printed, end="" if outcome.printed.endswith("\n") else "\n")
+        if outcome.unsent:
+            return WRONG, ("your function could not be sent to the worker process that runs it "
+                           f"({_short_text(outcome.unsent)}): define it, and what it uses, in the notebook or in an "
+                           "importable module, without open files, locks or generators.")
         if outcome.timed_out:
             return WRONG, (f"too slow: {outcome.done} of {len(cases)} test inputs finished within {limit:g} s "
                            "(an endless loop, or a loop that could be vectorised?).")
@@ -321,6 +337,11 @@ class Function(Question):
             hints = [hint for test, hint in self.mistakes if _safely(test, out, case)]
             return f"{where}: {problem}" + (f" Hint: {hints[0]}" if hints else "")
         return None
+
+
+def _short_text(text, limit=160) -> str:
+    text = (text.strip().splitlines() or [""])[0]
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _exception_text(exc) -> str:
