@@ -53,6 +53,8 @@ def method(request, monkeypatch):
     monkeypatch.setattr(runner, "METHOD", request.param)
     if request.param == "spawn":
         cloudpickle.register_pickle_by_value(sys.modules[__name__])
+        runner.warm_up()  # as between a learner's checks: the next worker has imported the grader
+        assert runner.wait_for_spare()
     yield request.param
     if request.param == "spawn":
         cloudpickle.unregister_pickle_by_value(sys.modules[__name__])

@@ -55,12 +55,19 @@ class Try:
     make: Callable[[], object]    # builds the answer when the try runs (some are large)
     group: str = ""               # the class of input ("missing", "non-finite", "function that raises", ...)
     words: str = ""               # words the feedback must contain (the known mistakes)
-    limit: float = 10.0           # grading.kinds.TIME_LIMIT for this try
+    limit: float | None = None    # grading.kinds.TIME_LIMIT for this try (None: the question's own)
     evil: bool = False            # an object whose own methods raise or lie about its type
 
     @property
     def id(self) -> str:
         return f"{self.qid}-{self.category}-{self.label}"
+
+
+@dataclass
+class Lazy:
+    """A known mistake built when its try runs (an instance, say), not when this module is imported."""
+
+    make: Callable[[], object]
 
 
 # --------------------------------------------------------------------------
@@ -132,6 +139,32 @@ class FixedMaxLen(nn.Module):
 
     def forward(self, tokens):
         return self.tok(tokens) * self.scale + self.pe[: tokens.shape[1]]
+
+
+class MaxLen5000(FixedMaxLen):
+    """The tutorial's table length: accurate rows, but only 5,000 of them."""
+
+    def __init__(self, vocab_size, d_model, max_len=5000):
+        super().__init__(vocab_size, d_model, max_len)
+
+
+class TutorialFloat32(nn.Module):
+    """The tutorial recipe built for the actual length: no limit, but angles in float32."""
+
+    def __init__(self, vocab_size, d_model):
+        super().__init__()
+        self.tok = nn.Embedding(vocab_size, d_model)
+        self.d = d_model
+
+    def forward(self, tokens):
+        table = torch.from_numpy(float32_table(np.arange(tokens.shape[1]), self.d)).float()
+        return self.tok(tokens) * math.sqrt(self.d) + table
+
+
+class SwappedLayer(TutorialFloat32):
+    def forward(self, tokens):
+        table = torch.from_numpy(swapped_table(np.arange(tokens.shape[1]), self.d)).float()
+        return self.tok(tokens) * math.sqrt(self.d) + table
 
 
 class Clamped(FixedMaxLen):
@@ -393,7 +426,9 @@ KNOWN_MISTAKES = {
     "05.6": [("C", "diag(w)"), ("AB", "not the right set"), ("ABCD", "every option")],
     "05.7": [(LearnedTable, "trainable parameters"), (FixedMaxLen, "no length limit"), (Clamped, "clamped"),
              (Unscaled, "sqrt(d_model)"), (Concatenated, "concatenated"), (TutorialOddBreaks, "odd"),
-             (ReturnsNumpy, "torch tensor"), (MutatesTokens, "changed its input")],
+             (ReturnsNumpy, "torch tensor"), (MutatesTokens, "changed its input"),
+             (MaxLen5000, "no length limit"), (TutorialFloat32, "float32"), (SwappedLayer, "swapped"),
+             (Lazy(lambda: MaxLen5000(10, 4)), "pass the class itself")],
     "06.1": [(256, "still exact"), (2049, "float16"), (2**24 + 1, "float32"), (256.5, "whole number")],
     "06.2": [("C", "C: "), ("E", "E: "), ("CD", "exactly one"), ("A", "2^53")],
     "06.3": [(5347, "distinct vectors"), (BF16_BELOW_20000, "bfloat16"), (20000 - 2049, "spacing"),
@@ -1074,7 +1109,8 @@ def hostile_tries(qid, q):
 
 def known_mistakes(qid):
     """The realistic wrong answers, each with the words its feedback must contain."""
-    return [Try(qid, "wrong", f"known mistake {n} ({words})", _const(answer), group="known mistake", words=words)
+    return [Try(qid, "wrong", f"known mistake {n} ({words})", answer.make if isinstance(answer, Lazy) else
+                _const(answer), group="known mistake", words=words)
             for n, (answer, words) in enumerate(KNOWN_MISTAKES.get(qid, []))]
 
 

@@ -41,6 +41,7 @@ from __future__ import annotations
 from grading.bank import QUESTIONS
 from grading.feedback import _short
 from grading.kinds import CORRECT, INTERRUPTED, UNANSWERED, WRONG
+from grading import runner as _runner
 
 __all__ = ["check", "summary", "assert_all_correct", "progress", "reveal", "reset", "QUESTIONS"]
 
@@ -48,6 +49,10 @@ _status: dict[str, str] = {}  # question id -> latest status
 _revealed: set[str] = set()   # choice questions whose answer the learner asked to see
 _checking = False  # a check is running: a check called from the learner's code is refused
 _refused = False   # ... and that refusal has been printed once
+
+
+if _runner.METHOD == "spawn" and not _runner._serving:  # off Linux: the first check's worker imports now
+    _runner.warm_up()
 
 
 # --------------------------------------------------------------------------

@@ -21,7 +21,11 @@ from grading.runner import _run
 
 
 CORRECT, WRONG, UNANSWERED, INTERRUPTED = "correct", "wrong", "unanswered", "interrupted"
-TIME_LIMIT = 10.0  # seconds a learner's function may take over all its test inputs
+# Seconds a learner's function may take over all its test inputs: each question's own ``limit`` (stated in its
+# Accepted line), generous enough for honest beginner code (a Python double loop filling 05.7's table takes
+# 2.7 s here) on a slow, loaded laptop. TIME_LIMIT, when set, overrides every question's (the tests shorten it).
+LIMIT = 30.0
+TIME_LIMIT = None
 
 
 class Question:
@@ -254,8 +258,9 @@ class Function(Question):
 
     kind = "function"
 
-    def __init__(self, qid, title, reference, cases, verify, *, call=None, mistakes=(), own_code=False):
+    def __init__(self, qid, title, reference, cases, verify, *, call=None, mistakes=(), own_code=False, limit=LIMIT):
         super().__init__(qid, title)
+        self.limit = limit
         self._reference, self.cases, self.verify, self.mistakes = reference, cases, verify, mistakes
         self.call = call or (lambda f, *args: f(*args))
         self.own_code = own_code
@@ -266,10 +271,14 @@ class Function(Question):
     def judge(self, f):
         if isinstance(f, type) and issubclass(f, nn.Module) and f.forward is nn.Module.forward:
             return UNANSWERED, f"the class {f.__name__} has no forward method yet."
+        if isinstance(self._reference, type) and isinstance(f, nn.Module):
+            name = type(f).__name__
+            return WRONG, (f"you passed an instance of your layer, {name}(...); pass the class itself, "
+                           f"check({self.qid!r}, {name}): the grader builds its own layers from it.")
         if not callable(f):
             return WRONG, f"expected a function, got {_describe(f)}."
         cases = self.cases(np.random.default_rng(_seed(self.qid)))
-        limit = TIME_LIMIT
+        limit = self.limit if TIME_LIMIT is None else TIME_LIMIT
         outcome = _run(lambda report: self._run_cases(f, cases, report), limit)
         if outcome.printed:  # the learner's own prints, sent back by the worker
             print(outcome.printed, end="" if outcome.printed.endswith("\n") else "\n")

@@ -89,6 +89,7 @@ def _run(work, limit) -> Outcome:
 # --------------------------------------------------------------------------
 
 _worker_pid = None  # set in the worker: who may send messages
+_serving = "--grading-worker" in sys.argv  # this process is a spawned worker (it starts no spare of its own)
 
 
 def _send(fd, kind, body=b""):
@@ -273,7 +274,7 @@ def _start_worker() -> subprocess.Popen:
     env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))
     options = ({"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP} if sys.platform == "win32"
                else {"start_new_session": True})
-    return subprocess.Popen([sys.executable, "-c", "from grading import runner; runner._serve()"],
+    return subprocess.Popen([sys.executable, "-c", "from grading import runner; runner._serve()", "--grading-worker"],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                             env=env, bufsize=0, **options)
 
@@ -289,6 +290,14 @@ def _take_worker() -> subprocess.Popen:
 def spare_pid():
     """The pid of the spawned worker kept ready for the next check, if there is one (it runs no learner code)."""
     return _spare.pid if _spare is not None and _spare.poll() is None else None
+
+
+def warm_up() -> None:
+    """Start the spawned worker of the next check now, if there is none (``grading`` calls this at import when
+    the worker is spawned, so that the first check does not wait for numpy, torch and the grader to import)."""
+    global _spare
+    if _spare is None or _spare.poll() is not None:
+        _spare = _start_worker()
 
 
 def wait_for_spare(timeout=120.0) -> bool:

@@ -153,5 +153,7 @@ def requirement(question) -> str | None:
         if tol["dtype"] is not None:
             returns = f"{tol['dtype'].name} {returns}"
         precision = " (float64 precision: float32 is not enough)" if 0 < tol["atol"] < 1e-7 else ""
-        return f"**Accepted:** a {returns}, each element {_within(tol['atol'], tol['rtol'])}{precision}."
+        n = len(question.cases(np.random.default_rng(0)))
+        return (f"**Accepted:** a {returns}, each element {_within(tol['atol'], tol['rtol'])}{precision}; "
+                f"all {n} test inputs within {question.limit:g} s in total.")
     return None
