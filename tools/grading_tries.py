@@ -110,6 +110,25 @@ def tutorial_table(positions, d_model):
     return pe
 
 
+def degrees_table(positions, d_model):
+    """The angle p·ω converted "from degrees" before sin and cos."""
+    angles = np.radians(np.outer(positions, np.repeat(posenc.frequencies(d_model), 2)[:d_model]))
+    return np.where(np.arange(d_model) % 2 == 0, np.sin(angles), np.cos(angles))
+
+
+def inverted_table(positions, d_model):
+    """base^(+2i/d): base where 1/base belongs."""
+    omega = np.array([10000.0 ** (2 * (j // 2) / d_model) for j in range(d_model)])
+    angles = np.outer(positions, omega)
+    return np.where(np.arange(d_model) % 2 == 0, np.sin(angles), np.cos(angles))
+
+
+def no_factor_2_table(positions, d_model):
+    omega = np.array([10000.0 ** (-(j // 2) / d_model) for j in range(d_model)])
+    angles = np.outer(positions, omega)
+    return np.where(np.arange(d_model) % 2 == 0, np.sin(angles), np.cos(angles))
+
+
 def swapped_table(positions, d_model):
     angles = np.outer(positions, np.repeat(posenc.frequencies(d_model), 2)[:d_model])
     return np.where(np.arange(d_model) % 2 == 0, np.cos(angles), np.sin(angles))
@@ -238,6 +257,26 @@ def rotation_doubled(k, d):
     return t
 
 
+def rotation_degrees(k, d):
+    if d % 2:
+        raise ValueError("odd")
+    t = np.zeros((d, d))
+    for j, w in enumerate(posenc.frequencies(d)):
+        a = math.radians(k * w)
+        t[2 * j:2 * j + 2, 2 * j:2 * j + 2] = [[math.cos(a), math.sin(a)], [-math.sin(a), math.cos(a)]]
+    return t
+
+
+def rotation_swapped(k, d):
+    if d % 2:
+        raise ValueError("odd")
+    t = np.zeros((d, d))
+    for j, w in enumerate(posenc.frequencies(d)):
+        c, s = math.cos(k * w), math.sin(k * w)
+        t[2 * j:2 * j + 2, 2 * j:2 * j + 2] = [[s, c], [-c, s]]
+    return t
+
+
 def rotation_odd_silently(k, d):
     t = np.eye(d)
     t[: d - d % 2, : d - d % 2] = posenc.rotation(k, d - d % 2) if d > 1 else 1
@@ -318,7 +357,7 @@ def in_place_batch_first(x):
 BF16_BELOW_20000 = 20000 - len(torch.unique(torch.arange(20000, dtype=torch.float64).to(torch.bfloat16)))
 
 
-def rope_loop(x, p, layout="interleaved", base=10000.0, sign=1.0, exponent=2.0, dtype=np.float64):
+def rope_loop(x, p, layout="interleaved", base=10000.0, sign=1.0, exponent=2.0, dtype=np.float64, swap=False):
     """RoPE of one vector written with a loop over pairs; the keywords model real mistakes."""
     d = len(x)
     out = np.array(x, dtype=np.float64)
@@ -327,8 +366,9 @@ def rope_loop(x, p, layout="interleaved", base=10000.0, sign=1.0, exponent=2.0, 
         w = dtype(base) ** (dtype(-2.0 * k / d))
         angle = float(dtype(sign * p) * w)
         a, b = (2 * i, 2 * i + 1) if layout == "interleaved" else (i, i + d // 2)
-        out[a] = x[a] * math.cos(angle) - x[b] * math.sin(angle)
-        out[b] = x[a] * math.sin(angle) + x[b] * math.cos(angle)
+        cos, sin = (math.sin, math.cos) if swap else (math.cos, math.sin)
+        out[a] = x[a] * cos(angle) - x[b] * sin(angle)
+        out[b] = x[a] * sin(angle) + x[b] * cos(angle)
     return out
 
 
@@ -357,7 +397,8 @@ KNOWN_MISTAKES = {
              (lambda x: x + posenc.sinusoidal(np.arange(1, len(x) + 1), x.shape[1]), "start at 1"),
              (lambda x: x + posenc.sinusoidal(len(x), x.shape[1], layout="concatenated"), "concatenated"),
              (lambda x: x + tutorial_table(np.arange(len(x)), x.shape[1]), "odd"),
-             (lambda x: x + doubled_table(np.arange(len(x)), x.shape[1]), "doubled")],
+             (lambda x: x + doubled_table(np.arange(len(x)), x.shape[1]), "doubled"),
+             (lambda x: x + swapped_table(np.arange(len(x)), x.shape[1]), "swapped")],
     "01.4": [(2, "L = 5"), (7, "off by one"), (8.5, "whole number")],
     "01.5": [(1000, "start at 0"), (3996, "divide by the token norm"), (999 / 4, "too low")],
     "01.6": [("ABCD", "concrete case"), ("AB", "not the right set"), ("ABCDE", "every option")],
@@ -367,15 +408,20 @@ KNOWN_MISTAKES = {
              (posenc.sinusoidal([4], 6, layout="concatenated")[0], "concatenated"),
              (posenc.sinusoidal([4], 6)[0][[1, 0, 3, 2, 5, 4]], "swapped"),
              ([-0.757, -0.653, 0.185, 0.983, 0.009, 1.000], "more decimals"),
+             (degrees_table([4], 6)[0], "degrees"), (inverted_table([4], 6)[0], "wrong sign"),
+             (no_factor_2_table([4], 6)[0], "factor 2 in the exponent is missing"),
              (posenc.sinusoidal([4], 6)[0][:3], "shape")],
-    "02.3": [(1e-4, "doubled"), (0.01 / PI2, "cycles per position"), (PI2 * 100, "wavelength"), (0.02, "factor of 2")],
+    "02.3": [(1e-4, "doubled"), (0.01 / PI2, "cycles per position"), (PI2 * 100, "wavelength"), (0.02, "factor of 2"),
+             (0.1, "factor 2 in the exponent is missing"), (100.0, "wrong sign")],
     "02.4": [(1e-4, "does not exist"), (doubled_frequencies(512)[-1], "doubled"),
-             (posenc.frequencies(512)[-2], "pair 254")],
+             (posenc.frequencies(512)[-2], "pair 254"), (10000 ** (510 / 512), "wrong sign"),
+             (10000 ** (-255 / 512), "factor 2 in the exponent is missing")],
     "02.5": [(doubled_frequencies, "doubled"),
              (lambda d, base=10000.0: base ** (-2.0 * np.arange(d // 2) / d), "ceil(d/2)"),
              (lambda d, base=10000.0: (base ** (-2.0 * np.arange((d + 1) // 2) / d)).astype(np.float32), "float32"),
              (lambda d, base=10000.0: list(base ** (-2.0 * np.arange((d + 1) // 2) / d)), "numpy array"),
-             (lambda d, base=10000.0: base ** (-1.0 * np.arange((d + 1) // 2) / d), "factor 2")],
+             (lambda d, base=10000.0: base ** (-1.0 * np.arange((d + 1) // 2) / d), "factor 2"),
+             (lambda d, base=10000.0: np.array([base ** (2 * i / d) for i in range((d + 1) // 2)]), "wrong sign")],
     "02.6": [(lambda p, d, layout="interleaved": doubled_table(p, d), "doubled"),
              (lambda p, d, layout="interleaved": float32_table(p, d), "float32"),
              (lambda p, d, layout="interleaved": tutorial_table(p, d), "odd"),
@@ -391,7 +437,8 @@ KNOWN_MISTAKES = {
              (PI2 / doubled_frequencies(512)[[0, 64, 128, 192, 255]], "doubled"),
              (posenc.frequencies(512)[[0, 64, 128, 192, 255]], "frequencies"),
              (1 / posenc.frequencies(512)[[0, 64, 128, 192, 255]], "2π"),
-             ([PI2, PI2 * 10, PI2 * 100, PI2 * 1000], "shape")],
+             ([PI2, PI2 * 10, PI2 * 100, PI2 * 1000], "shape"),
+             (360 / posenc.frequencies(512)[[0, 64, 128, 192, 255]], "degrees")],
     "03.2": [(115, "do NOT complete"), (int(np.sum(PI2 / doubled_frequencies(512) <= 1000)), "doubled"),
              (140, "too low")],
     "03.3": [("ABC", "wavelengths"), ("CD", "not the right set"), ("ABCD", "every option")],
@@ -404,11 +451,12 @@ KNOWN_MISTAKES = {
              (lambda p, d: posenc.sinusoidal(p, d, dtype=np.float16), "dtype float32"),
              (lambda p, d: doubled_table(p, d).astype(np.float32), "doubled")],
     "04.1": [(posenc.rotation(3, 8)[2:4, 2:4].T, "transpose"), (posenc.rotation(3, 2), "k radians"),
-             (rotation_doubled(3, 8)[2:4, 2:4], "doubled"), (np.eye(2).ravel(), "shape")],
+             (rotation_doubled(3, 8)[2:4, 2:4], "doubled"), (np.eye(2).ravel(), "shape"),
+             (rotation_degrees(3, 8)[2:4, 2:4], "degrees"), (rotation_swapped(3, 8)[2:4, 2:4], "swapped")],
     "04.2": [(rotation_transposed, "T(-k)"), (rotation_doubled, "doubled"),
              (rotation_odd_silently, "should raise ValueError"),
              (lambda k, d: posenc.rotation(k, d, layout="concatenated"), "concatenated"),
-             (rotation_index_error, "IndexError")],
+             (rotation_index_error, "IndexError"), (rotation_degrees, "degrees"), (rotation_swapped, "swapped")],
     "04.3": [("C", "PE(0) to PE(k)"), ("ABC", "not the right set"), ("ABCD", "every option")],
     "04.4": [("ABD", "lengths never seen"), ("AE", "not the right set"), ("ABCDE", "every option")],
     "04.5": [(32.0, "offset 0"),
@@ -453,8 +501,10 @@ KNOWN_MISTAKES = {
              (lambda x, p, layout="interleaved": rope_loop(x, p, "concatenated"), "for layout='interleaved'"),
              (lambda x, p, layout="interleaved": rope_loop(x, p, layout, dtype=np.float32), "float32"),
              (rope_in_place, "changed its input"),
-             (lambda x, p, layout="interleaved": torch.from_numpy(rope_loop(x, p, layout)), "torch tensor")],
-    "07.3": [(0.125, "8 heads"), (0.5, "counted from h = 1"), (0.25, "head 4"), (2 ** (-3 / 16), "factor 8")],
+             (lambda x, p, layout="interleaved": torch.from_numpy(rope_loop(x, p, layout)), "torch tensor"),
+             (lambda x, p, layout="interleaved": rope_loop(x, p, layout, swap=True), "swapped")],
+    "07.3": [(0.125, "8 heads"), (0.5, "counted from h = 1"), (0.25, "head 4"), (2 ** (-3 / 16), "factor 8"),
+             (2 ** (24 / 16), "wrong sign")],
     "07.4": [("ABCD", "one quantity only"), ("AB", "not the right set"), ("ABCDE", "every option")],
     "07.5": [(4, "squeezes"), (12288, "difference"), (1 / 16384, "L_train / L_new")],
     "07.6": [(40000, "d/(d-2) makes it exactly s"), (1e4 * 4 ** (126 / 128), "upside down"), (2500, "must grow")],

@@ -10,7 +10,7 @@ from grading.reference import posenc
 from grading.bank import _add
 from grading.kinds import Case, Choice, Function, Numeric
 from grading.feedback import _like, _reference_verifier
-from grading.bank.common import CONCAT_HINT, DOUBLED_HINT, _doubled_omega, _pe, _states, _table
+from grading.bank.common import CONCAT_HINT, DOUBLED_HINT, SWAP_HINT, _doubled_omega, _pe, _states, _table
 
 
 _add(Choice("01.1", "why swapping words changes nothing", "ABCD", "AC", {
@@ -59,6 +59,7 @@ _add(Function("01.3", "add positions to token vectors", _add_positions, _cases_a
     (_like(lambda x: x + _table(np.arange(len(x)), x.shape[1], layout="concatenated")), CONCAT_HINT),
     (_like(lambda x: posenc.sinusoidal(len(x), x.shape[1])), "you returned the encoding alone; add it to x."),
     (_like(lambda x: x + _table(np.arange(len(x)), x.shape[1], _doubled_omega(x.shape[1]))), DOUBLED_HINT),
+    (_like(lambda x: x + _table(np.arange(len(x)), x.shape[1], swap=True)), SWAP_HINT),
 ]))
 
 _states("01.3", "numpy array of shape `(n, d_model)`", atol=1e-8)

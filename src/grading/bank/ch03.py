@@ -28,6 +28,8 @@ _add(Array("03.1", "wavelengths of five pairs", lambda: posenc.wavelengths(512)[
     (lambda: _doubled_wavelengths(512)[_PAIRS_03], DOUBLED_HINT),
     (lambda: posenc.frequencies(512)[_PAIRS_03], "these are the frequencies ω_i; the wavelength is 2π/ω_i."),
     (lambda: 1 / posenc.frequencies(512)[_PAIRS_03], "the factor 2π is missing: λ_i = 2π/ω_i."),
+    (lambda: 360 / posenc.frequencies(512)[_PAIRS_03],
+     "that is 360/ω_i, a wavelength in degrees: the angle p·ω_i is in radians, so a full turn is 2π and λ_i = 2π/ω_i."),
 ]))
 
 

@@ -28,12 +28,12 @@ def _rope_one(x, p, layout="interleaved"):
     return posenc.apply_rope(np.asarray(x, dtype=np.float64)[None], [p], layout=layout)[0]
 
 
-def _rope_with(x, p, omega, layout="interleaved"):
+def _rope_with(x, p, omega, layout="interleaved", swap=False):
     """RoPE of one vector with arbitrary frequencies ``omega`` (models of mistakes)."""
     x = np.asarray(x, dtype=np.float64)
     h = x.shape[0] // 2
     angle = p * np.asarray(omega[:h], dtype=np.float64)
-    c, s = np.cos(angle), np.sin(angle)
+    c, s = (np.sin(angle), np.cos(angle)) if swap else (np.cos(angle), np.sin(angle))
     a, b = (x[0::2], x[1::2]) if layout == "interleaved" else (x[:h], x[h:])
     ra, rb = a * c - b * s, a * s + b * c
     if layout == "interleaved":
@@ -73,6 +73,8 @@ _add(Function("07.2", "RoPE for one vector, both layouts", _rope_one, _rope_case
     (_like(lambda x, p, layout: _rope_one(x, p, "concatenated") if layout == "interleaved" else None),
      "for layout='interleaved' pair i is channels (2i, 2i+1); you used the half-split pairs (i, i + d/2)."),
     (_rope_float32, FLOAT32_HINT),
+    (_like(lambda x, p, layout: _rope_with(x, p, posenc.frequencies(len(x)), layout, swap=True)),
+     "sine and cosine are swapped: the rotated pair is (x_a cos - x_b sin, x_a sin + x_b cos)."),
 ]))
 
 _states("07.2", "numpy array of shape `(d,)`", atol=1e-8)
@@ -83,6 +85,8 @@ _add(Numeric("07.3", "ALiBi slope of head 3 of 16", lambda: posenc.alibi_slopes(
      "heads are counted from h = 1 (the first slope is 2^(-8/n)), so head 3 has h = 3."),
     (lambda: posenc.alibi_slopes(16)[3], "that is head 4; head 3 has h = 3 in 2^(-8h/n)."),
     (lambda: 2.0 ** (-3 / 16), "the exponent is -8h/n: the factor 8 is missing."),
+    (lambda: 2.0 ** (8 * 3 / 16), "the exponent has the wrong sign: the slopes are 2^(-8h/n) = (1/2)^(8h/n), below 1; "
+                                  "you used 2 where 1/2 belongs."),
 ]))
 
 _add(Choice("07.4", "equal RoPE scores", "ABCDE", "ABD", {
