@@ -542,3 +542,22 @@ def test_an_unknown_start_method_is_refused_with_the_allowed_ones(monkeypatch):
 def test_off_linux_the_worker_is_spawned():
     assert "spawn" in runner.METHODS
     assert runner.METHODS == (("fork", "spawn") if sys.platform == "linux" else ("spawn",))
+
+
+def test_a_worker_that_dies_before_its_job_is_replaced_once(capsys, monkeypatch):
+    monkeypatch.setattr(runner, "METHOD", "spawn")
+    runner._stop_spare()
+    real, started = runner._start_worker, []
+
+    def first_one_dies():
+        started.append(1)
+        if len(started) == 1:  # a worker that ends before it reads its job (as if killed while idle)
+            return runner.subprocess.Popen([sys.executable, "-c", "pass"], stdin=runner.subprocess.PIPE,
+                                           stdout=runner.subprocess.PIPE)
+        return real()
+
+    monkeypatch.setattr(runner, "_start_worker", first_one_dies)
+    verdict, out, _ = timed_check(capsys, "02.5", own_frequencies)
+    assert verdict and out.strip() == "02.5 ✓ correct on all 24 random test inputs.", out
+    assert len(started) == 3  # the dead one, its replacement, and the next check's spare
+    runner._stop_spare()

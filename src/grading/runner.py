@@ -75,6 +75,7 @@ class Outcome:
     died: str = ""           # how the worker ended without a result, if it did
     printed: str = ""        # the learner's prints, cut after PRINT_LIMIT characters
     unsent: str = ""         # why ``work`` could not be sent to a spawned worker, if it could not
+    started: bool = False    # the worker sent its start message (it had received ``work``)
 
 
 def _run(work, limit) -> Outcome:
@@ -320,12 +321,21 @@ atexit.register(_stop_spare)
 
 
 def _run_spawned(work, limit) -> Outcome:
-    global _spare
     import cloudpickle
     try:
         job = cloudpickle.dumps(work)
     except Exception as exc:  # a lock, an open file, a generator ... in what the function refers to
         return Outcome(unsent=f"{type(exc).__name__}: {exc}")
+    outcome = _run_job(job, limit)
+    if outcome.died and not outcome.started:  # the spare died before it got the job (killed while idle ...)
+        outcome = _run_job(job, limit, fresh=True)
+    return outcome
+
+
+def _run_job(job, limit, fresh=False) -> Outcome:
+    global _spare
+    if fresh:
+        _stop_spare()
     popen = _take_worker()
     worker = _Worker(popen.pid, popen)
     reader = _Reader(popen.stdout.fileno())
@@ -389,7 +399,7 @@ def _collect(reader, worker, limit, startup) -> Outcome:
             if sender != pid:
                 continue
             if kind == _START:
-                deadline = time.monotonic() + limit
+                deadline, outcome.started = time.monotonic() + limit, True
             elif kind == _DONE:
                 outcome.done += 1
             elif kind == _PRINT:
