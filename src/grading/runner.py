@@ -328,14 +328,12 @@ def _run_spawned(work, limit) -> Outcome:
         return Outcome(unsent=f"{type(exc).__name__}: {exc}")
     outcome = _run_job(job, limit)
     if outcome.died and not outcome.started:  # the spare died before it got the job (killed while idle ...)
-        outcome = _run_job(job, limit, fresh=True)
+        outcome = _run_job(job, limit)  # with the spare the first try has just started
     return outcome
 
 
-def _run_job(job, limit, fresh=False) -> Outcome:
+def _run_job(job, limit) -> Outcome:
     global _spare
-    if fresh:
-        _stop_spare()
     popen = _take_worker()
     worker = _Worker(popen.pid, popen)
     reader = _Reader(popen.stdout.fileno())
