@@ -1216,7 +1216,18 @@ def judge(t: Try, verdict, out: str, raised=None, warned=()) -> Result:
 
 
 def run(t: Try) -> Result:
-    """Put ``t`` to ``grading.check`` (looked up when called) with a fresh record of progress and judge it."""
+    """Put ``t`` to ``grading.check`` (looked up when called) with a fresh record of progress and judge it.
+
+    Progress is kept in memory only while it runs: the tries must not touch a learner's progress file."""
+    saved = grading._store.path
+    grading._use_progress_file(None)
+    try:
+        return _run(t)
+    finally:
+        grading._use_progress_file(saved)
+
+
+def _run(t: Try) -> Result:
     limit, grading.kinds.TIME_LIMIT = grading.kinds.TIME_LIMIT, t.limit
     verdict = raised = None
     out = io.StringIO()

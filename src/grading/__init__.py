@@ -34,6 +34,10 @@ grader uses (``grading.bank.common.requirement``). The engine (``kinds``,
 module per chapter) are separate. An answer left as ``...`` (the placeholder of the exercise
 notebooks) is "not answered yet". ``check`` never lets an exception of its own
 reach the learner: whatever it is given, it prints a message.
+
+Progress (the latest status of each question) is kept on disk, in ``~/.posenc-course/progress.json`` or
+``$POSENC_PROGRESS`` (``grading.store``), and so survives a kernel restart; ``summary`` says where it is, and
+``reset()`` forgets it.
 """
 
 from __future__ import annotations
@@ -42,11 +46,15 @@ from grading.bank import QUESTIONS
 from grading.feedback import _short
 from grading.kinds import CORRECT, INTERRUPTED, UNANSWERED, WRONG
 from grading import runner as _runner
+from grading.store import Store as _Store, default_path
 
 __all__ = ["check", "summary", "assert_all_correct", "progress", "reveal", "reset", "QUESTIONS"]
 
-_status: dict[str, str] = {}  # question id -> latest status
-_revealed: set[str] = set()   # choice questions whose answer the learner asked to see
+_store = _Store(default_path())  # the progress file (grading/store.py): read now, written after every check
+_status = _store.status          # question id -> latest status (the store's own dict)
+_revealed = _store.revealed      # choice questions whose answer the learner asked to see
+if _store.load():
+    print(f"grading: {_store.problem}")
 _checking = False  # a check is running: a check called from the learner's code is refused
 _refused = False   # ... and that refusal has been printed once
 
@@ -116,7 +124,7 @@ def check(qid, answer) -> Verdict:
                    "give plain numbers, a list or an array.")
     finally:
         _checking = False
-    _status[qid] = status
+    _save(_store.record(qid, status))
     mark = {CORRECT: "✓ correct", WRONG: "✗", UNANSWERED: "· not answered yet:", INTERRUPTED: "· interrupted:"}[status]
     print(f"{qid} {mark}" + ("" if status == CORRECT and not message else f" {message}"))
     return Verdict(status == CORRECT)
@@ -132,8 +140,20 @@ def reveal(qid) -> None:
         print(f"{qid}: only the answers of choice questions are shown here; the worked answer of every question "
               f"is in the solutions notebook of chapter {qid[:2]}.")
         return
-    _revealed.add(qid)
+    _save(_store.record(qid, revealed=True))
     print(f"{qid} answer: {question.reference()} — why each option is right or wrong:\n{question.explained()}")
+
+
+def _save(problem):
+    if problem:
+        print(f"grading: {problem}")
+
+
+def _use_progress_file(path) -> None:
+    """Keep progress in the file ``path`` from now on (None: in memory only), reading what it holds.
+    For the tests and the maintainer's tools, which must not touch a learner's file."""
+    _store.path = None if path is None else __import__("pathlib").Path(path)
+    _store.load()
 
 
 def progress(chapter) -> dict[str, str]:
@@ -160,6 +180,7 @@ def summary(chapter) -> None:
         ids = [q for q, s in states.items() if s == status]
         if ids:
             print(f"  {label}: {', '.join(ids)}")
+    print(f"  {_store.where()}")
     shown = sorted(q for q in states if q in _revealed)
     if shown:
         print(f"  answer shown (grading.reveal): {', '.join(shown)}")
@@ -181,9 +202,10 @@ def assert_all_correct(chapter) -> None:
 
 
 def reset() -> None:
-    """Forget all recorded results (used by the tests)."""
-    _status.clear()
-    _revealed.clear()
+    """Forget every recorded result, in memory and in the progress file (a refused file is moved aside)."""
+    done = _store.reset()
+    if done:
+        print(done)
 
 
 def _chapter(chapter) -> str:
