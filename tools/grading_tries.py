@@ -27,6 +27,7 @@ import contextlib
 import io
 import itertools
 import math
+import os
 import time
 import warnings
 from collections.abc import Callable
@@ -622,6 +623,9 @@ def array_tries(qid, q):
     signs = np.where(np.arange(want.size) % 2, 1, -1).reshape(want.shape)
     correct["inside the tolerance"] = want + 0.4 * allowed * signs
     tries = [Try(qid, "correct", label, _const(answer)) for label, answer in correct.items()]
+    if want.ndim == 1:  # iterables of numbers are read (issue 19); built when the try runs: they are used up
+        tries += [Try(qid, "correct", "generator", lambda: (x for x in want.tolist())),
+                  Try(qid, "correct", "map object", lambda: map(float, want.tolist()))]
     bf16 = torch.from_numpy(want).to(torch.bfloat16)
     if _within(bf16.double().numpy(), want, tol):
         tries.append(Try(qid, "correct", "torch bfloat16", _const(bf16)))
@@ -864,7 +868,8 @@ def function_tries(qid, q):
         correct |= {"wrapped with *args": lambda *a, **k: reference(*a, **k),
                     "Fortran-ordered copy": lambda *a, **k: np.asfortranarray(reference(*a, **k)),
                     "right values in a numpy subclass whose ufuncs raise":
-                        lambda *a, **k: np.array(reference(*a, **k)).view(EvilUfunc)}
+                        lambda *a, **k: np.array(reference(*a, **k)).view(EvilUfunc),
+                    "forks a child it never waits for": _forks_then(reference)}
     else:
         correct["subclass"] = type("Subclass", (reference,), {})
     tries = [Try(qid, "correct", label, _const(answer)) for label, answer in correct.items()]
@@ -974,6 +979,19 @@ class LyingArray(np.ndarray):
         return np.zeros(np.broadcast_shapes(*(np.shape(i) for i in inputs)))
 
 
+class ExitArray:
+    def __array__(self, *args, **kwargs):
+        raise SystemExit(3)
+
+
+def _forks_then(reference):
+    """os.fork() without waiting on every call: the child runs on into the grader's loop (issue 19)."""
+    def answer(*args, **kwargs):
+        os.fork()
+        return reference(*args, **kwargs)
+    return answer
+
+
 def _recursive_list():
     x = [1.0]
     x.append(x)
@@ -1008,7 +1026,8 @@ HOSTILE = {
         "object whose attributes are itself": Everything,
         "float subclass with raising __float__": lambda: EvilFloat(0.5),
         "str subclass with raising upper": lambda: EvilStr("A"),
-        "numpy subclass with raising ufuncs": lambda: np.zeros(6).view(EvilUfunc)},
+        "numpy subclass with raising ufuncs": lambda: np.zeros(6).view(EvilUfunc),
+        "object whose __array__ raises SystemExit": ExitArray},
 }
 
 
