@@ -450,6 +450,16 @@ def forks_a_tree(d, base=10000.0):
     return own_frequencies(d, base)
 
 
+def leaves_its_session_then_exits(d, base=10000.0):
+    """The same grandchild, then the process running the function ends itself (os._exit): on Linux the keeper
+    (the worker that forked that process) still holds the orphan."""
+    leaves_its_session(d, base)
+    deadline = time.monotonic() + 10
+    while not any(PIDS.iterdir()) and time.monotonic() < deadline:  # the grandchild is running
+        time.sleep(0.01)
+    os._exit(4)
+
+
 def still_running(pids_dir) -> list[int]:
     pids = [int(p.name) for p in pids_dir.iterdir()]
     alive = []
@@ -482,6 +492,18 @@ def test_no_process_the_learner_started_is_alive_after_a_correct_check(method, a
     verdict, out, _ = timed_check(capsys, "02.5", answer)
     assert verdict and "correct on all 24" in out, out
     assert len(list(pids.iterdir())) >= least  # they did start (each wrote its pid before looping)
+    time.sleep(0.1)
+    assert still_running(pids) == []
+    assert new_children() == []
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the keeper is a child subreaper: Linux only")
+def test_no_process_is_alive_after_the_process_running_the_function_exits(method, capsys, pids):
+    verdict, out, _ = timed_check(capsys, "02.5", leaves_its_session_then_exits)
+    assert not verdict and out.strip() == ("02.5 ✗ the process running your function stopped for d_model = 512, "
+                                           "base = 10000: it ended the Python process (exit code 4, e.g. "
+                                           "os._exit)."), out
+    assert len(list(pids.iterdir())) == 1
     time.sleep(0.1)
     assert still_running(pids) == []
     assert new_children() == []
@@ -561,3 +583,16 @@ def test_a_worker_that_dies_before_its_job_is_replaced_once(capsys, monkeypatch)
     assert verdict and out.strip() == "02.5 ✓ correct on all 24 random test inputs.", out
     assert len(started) == 3  # the dead one, its replacement, and the next check's spare
     runner._stop_spare()
+
+
+@pytest.mark.parametrize("answer,expected", [
+    (own_frequencies, "02.5 ✓ correct on all 24 random test inputs."),
+    (exits_hard, "02.5 ✗ the process running your function stopped for d_model = 512, base = 10000: it ended the "
+                 "Python process (exit code 3, e.g. os._exit)."),
+    (forks_without_waiting, "02.5 ✓ correct on all 24 random test inputs."),
+])
+def test_without_a_keeper_as_off_linux_the_worker_runs_the_function_itself(answer, expected, capsys, monkeypatch):
+    monkeypatch.setattr(runner, "KEEPER", False)
+    verdict, out, _ = timed_check(capsys, "02.5", answer)
+    assert out.strip() == expected, out
+    assert new_children() == []

@@ -23,8 +23,10 @@ for a worker still importing), then ends the worker and everything it started (`
 
 1. the worker's process group is stopped (SIGSTOP): nothing in it forks or reaps any more;
 2. every descendant is killed (SIGKILL), round after round until none is left alive. On Linux the worker is
-   a child subreaper (``prctl(PR_SET_CHILD_SUBREAPER)``), so a grandchild that called ``os.setsid()`` and
-   whose parent has exited is reparented to the worker, not to init, and is found too;
+   a keeper: a child subreaper (``prctl(PR_SET_CHILD_SUBREAPER)``) that forks the process running ``work``
+   and outlives it, so a grandchild that called ``os.setsid()`` and whose parents have all exited is
+   reparented to the keeper, not to init, and is found too, even when the runner crashed or called
+   ``os._exit`` (the keeper reports how it ended);
 3. the worker itself is killed and reaped.
 
 So after ``_run`` returns, no process the learner's code started is alive, whatever it catches (``except
@@ -62,8 +64,10 @@ METHOD = METHODS[0]   # fork where it exists: measurably cheaper per check (tool
 PRINT_LIMIT = 2000    # characters of the learner's prints shown
 STARTUP = 1.0         # seconds a busy machine may take to start a forked worker, on top of the limit
 SPAWN_STARTUP = 60.0  # ... and a spawned one that is still importing numpy, torch and the grader
+KEEPER = sys.platform == "linux"  # the worker forks the runner and outlives it (a child subreaper: Linux only)
 # The kinds of the worker's messages: imported (spawned only), started, one input done, prints, the verdict.
 _READY, _START, _DONE, _PRINT, _RESULT = b"W", b"S", b"D", b"P", b"R"
+_RUNNER, _ENDED = b"C", b"E"  # from a keeper (Linux): the pid of the process that runs the job, and its exit code
 _HEADER = struct.Struct("<cII")  # kind, sender's pid, body length
 
 
@@ -129,10 +133,47 @@ def _become_worker(write_fd):
 def _work_and_leave(work, write_fd):
     """Run ``work``, send the verdict, wait to be ended by the parent (``_end``). Never returns.
 
-    The worker stays alive after its verdict so that the processes the learner's code started are still its
-    descendants (or, on Linux, its reparented orphans) when the parent ends them; it leaves by itself only if
-    the parent is gone.
+    On Linux the worker is a keeper: it forks the process that runs ``work`` and stays, a child subreaper,
+    until the parent ends it, so that every process the learner's code started, even one in a session of its
+    own whose parents have all exited, even after the runner crashed or called ``os._exit``, is its
+    descendant then. Elsewhere the worker runs ``work`` itself and stays after its verdict (a process it
+    started whose parent has exited may escape there).
     """
+    if KEEPER:
+        _keep(work, write_fd)
+    _run_work(work, write_fd, stay=True)
+
+
+def _keep(work, write_fd):
+    """The keeper: fork the runner, tell the parent its pid, then its exit code; wait to be ended."""
+    global _worker_pid
+    go_read, go_write = os.pipe()
+    code = 0
+    try:
+        runner = os.fork()
+        if runner == 0:  # the runner: waits for the go, so that the parent knows its pid before it sends
+            _worker_pid = os.getpid()
+            os.close(go_write)
+            os.read(go_read, 1)
+            os.close(go_read)
+            _run_work(work, write_fd, stay=False)
+        os.close(go_read)
+        _send(write_fd, _RUNNER, str(runner).encode())
+        os.write(go_write, b"g")
+        os.close(go_write)
+        status = os.waitpid(runner, 0)[1]
+        _send(write_fd, _ENDED, str(os.waitstatus_to_exitcode(status)).encode())
+        parent = os.getppid()
+        while _parent_alive(parent):
+            time.sleep(0.05)
+    except BaseException:  # nothing may escape the worker
+        code = 70
+    finally:
+        os._exit(code)
+
+
+def _run_work(work, write_fd, stay):
+    """Run ``work`` and send the verdict; then stay until the parent is gone (``stay``) or leave. Never returns."""
     code = 0
     try:
         _send(write_fd, _START)
@@ -142,7 +183,7 @@ def _work_and_leave(work, write_fd):
             payload = {"error": f"{type(exc).__name__}: {exc}"}
         _send(write_fd, _RESULT, json.dumps(payload).encode())
         parent = os.getppid()
-        while _parent_alive(parent):
+        while stay and _parent_alive(parent):
             time.sleep(0.05)
     except BaseException:  # nothing may escape the worker
         code = 70
@@ -227,6 +268,10 @@ class _Worker:
 
     def __init__(self, pid, popen=None):
         self.pid, self.popen, self.code = pid, popen, None
+        self.runner_code = None  # the exit code of a keeper's runner that ended without a verdict
+
+    def how_it_ended(self) -> str:
+        return _how_it_ended(self.runner_code if self.runner_code is not None else self.code)
 
     def poll(self, block=False):
         """The exit code (negative: the signal) once the worker has ended, reaping it; None while it runs."""
@@ -263,7 +308,7 @@ def _run_forked(work, limit) -> Outcome:
         _end(worker)
         os.close(read_fd)
     if outcome.died:
-        outcome.died = _how_it_ended(worker.code)
+        outcome.died = worker.how_it_ended()
     return outcome
 
 
@@ -350,7 +395,7 @@ def _run_job(job, limit) -> Outcome:
         if _spare is None:
             _spare = _start_worker()  # the next check's worker imports while the learner reads
     if outcome.died:
-        outcome.died = _how_it_ended(worker.code)
+        outcome.died = worker.how_it_ended()
     return outcome
 
 
@@ -387,14 +432,21 @@ def _collect(reader, worker, limit, startup) -> Outcome:
     worker was started (at most ``startup`` seconds). Messages from any process but the worker are ignored.
     A worker that has ended is noticed even when a process it started keeps the pipe open.
     """
-    outcome, data, pid, ended = Outcome(), b"", worker.pid, None
+    outcome, data, keeper, runner, ended = Outcome(), b"", worker.pid, worker.pid, None
     deadline = time.monotonic() + startup + limit
     size = _HEADER.size
     while True:
         while len(data) >= size and len(data) >= (end := size + _HEADER.unpack(data[:size])[2]):
             kind, sender, _ = _HEADER.unpack(data[:size])
             body, data = data[size:end], data[end:]
-            if sender != pid:
+            if sender == keeper and kind == _RUNNER:
+                runner = int(body)  # from now on the job's messages come from there
+                continue
+            if sender == keeper and kind == _ENDED:  # the runner ended without a verdict; how:
+                worker.runner_code = int(body)
+                outcome.died = "it ended without a result"
+                return outcome
+            if sender != runner:
                 continue
             if kind == _START:
                 deadline, outcome.started = time.monotonic() + limit, True
