@@ -410,6 +410,13 @@ def _note_pid():
     (PIDS / str(os.getpid())).write_text("")
 
 
+def _wait_for_pids(n):
+    """Wait (at most 10 s) until ``n`` of the processes started have noted their pid: they are running."""
+    deadline = time.monotonic() + 10
+    while len(list(PIDS.iterdir())) < n and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
 def forks_without_waiting(d, base=10000.0):
     """os.fork() on every call, never waited for: the child runs on into the grader's loop."""
     os.fork()
@@ -417,22 +424,26 @@ def forks_without_waiting(d, base=10000.0):
 
 
 def forks_a_spinning_child(d, base=10000.0):
-    if d == 512 and os.fork() == 0:
-        _note_pid()
-        while True:
-            pass
+    if d == 512:
+        if os.fork() == 0:
+            _note_pid()
+            while True:
+                pass
+        _wait_for_pids(1)
     return own_frequencies(d, base)
 
 
 def leaves_its_session(d, base=10000.0):
     """A grandchild in a session of its own, whose parent has exited: out of reach of a process-group kill."""
-    if d == 512 and os.fork() == 0:
-        os.setsid()
+    if d == 512:
         if os.fork() == 0:
-            _note_pid()
-            while True:
-                pass
-        os._exit(0)
+            os.setsid()
+            if os.fork() == 0:
+                _note_pid()
+                while True:
+                    pass
+            os._exit(0)
+        _wait_for_pids(1)
     return own_frequencies(d, base)
 
 
@@ -447,16 +458,14 @@ def forks_a_tree(d, base=10000.0):
             _note_pid()
             while True:
                 time.sleep(0.01)
+        _wait_for_pids(63)
     return own_frequencies(d, base)
 
 
 def leaves_its_session_then_exits(d, base=10000.0):
     """The same grandchild, then the process running the function ends itself (os._exit): on Linux the keeper
     (the worker that forked that process) still holds the orphan."""
-    leaves_its_session(d, base)
-    deadline = time.monotonic() + 10
-    while not any(PIDS.iterdir()) and time.monotonic() < deadline:  # the grandchild is running
-        time.sleep(0.01)
+    leaves_its_session(d, base)  # (which waits until the grandchild runs)
     os._exit(4)
 
 
@@ -491,7 +500,7 @@ def test_a_child_forked_into_the_grader_loop_does_not_count(method, capsys):
 def test_no_process_the_learner_started_is_alive_after_a_correct_check(method, answer, least, capsys, pids):
     verdict, out, _ = timed_check(capsys, "02.5", answer)
     assert verdict and "correct on all 24" in out, out
-    assert len(list(pids.iterdir())) >= least  # they did start (each wrote its pid before looping)
+    assert len(list(pids.iterdir())) == least  # they did start (each wrote its pid before looping)
     time.sleep(0.1)
     assert still_running(pids) == []
     assert new_children() == []
