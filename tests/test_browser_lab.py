@@ -87,7 +87,7 @@ def jupyterlab(tmp: Path):
         path.write_text(json.dumps(values))
     env = dict(os.environ, JUPYTER_CONFIG_DIR=str(tmp / "config"), JUPYTER_RUNTIME_DIR=str(tmp / "runtime"),
                IPYTHONDIR=str(tmp / "ipython"), JUPYTERLAB_WORKSPACES_DIR=str(tmp / "workspaces"),
-               MPLCONFIGDIR=str(tmp / "mpl"))
+               MPLCONFIGDIR=str(tmp / "mpl"), POSENC_PROGRESS=str(tmp / "progress.json"))
     port, token = free_port(), secrets.token_hex(16)
     jupyter = Path(sys.executable).parent / "jupyter"
     log_path = tmp / "lab.log"
@@ -116,7 +116,7 @@ def jupyterlab(tmp: Path):
                 raise RuntimeError(f"JupyterLab did not answer within {START_TIMEOUT} s:\n"
                                    f"{log_path.read_text()[-3000:]}")
             time.sleep(0.25)
-        yield base, token, root, proc.pid
+        yield base, token, root, proc.pid, tmp / "progress.json"
     finally:
         proc.terminate()
         try:
@@ -129,7 +129,8 @@ def jupyterlab(tmp: Path):
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    """A JupyterLab server on 127.0.0.1 rooted in a copy of exercises/; yields (base url, token, root, pid)."""
+    """A JupyterLab server on 127.0.0.1 rooted in a copy of exercises/; yields (base url, token, root, pid, the
+    progress file its kernels write)."""
     chromium_executable()  # skip (or fail under CI) before starting anything
     with jupyterlab(tmp_path_factory.mktemp("lab")) as server:
         yield server
@@ -232,9 +233,9 @@ def opened_and_run(chromium, base: str, token: str, notebook: str = NOTEBOOK):
 @pytest.fixture(scope="module")
 def notebook(lab, chromium):
     """The exercise notebook open in JupyterLab, all cells run."""
-    base, token, root, server_pid = lab
+    base, token, root, server_pid, progress_file = lab
     with opened_and_run(chromium, base, token) as session:
-        session["server_pid"] = server_pid
+        session["server_pid"], session["progress_file"] = server_pid, progress_file
         yield session
 
 
@@ -460,6 +461,24 @@ def test_correct_answer_gets_positive_feedback(notebook):
     cell.scroll_into_view_if_needed()
     tab.screenshot(path=str(SHOT_DIR / "03_correct_answer.png"))
     assert positive in output.inner_text()
+
+
+def test_progress_survives_a_kernel_restart(notebook):
+    """After the correct answer above, Kernel → Restart Kernel…: the new kernel's summary still counts it, read
+    from the progress file (grading/store.py) that the old kernel wrote."""
+    tab, panel = notebook["tab"], notebook["panel"]
+    before = run_in_new_cell(tab, panel, "import os; os.getpid()")
+    saved = json.loads(notebook["progress_file"].read_text())
+    assert saved["questions"].get(QUESTION) == "correct", saved
+    tab.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Kernel$")).click()
+    tab.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Restart Kernel")).first.click()
+    tab.locator(".jp-Dialog-button", has_text=re.compile(r"^Restart$")).click()
+    wait_for_idle_kernel(tab)
+    after = run_in_new_cell(tab, panel, 'import os; print(os.getpid())\nfrom grading import summary\nsummary("02")')
+    assert after.splitlines()[0].strip() != before.strip(), (before, after)  # a new kernel process
+    tab.screenshot(path=str(SHOT_DIR / "04_progress_after_restart.png"))
+    assert "Chapter 02: 1 of 7 correct." in after, after
+    assert f"Progress is saved in {notebook['progress_file']}" in after, after
 
 
 def test_session_stays_local(notebook, capsys):

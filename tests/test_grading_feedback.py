@@ -4,6 +4,8 @@ read and complex values refused, messages that are right and specific, chapter
 arguments normalised. Each test starts from the failing input of the issue."""
 
 from collections import Counter
+from fractions import Fraction
+import itertools
 import math
 import re
 
@@ -15,6 +17,7 @@ import grading
 import posenc
 from grading import QUESTIONS, check
 from support.grading_session import feedback, fresh_progress  # noqa: F401  (an autouse fixture)
+from grading import feedback as feedback_module
 from grading.feedback import _verify_array
 from grading.kinds import CORRECT, WRONG, Numeric
 
@@ -346,3 +349,80 @@ def test_an_unknown_chapter_names_the_chapters(chapter, capsys):
         grading.progress(chapter)
     with pytest.raises(AssertionError, match=chapters):
         grading.assert_all_correct(chapter)
+
+
+# --------------------------------------------------------------------------
+# Issue 19: answers are compared as plain arrays; iterables of numbers are read
+# --------------------------------------------------------------------------
+
+class LyingArray(np.ndarray):
+    """An ndarray subclass whose comparisons, arithmetic and any() say "nothing is wrong"."""
+
+    def __sub__(self, other):
+        return np.zeros(self.shape)
+
+    __rsub__ = __sub__
+
+    def __gt__(self, other):
+        return np.zeros(self.shape, bool)
+
+    def __eq__(self, other):
+        return np.ones(self.shape, bool)
+
+    def any(self, *args, **kwargs):
+        return False
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        return np.zeros(np.broadcast_shapes(*(np.shape(i) for i in inputs)))
+
+
+@pytest.mark.parametrize("answer,words", [
+    (lambda p, d: np.ma.masked_all((len(p), d)), "masked array with masked (missing) values"),
+    (lambda p, d: np.zeros((len(p), d)).view(LyingArray), "element [0, 1] is 0, expected 1"),
+    (lambda p, d: np.full((len(p), d), None), "dtype object"),
+])
+def test_array_tricks_are_not_accepted_by_a_function_question(answer, words, capsys):
+    verdict, out = feedback(capsys, "06.7", answer)
+    assert not verdict and "06.7 ✗" in out and words in out, out
+
+
+def test_a_masked_array_without_masked_values_is_its_data(capsys):
+    right = posenc.sinusoidal([4], 6)[0]
+    assert feedback(capsys, "02.2", np.ma.array(right))[0]
+    assert feedback(capsys, "01.3", lambda x: np.ma.array(x + posenc.sinusoidal(len(x), x.shape[1])))[0]
+
+
+@pytest.mark.parametrize("answer,words", [
+    (np.ma.masked_all(6), "masked (missing) values"),
+    (np.zeros(6).view(LyingArray), "6 of 6 elements are wrong"),
+    (np.array([None] * 6), "not numbers (dtype object)"),
+    ([object()] * 6, "not numbers"),
+    ({0.5, 0.25}, "a set has no order"),
+])
+def test_array_tricks_are_not_accepted_by_an_array_question(answer, words, capsys):
+    verdict, out = feedback(capsys, "02.2", answer)
+    assert not verdict and "02.2 ✗" in out and words in out, out
+
+
+def test_a_lying_one_element_array_is_read_as_its_value(capsys):
+    want = float(QUESTIONS["01.2"].reference())
+    verdict, out = feedback(capsys, "01.2", np.array([want * 3]).view(LyingArray))
+    assert not verdict and "too high" in out, out
+    assert not feedback(capsys, "01.2", np.ma.masked_all(1))[0]
+
+
+@pytest.mark.parametrize("make", [
+    lambda v: (x for x in v), lambda v: map(float, v), lambda v: iter(v.tolist()),
+    lambda v: [Fraction(x) for x in v], lambda v: filter(lambda x: True, v)])
+def test_iterables_of_numbers_are_read(make, capsys):
+    right = posenc.sinusoidal([4], 6)[0]
+    verdict, out = feedback(capsys, "02.2", make(right))
+    assert verdict, out
+    verdict, out = feedback(capsys, "02.2", make(right[::-1].copy()))
+    assert not verdict and "elements are wrong" in out, out
+
+
+def test_an_endless_iterator_is_refused_after_a_bounded_read(capsys, monkeypatch):
+    monkeypatch.setattr(feedback_module, "ITEMS_READ", 1000)
+    verdict, out = feedback(capsys, "02.2", itertools.count())
+    assert not verdict and "more than 1,000 values" in out, out

@@ -12,11 +12,13 @@ import _thread
 import ctypes
 import math
 import os
+import sys
 import threading
 import time
 
+import cloudpickle
 import numpy as np
-import psutil  # pinned in constraints.txt (a dependency of ipykernel)
+import psutil
 import pytest
 
 import grading
@@ -44,9 +46,25 @@ def processes_started_elsewhere():
     yield
 
 
+@pytest.fixture(params=runner.METHODS)
+def method(request, monkeypatch):
+    """Each worker start method in turn. With spawn, this module's functions travel by value, as a notebook's
+    (``__main__``) do: the worker gets them with the globals they use."""
+    monkeypatch.setattr(runner, "METHOD", request.param)
+    if request.param == "spawn":
+        cloudpickle.register_pickle_by_value(sys.modules[__name__])
+        runner.warm_up()  # as between a learner's checks: the next worker has imported the grader
+        assert runner.wait_for_spare()
+    yield request.param
+    if request.param == "spawn":
+        cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+
+
 def new_children() -> list:
-    """This process's live descendants that were not there when the test began."""
-    return [p for p in psutil.Process().children(recursive=True) if p.pid not in _others]
+    """This process's live descendants that were not there when the test began (but the spawned worker kept
+    ready for the next check, which runs no learner code)."""
+    return [p for p in psutil.Process().children(recursive=True)
+            if p.pid not in _others and p.pid != runner.spare_pid()]
 
 
 def cpu_seconds() -> float:
@@ -160,7 +178,7 @@ def test_an_expected_exception_does_not_end_the_run(capsys):
     assert "for k = 1000, d_model = 6:" in out, out  # the 5th input, after the first expected ValueError
 
 
-def test_the_same_function_written_right_passes(capsys):
+def test_the_same_function_written_right_passes(method, capsys):
     verdict, out, _ = timed_check(capsys, "04.2", rotation_right)
     assert verdict and "correct on all 24" in out, out
 
@@ -171,7 +189,7 @@ def test_a_wrong_exception_names_the_expected_one(capsys):
 
 
 @pytest.mark.slow  # waits for a time limit or an idle machine: seconds
-def test_a_first_call_holding_the_gil_is_too_slow_within_the_limit(capsys, monkeypatch):
+def test_a_first_call_holding_the_gil_is_too_slow_within_the_limit(method, capsys, monkeypatch):
     monkeypatch.setattr(grading.kinds, "TIME_LIMIT", 1.0)
     verdict, out, seconds = timed_check(capsys, "02.5", gil_first_call)
     assert not verdict and "too slow: 0 of 24 test inputs finished within 1 s" in out, out
@@ -179,7 +197,7 @@ def test_a_first_call_holding_the_gil_is_too_slow_within_the_limit(capsys, monke
 
 
 @pytest.mark.slow  # waits for a time limit or an idle machine: seconds
-def test_fewer_finished_inputs_than_cases_is_never_correct(capsys, monkeypatch):
+def test_fewer_finished_inputs_than_cases_is_never_correct(method, capsys, monkeypatch):
     monkeypatch.setattr(grading.kinds, "TIME_LIMIT", 1.0)
     verdict, out, seconds = timed_check(capsys, "02.5", slow_each)
     assert not verdict and "too slow: 2 of 24 test inputs finished within 1 s" in out, out
@@ -192,7 +210,7 @@ def test_fewer_finished_inputs_than_cases_is_never_correct(capsys, monkeypatch):
 
 @pytest.mark.slow  # waits for a time limit or an idle machine: seconds
 @pytest.mark.parametrize("answer", [swallows_exception, swallows_everything, endless])
-def test_after_a_timed_out_check_nothing_keeps_running(answer, capsys, monkeypatch):
+def test_after_a_timed_out_check_nothing_keeps_running(method, answer, capsys, monkeypatch):
     monkeypatch.setattr(grading.kinds, "TIME_LIMIT", 1.0)
     verdict, out, seconds = timed_check(capsys, "02.5", answer)
     assert not verdict and "too slow" in out and "0 of 24" in out, out
@@ -214,7 +232,7 @@ def starts_a_process(d, base=10000.0):
 
 
 @pytest.mark.slow  # waits for a time limit or an idle machine: seconds
-def test_processes_started_by_the_learner_are_killed_too(capsys, monkeypatch, tmp_path):
+def test_processes_started_by_the_learner_are_killed_too(method, capsys, monkeypatch, tmp_path):
     monkeypatch.setattr(grading.kinds, "TIME_LIMIT", 1.0)
     monkeypatch.setitem(globals(), "PID_FILE", tmp_path / "pid")
     verdict, out, _ = timed_check(capsys, "02.5", starts_a_process)
@@ -231,7 +249,7 @@ def test_processes_started_by_the_learner_are_killed_too(capsys, monkeypatch, tm
 # --------------------------------------------------------------------------
 
 @pytest.mark.slow  # waits for a time limit or an idle machine: seconds
-def test_interrupt_stops_the_learner_code_and_records_interrupted(capsys):
+def test_interrupt_stops_the_learner_code_and_records_interrupted(method, capsys):
     assert check("02.5", own_frequencies)
     timer = threading.Timer(0.5, _thread.interrupt_main)  # what the Interrupt button does to the kernel
     timer.start()
@@ -257,7 +275,7 @@ def test_interrupt_stops_the_learner_code_and_records_interrupted(capsys):
 # Row 5: check inside the learner's function
 # --------------------------------------------------------------------------
 
-def test_a_check_inside_the_function_is_refused_with_one_line(capsys):
+def test_a_check_inside_the_function_is_refused_with_one_line(method, capsys):
     threads = threading.active_count()
     verdict, out, seconds = timed_check(capsys, "02.5", checks_itself)
     lines = out.strip().splitlines()
@@ -286,7 +304,7 @@ def segfaults(d, base=10000.0):
     (exits_hard, "it ended the Python process (exit code 3, e.g. os._exit)"),
     (segfaults, "it crashed (a segmentation fault)"),
 ])
-def test_a_worker_that_dies_gets_a_clear_message(answer, expected, capsys):
+def test_a_worker_that_dies_gets_a_clear_message(method, answer, expected, capsys):
     verdict, out, _ = timed_check(capsys, "02.5", answer)
     assert not verdict and out.strip() == (
         f"02.5 ✗ the process running your function stopped for d_model = 512, base = 10000: {expected}."), out
@@ -297,7 +315,7 @@ def chatty(d, base=10000.0):
     return own_frequencies(d, base)
 
 
-def test_the_learners_prints_come_back_cut_to_the_limit(capsys):
+def test_the_learners_prints_come_back_cut_to_the_limit(method, capsys):
     verdict, out, _ = timed_check(capsys, "02.5", chatty)
     shown = ("x" * 1000 + "\n" + "x" * 1000 + "\n")[:runner.PRINT_LIMIT]
     cut = "\n... (output cut after 2,000 characters)\n"
@@ -310,7 +328,7 @@ def prints_then_loops(d, base=10000.0):
         pass
 
 
-def test_prints_are_shown_when_time_runs_out(capsys, monkeypatch):
+def test_prints_are_shown_when_time_runs_out(method, capsys, monkeypatch):
     monkeypatch.setattr(grading.kinds, "TIME_LIMIT", 0.5)
     verdict, out, _ = timed_check(capsys, "02.5", prints_then_loops)
     assert not verdict and out.startswith("started with d = 512\n02.5 ✗ too slow: 0 of 24"), out
@@ -382,20 +400,208 @@ def test_other_posenc_helpers_and_other_questions_are_allowed(capsys):
 
 
 # --------------------------------------------------------------------------
-# The thread fallback (where fork is unavailable): what it can still do
+# Issue 19: counts are the worker's own, and no process the learner started outlives the check
 # --------------------------------------------------------------------------
 
-def test_the_thread_fallback_grades_and_stops_a_plain_endless_loop(capsys, monkeypatch):
-    monkeypatch.setattr(runner, "FORK", False)
-    monkeypatch.setattr(grading.kinds, "TIME_LIMIT", 0.5)
-    threads = threading.active_count()
+PIDS = None  # a folder where the learner's processes below write their pids
+
+
+def _note_pid():
+    (PIDS / str(os.getpid())).write_text("")
+
+
+def _wait_for_pids(n):
+    """Wait (at most 10 s) until ``n`` of the processes started have noted their pid: they are running."""
+    deadline = time.monotonic() + 10
+    while len(list(PIDS.iterdir())) < n and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def forks_without_waiting(d, base=10000.0):
+    """os.fork() on every call, never waited for: the child runs on into the grader's loop."""
+    os.fork()
+    return own_frequencies(d, base)
+
+
+def forks_a_spinning_child(d, base=10000.0):
+    if d == 512:
+        if os.fork() == 0:
+            _note_pid()
+            while True:
+                pass
+        _wait_for_pids(1)
+    return own_frequencies(d, base)
+
+
+def leaves_its_session(d, base=10000.0):
+    """A grandchild in a session of its own, whose parent has exited: out of reach of a process-group kill."""
+    if d == 512:
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                _note_pid()
+                while True:
+                    pass
+            os._exit(0)
+        _wait_for_pids(1)
+    return own_frequencies(d, base)
+
+
+def forks_a_tree(d, base=10000.0):
+    """A bounded fork bomb: 2^6 processes, every other level in a session of its own, all left sleeping."""
+    if d == 512:
+        me = os.getpid()
+        for level in range(6):
+            if os.fork() == 0 and level % 2:
+                os.setsid()
+        if os.getpid() != me:
+            _note_pid()
+            while True:
+                time.sleep(0.01)
+        _wait_for_pids(63)
+    return own_frequencies(d, base)
+
+
+def leaves_its_session_then_exits(d, base=10000.0):
+    """The same grandchild, then the process running the function ends itself (os._exit): on Linux the keeper
+    (the worker that forked that process) still holds the orphan."""
+    leaves_its_session(d, base)  # (which waits until the grandchild runs)
+    os._exit(4)
+
+
+def still_running(pids_dir) -> list[int]:
+    pids = [int(p.name) for p in pids_dir.iterdir()]
+    alive = []
+    for pid in pids:
+        try:
+            if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                alive.append(pid)
+        except psutil.NoSuchProcess:
+            pass
+    return alive
+
+
+@pytest.fixture
+def pids(tmp_path, monkeypatch):
+    folder = tmp_path / "pids"
+    folder.mkdir()
+    monkeypatch.setitem(globals(), "PIDS", folder)
+    return folder
+
+
+def test_a_child_forked_into_the_grader_loop_does_not_count(method, capsys):
+    verdict, out, seconds = timed_check(capsys, "02.5", forks_without_waiting)
+    assert verdict and out.strip() == "02.5 ✓ correct on all 24 random test inputs.", out
+    assert seconds < 5
+    assert new_children() == []
+
+
+@pytest.mark.parametrize("answer,least", [(forks_a_spinning_child, 1), (leaves_its_session, 1), (forks_a_tree, 63)])
+def test_no_process_the_learner_started_is_alive_after_a_correct_check(method, answer, least, capsys, pids):
+    verdict, out, _ = timed_check(capsys, "02.5", answer)
+    assert verdict and "correct on all 24" in out, out
+    assert len(list(pids.iterdir())) == least  # they did start (each wrote its pid before looping)
+    time.sleep(0.1)
+    assert still_running(pids) == []
+    assert new_children() == []
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the keeper is a child subreaper: Linux only")
+def test_no_process_is_alive_after_the_process_running_the_function_exits(method, capsys, pids):
+    verdict, out, _ = timed_check(capsys, "02.5", leaves_its_session_then_exits)
+    assert not verdict and out.strip() == ("02.5 ✗ the process running your function stopped for d_model = 512, "
+                                           "base = 10000: it ended the Python process (exit code 4, e.g. "
+                                           "os._exit)."), out
+    assert len(list(pids.iterdir())) == 1
+    time.sleep(0.1)
+    assert still_running(pids) == []
+    assert new_children() == []
+
+
+@pytest.mark.slow  # waits for the time limit
+def test_no_process_is_alive_after_a_timed_out_check(method, capsys, monkeypatch, pids):
+    monkeypatch.setattr(grading.kinds, "TIME_LIMIT", 1.0)
+
+    def tree_then_endless(d, base=10000.0):
+        forks_a_tree(d, base)
+        while True:
+            pass
+
+    verdict, out, seconds = timed_check(capsys, "02.5", tree_then_endless)
+    assert not verdict and "too slow: 0 of 24" in out and seconds < 1.0 + 3, out
+    assert still_running(pids) == []
+    assert_nothing_left_running()
+
+
+def notebook_function(source, name, **names):
+    """A function defined as a notebook defines it: in ``__main__``, which a spawned worker cannot import."""
+    namespace = {"__name__": "__main__", **names}
+    exec(source, namespace)
+    return namespace[name]
+
+
+def test_a_notebook_function_and_closure_reach_a_spawned_worker(capsys, monkeypatch):
+    monkeypatch.setattr(runner, "METHOD", "spawn")
+    f = notebook_function("def frequencies(d, base=10000.0):\n"
+                          "    return base ** (-2.0 * np.arange((d + 1) // 2) / d)\n", "frequencies", np=np)
+    assert f.__module__ == "__main__"
+    assert timed_check(capsys, "02.5", f)[0]
+    two = 2.0
+
+    def closure(d, base=10000.0):
+        return base ** (-two * np.arange((d + 1) // 2) / d)
+    assert timed_check(capsys, "02.5", closure)[0]
+    two = 1.0
+    verdict, out, _ = timed_check(capsys, "02.5", closure)
+    assert not verdict and "factor 2 in the exponent is missing" in out, out
+
+
+def test_a_function_that_cannot_be_sent_is_told_why(capsys, monkeypatch):
+    monkeypatch.setattr(runner, "METHOD", "spawn")
+    lock = threading.Lock()
+    verdict, out, _ = timed_check(capsys, "02.5", lambda d, base=10000.0: lock and own_frequencies(d, base))
+    assert not verdict and out.startswith("02.5 ✗ your function could not be sent to the worker process") \
+        and "cannot pickle '_thread.lock'" in out, out
+
+
+def test_an_unknown_start_method_is_refused_with_the_allowed_ones(monkeypatch):
+    monkeypatch.setattr(runner, "METHOD", "thread")
+    with pytest.raises(ValueError, match="must be one of fork, spawn"):
+        runner._run(lambda report: ("correct", ""), 1.0)
+
+
+def test_off_linux_the_worker_is_spawned():
+    assert "spawn" in runner.METHODS
+    assert runner.METHODS == (("fork", "spawn") if sys.platform == "linux" else ("spawn",))
+
+
+def test_a_worker_that_dies_before_its_job_is_replaced_once(capsys, monkeypatch):
+    monkeypatch.setattr(runner, "METHOD", "spawn")
+    runner._stop_spare()
+    real, started = runner._start_worker, []
+
+    def first_one_dies():
+        started.append(1)
+        if len(started) == 1:  # a worker that ends before it reads its job (as if killed while idle)
+            return runner.subprocess.Popen([sys.executable, "-c", "pass"], stdin=runner.subprocess.PIPE,
+                                           stdout=runner.subprocess.PIPE)
+        return real()
+
+    monkeypatch.setattr(runner, "_start_worker", first_one_dies)
     verdict, out, _ = timed_check(capsys, "02.5", own_frequencies)
-    assert verdict, out
-    verdict, out, seconds = timed_check(capsys, "02.5", endless)
-    assert not verdict and "too slow: 0 of 24" in out and seconds < 0.5 + 2, out
-    verdict, out, _ = timed_check(capsys, "04.2", rotation_small_only)
-    assert not verdict and "d_model = 6" in out, out
-    verdict, out, _ = timed_check(capsys, "02.5", checks_itself)
-    assert out.count("check(...) is inside your function") == 1, out
-    time.sleep(0.2)
-    assert threading.active_count() == threads  # the endless loop's thread was stopped
+    assert verdict and out.strip() == "02.5 ✓ correct on all 24 random test inputs.", out
+    assert len(started) == 3  # the dead one, its replacement, and the next check's spare
+    runner._stop_spare()
+
+
+@pytest.mark.parametrize("answer,expected", [
+    (own_frequencies, "02.5 ✓ correct on all 24 random test inputs."),
+    (exits_hard, "02.5 ✗ the process running your function stopped for d_model = 512, base = 10000: it ended the "
+                 "Python process (exit code 3, e.g. os._exit)."),
+    (forks_without_waiting, "02.5 ✓ correct on all 24 random test inputs."),
+])
+def test_without_a_keeper_as_off_linux_the_worker_runs_the_function_itself(answer, expected, capsys, monkeypatch):
+    monkeypatch.setattr(runner, "KEEPER", False)
+    verdict, out, _ = timed_check(capsys, "02.5", answer)
+    assert out.strip() == expected, out
+    assert new_children() == []

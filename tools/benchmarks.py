@@ -7,7 +7,9 @@ against the float64 table (itself checked against 40-digit mpmath in tests).
 The explorers' slider step is timed in the browser that draws them, next to
 Python's numbers alone (``bench_explorers``); the book's math, as built
 against MathJax in the browser (``book_timing``); ``import posenc`` next to ``import torch`` alone
-(``bench_import``). Last, the grader's counts over its full battery of tries (``grading_report``).
+(``bench_import``). Last, the grader: a check's overhead per function question with each worker start method
+(``grading_overhead``), the elimination bot on the multi-select questions (``grading_bot``), and the counts over
+its full battery of tries (``grading_report``).
 """
 
 from __future__ import annotations
@@ -253,6 +255,8 @@ def bench_import(processes: int = 5) -> dict:
 def main() -> int:
     """Every section in turn; returns 1 if the grader's report found a failure (the timings only report)."""
     import book_timing
+    import grading_bot
+    import grading_overhead
     import grading_report
 
     print(f"torch {torch.__version__}, numpy {np.__version__}, threads {torch.get_num_threads()}")
@@ -260,8 +264,12 @@ def main() -> int:
     bench_core()
     bench_explorers()
     book_timing.bench_typesetting()
+    print("\nthe grader: a check's cost per function question, fork and spawn (tools/grading_overhead.py)")
+    grading_overhead.main([])
+    print("\nthe grader against the elimination bot (tools/grading_bot.py)")
+    bot = grading_bot.main([])
     print("\nthe grader against every try (tools/grading_report.py)")
-    return grading_report.main([])
+    return grading_report.main([]) or bot
 
 
 if __name__ == "__main__":

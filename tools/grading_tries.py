@@ -27,6 +27,7 @@ import contextlib
 import io
 import itertools
 import math
+import os
 import time
 import warnings
 from collections.abc import Callable
@@ -55,12 +56,19 @@ class Try:
     make: Callable[[], object]    # builds the answer when the try runs (some are large)
     group: str = ""               # the class of input ("missing", "non-finite", "function that raises", ...)
     words: str = ""               # words the feedback must contain (the known mistakes)
-    limit: float = 10.0           # grading.kinds.TIME_LIMIT for this try
+    limit: float | None = None    # grading.kinds.TIME_LIMIT for this try (None: the question's own)
     evil: bool = False            # an object whose own methods raise or lie about its type
 
     @property
     def id(self) -> str:
         return f"{self.qid}-{self.category}-{self.label}"
+
+
+@dataclass
+class Lazy:
+    """A known mistake built when its try runs (an instance, say), not when this module is imported."""
+
+    make: Callable[[], object]
 
 
 # --------------------------------------------------------------------------
@@ -103,6 +111,25 @@ def tutorial_table(positions, d_model):
     return pe
 
 
+def degrees_table(positions, d_model):
+    """The angle p·ω converted "from degrees" before sin and cos."""
+    angles = np.radians(np.outer(positions, np.repeat(posenc.frequencies(d_model), 2)[:d_model]))
+    return np.where(np.arange(d_model) % 2 == 0, np.sin(angles), np.cos(angles))
+
+
+def inverted_table(positions, d_model):
+    """base^(+2i/d): base where 1/base belongs."""
+    omega = np.array([10000.0 ** (2 * (j // 2) / d_model) for j in range(d_model)])
+    angles = np.outer(positions, omega)
+    return np.where(np.arange(d_model) % 2 == 0, np.sin(angles), np.cos(angles))
+
+
+def no_factor_2_table(positions, d_model):
+    omega = np.array([10000.0 ** (-(j // 2) / d_model) for j in range(d_model)])
+    angles = np.outer(positions, omega)
+    return np.where(np.arange(d_model) % 2 == 0, np.sin(angles), np.cos(angles))
+
+
 def swapped_table(positions, d_model):
     angles = np.outer(positions, np.repeat(posenc.frequencies(d_model), 2)[:d_model])
     return np.where(np.arange(d_model) % 2 == 0, np.cos(angles), np.sin(angles))
@@ -132,6 +159,32 @@ class FixedMaxLen(nn.Module):
 
     def forward(self, tokens):
         return self.tok(tokens) * self.scale + self.pe[: tokens.shape[1]]
+
+
+class MaxLen5000(FixedMaxLen):
+    """The tutorial's table length: accurate rows, but only 5,000 of them."""
+
+    def __init__(self, vocab_size, d_model, max_len=5000):
+        super().__init__(vocab_size, d_model, max_len)
+
+
+class TutorialFloat32(nn.Module):
+    """The tutorial recipe built for the actual length: no limit, but angles in float32."""
+
+    def __init__(self, vocab_size, d_model):
+        super().__init__()
+        self.tok = nn.Embedding(vocab_size, d_model)
+        self.d = d_model
+
+    def forward(self, tokens):
+        table = torch.from_numpy(float32_table(np.arange(tokens.shape[1]), self.d)).float()
+        return self.tok(tokens) * math.sqrt(self.d) + table
+
+
+class SwappedLayer(TutorialFloat32):
+    def forward(self, tokens):
+        table = torch.from_numpy(swapped_table(np.arange(tokens.shape[1]), self.d)).float()
+        return self.tok(tokens) * math.sqrt(self.d) + table
 
 
 class Clamped(FixedMaxLen):
@@ -202,6 +255,26 @@ def rotation_doubled(k, d):
     for j, w in enumerate(doubled_frequencies(d)):
         c, s = math.cos(k * w), math.sin(k * w)
         t[2 * j:2 * j + 2, 2 * j:2 * j + 2] = [[c, s], [-s, c]]
+    return t
+
+
+def rotation_degrees(k, d):
+    if d % 2:
+        raise ValueError("odd")
+    t = np.zeros((d, d))
+    for j, w in enumerate(posenc.frequencies(d)):
+        a = math.radians(k * w)
+        t[2 * j:2 * j + 2, 2 * j:2 * j + 2] = [[math.cos(a), math.sin(a)], [-math.sin(a), math.cos(a)]]
+    return t
+
+
+def rotation_swapped(k, d):
+    if d % 2:
+        raise ValueError("odd")
+    t = np.zeros((d, d))
+    for j, w in enumerate(posenc.frequencies(d)):
+        c, s = math.cos(k * w), math.sin(k * w)
+        t[2 * j:2 * j + 2, 2 * j:2 * j + 2] = [[s, c], [-c, s]]
     return t
 
 
@@ -285,7 +358,7 @@ def in_place_batch_first(x):
 BF16_BELOW_20000 = 20000 - len(torch.unique(torch.arange(20000, dtype=torch.float64).to(torch.bfloat16)))
 
 
-def rope_loop(x, p, layout="interleaved", base=10000.0, sign=1.0, exponent=2.0, dtype=np.float64):
+def rope_loop(x, p, layout="interleaved", base=10000.0, sign=1.0, exponent=2.0, dtype=np.float64, swap=False):
     """RoPE of one vector written with a loop over pairs; the keywords model real mistakes."""
     d = len(x)
     out = np.array(x, dtype=np.float64)
@@ -294,8 +367,9 @@ def rope_loop(x, p, layout="interleaved", base=10000.0, sign=1.0, exponent=2.0, 
         w = dtype(base) ** (dtype(-2.0 * k / d))
         angle = float(dtype(sign * p) * w)
         a, b = (2 * i, 2 * i + 1) if layout == "interleaved" else (i, i + d // 2)
-        out[a] = x[a] * math.cos(angle) - x[b] * math.sin(angle)
-        out[b] = x[a] * math.sin(angle) + x[b] * math.cos(angle)
+        cos, sin = (math.sin, math.cos) if swap else (math.cos, math.sin)
+        out[a] = x[a] * cos(angle) - x[b] * sin(angle)
+        out[b] = x[a] * sin(angle) + x[b] * cos(angle)
     return out
 
 
@@ -335,31 +409,38 @@ def yarn_08(head_dim, base, factor, original, *, truncate=True, reverse=False):
 
 # qid -> [(wrong answer, a word the feedback must contain)], at least three per question
 KNOWN_MISTAKES = {
-    "01.1": [("B", "sort"), ("AD", "D: "), ("A", "more option"), ("ABCD", "not right")],
+    "01.1": [("B", "Attn(PX) = P·Attn(X)"), ("AD", "not the right set"), ("A", "not the right set"),
+             ("ABCD", "every option")],
     "01.2": [(4.0, "sqrt(d_model)"), (8.0, "squared norm"), (2 * math.sqrt(8), "factor of 2")],
     "01.3": [(in_place_add, "changed its input"),
              (lambda x: x + posenc.sinusoidal(np.arange(1, len(x) + 1), x.shape[1]), "start at 1"),
              (lambda x: x + posenc.sinusoidal(len(x), x.shape[1], layout="concatenated"), "concatenated"),
              (lambda x: x + tutorial_table(np.arange(len(x)), x.shape[1]), "odd"),
-             (lambda x: x + doubled_table(np.arange(len(x)), x.shape[1]), "doubled")],
+             (lambda x: x + doubled_table(np.arange(len(x)), x.shape[1]), "doubled"),
+             (lambda x: x + swapped_table(np.arange(len(x)), x.shape[1]), "swapped")],
     "01.4": [(2, "L = 5"), (7, "off by one"), (8.5, "whole number")],
     "01.5": [(1000, "start at 0"), (3996, "divide by the token norm"), (999 / 4, "too low")],
-    "01.6": [("ABCD", "C: "), ("AB", "more option"), ("ABDE", "E: ")],
+    "01.6": [("ABCD", "concrete case"), ("AB", "not the right set"), ("ABCDE", "every option")],
     "01.7": [("A", "permuted order"), ("AB", "exactly one"), ("C", "exact rule")],
     "02.1": [("A", "doubled-exponent"), ("C", "position is p"), ("BD", "exactly one")],
     "02.2": [(doubled_table([4], 6)[0], "doubled"),
              (posenc.sinusoidal([4], 6, layout="concatenated")[0], "concatenated"),
              (posenc.sinusoidal([4], 6)[0][[1, 0, 3, 2, 5, 4]], "swapped"),
              ([-0.757, -0.653, 0.185, 0.983, 0.009, 1.000], "more decimals"),
+             (degrees_table([4], 6)[0], "degrees"), (inverted_table([4], 6)[0], "wrong sign"),
+             (no_factor_2_table([4], 6)[0], "factor 2 in the exponent is missing"),
              (posenc.sinusoidal([4], 6)[0][:3], "shape")],
-    "02.3": [(1e-4, "doubled"), (0.01 / PI2, "cycles per position"), (PI2 * 100, "wavelength"), (0.02, "factor of 2")],
+    "02.3": [(1e-4, "doubled"), (0.01 / PI2, "cycles per position"), (PI2 * 100, "wavelength"), (0.02, "factor of 2"),
+             (0.1, "factor 2 in the exponent is missing"), (100.0, "wrong sign")],
     "02.4": [(1e-4, "does not exist"), (doubled_frequencies(512)[-1], "doubled"),
-             (posenc.frequencies(512)[-2], "pair 254")],
+             (posenc.frequencies(512)[-2], "pair 254"), (10000 ** (510 / 512), "wrong sign"),
+             (10000 ** (-255 / 512), "factor 2 in the exponent is missing")],
     "02.5": [(doubled_frequencies, "doubled"),
              (lambda d, base=10000.0: base ** (-2.0 * np.arange(d // 2) / d), "ceil(d/2)"),
              (lambda d, base=10000.0: (base ** (-2.0 * np.arange((d + 1) // 2) / d)).astype(np.float32), "float32"),
              (lambda d, base=10000.0: list(base ** (-2.0 * np.arange((d + 1) // 2) / d)), "numpy array"),
-             (lambda d, base=10000.0: base ** (-1.0 * np.arange((d + 1) // 2) / d), "factor 2")],
+             (lambda d, base=10000.0: base ** (-1.0 * np.arange((d + 1) // 2) / d), "factor 2"),
+             (lambda d, base=10000.0: np.array([base ** (2 * i / d) for i in range((d + 1) // 2)]), "wrong sign")],
     "02.6": [(lambda p, d, layout="interleaved": doubled_table(p, d), "doubled"),
              (lambda p, d, layout="interleaved": float32_table(p, d), "float32"),
              (lambda p, d, layout="interleaved": tutorial_table(p, d), "odd"),
@@ -375,11 +456,12 @@ KNOWN_MISTAKES = {
              (PI2 / doubled_frequencies(512)[[0, 64, 128, 192, 255]], "doubled"),
              (posenc.frequencies(512)[[0, 64, 128, 192, 255]], "frequencies"),
              (1 / posenc.frequencies(512)[[0, 64, 128, 192, 255]], "2π"),
-             ([PI2, PI2 * 10, PI2 * 100, PI2 * 1000], "shape")],
+             ([PI2, PI2 * 10, PI2 * 100, PI2 * 1000], "shape"),
+             (360 / posenc.frequencies(512)[[0, 64, 128, 192, 255]], "degrees")],
     "03.2": [(115, "do NOT complete"), (int(np.sum(PI2 / doubled_frequencies(512) <= 1000)), "doubled"),
              (140, "too low")],
-    "03.3": [("ABC", "C: "), ("CD", "not right"), ("A", "more option")],
-    "03.4": [("C", "fewer pairs are fast"), ("ABD", "D: "), ("BC", "C: ")],
+    "03.3": [("ABC", "wavelengths"), ("CD", "not the right set"), ("ABCD", "every option")],
+    "03.4": [("C", "base^(-2i/d)"), ("ABD", "not the right set"), ("ABCD", "every option")],
     "03.5": [(PI2 * 500000, "never reaches"), (PI2 * 500000 ** (2 * 126 / 128), "doubled"),
              (posenc.wavelengths(128)[-1], "base 10,000")],
     "03.6": [(0.0625, "gap between"), (np.spacing(1e6) / 2, "float64"),
@@ -390,13 +472,14 @@ KNOWN_MISTAKES = {
              (lambda p, d: posenc.sinusoidal(p, d, dtype=np.float16), "dtype float32"),
              (lambda p, d: doubled_table(p, d).astype(np.float32), "doubled")],
     "04.1": [(posenc.rotation(3, 8)[2:4, 2:4].T, "transpose"), (posenc.rotation(3, 2), "k radians"),
-             (rotation_doubled(3, 8)[2:4, 2:4], "doubled"), (np.eye(2).ravel(), "shape")],
+             (rotation_doubled(3, 8)[2:4, 2:4], "doubled"), (np.eye(2).ravel(), "shape"),
+             (rotation_degrees(3, 8)[2:4, 2:4], "degrees"), (rotation_swapped(3, 8)[2:4, 2:4], "swapped")],
     "04.2": [(rotation_transposed, "T(-k)"), (rotation_doubled, "doubled"),
              (rotation_odd_silently, "should raise ValueError"),
              (lambda k, d: posenc.rotation(k, d, layout="concatenated"), "concatenated"),
-             (rotation_index_error, "IndexError")],
-    "04.3": [("C", "C: "), ("ABC", "not right"), ("A", "more option")],
-    "04.4": [("ABD", "extrapolation"), ("AE", "E: "), ("ABCDE", "C, D and E are not right")],
+             (rotation_index_error, "IndexError"), (rotation_degrees, "degrees"), (rotation_swapped, "swapped")],
+    "04.3": [("C", "PE(0) to PE(k)"), ("ABC", "not the right set"), ("ABCD", "every option")],
+    "04.4": [("ABD", "lengths never seen"), ("AE", "not the right set"), ("ABCDE", "every option")],
     "04.5": [(32.0, "offset 0"),
              (float(posenc.sinusoidal([0], 64)[0] @ posenc.sinusoidal([7], 64)[0]) / 32, "cosine similarity"),
              (float(np.sum(np.cos(7 * doubled_frequencies(64)))), "doubled")],
@@ -404,15 +487,17 @@ KNOWN_MISTAKES = {
     "04.7": [(posenc.rotation(2, 6), "interleaved"),
              (posenc.rotation(2, 6)[np.ix_(*[np.argsort(posenc.layout_permutation(6))] * 2)], "wrong way"),
              (posenc.rotation(2, 6, layout="concatenated").T, "transpose")],
-    "05.1": [("C", "C: "), ("ABD", "D: "), ("A", "more option")],
-    "05.2": [("D", "D: "), ("AB", "more option"), ("ABCD", "D: ")],
+    "05.1": [("C", "past max_len"), ("ABD", "not the right set"), ("ABCD", "every option")],
+    "05.2": [("D", "code around the model"), ("AB", "not the right set"), ("ABCD", "every option")],
     "05.3": [(475, "off by one"), (477, "off by one"), (0, "every position from 1024")],
     "05.4": [(512 + 768, "multiply"), (0, "sinusoidal"), (2 * 512 * 768, "one table")],
     "05.5": [("B", "extrapolate"), ("C", "RoPE"), ("AD", "exactly one")],
-    "05.6": [("C", "C: "), ("AB", "more option"), ("ABCD", "C: ")],
+    "05.6": [("C", "diag(w)"), ("AB", "not the right set"), ("ABCD", "every option")],
     "05.7": [(LearnedTable, "trainable parameters"), (FixedMaxLen, "no length limit"), (Clamped, "clamped"),
              (Unscaled, "sqrt(d_model)"), (Concatenated, "concatenated"), (TutorialOddBreaks, "odd"),
-             (ReturnsNumpy, "torch tensor"), (MutatesTokens, "changed its input")],
+             (ReturnsNumpy, "torch tensor"), (MutatesTokens, "changed its input"),
+             (MaxLen5000, "no length limit"), (TutorialFloat32, "float32"), (SwappedLayer, "swapped"),
+             (Lazy(lambda: MaxLen5000(10, 4)), "pass the class itself")],
     "06.1": [(256, "still exact"), (2049, "float16"), (2**24 + 1, "float32"), (256.5, "whole number")],
     "06.2": [("C", "C: "), ("E", "E: "), ("CD", "exactly one"), ("A", "2^53")],
     "06.3": [(5347, "distinct vectors"), (BF16_BELOW_20000, "bfloat16"), (20000 - 2049, "spacing"),
@@ -421,7 +506,8 @@ KNOWN_MISTAKES = {
              (lambda p, d: posenc.sinusoidal(p, d, dtype=np.float32), "dtype float16"),
              (lambda p, d: posenc.sinusoidal(p, d, layout="concatenated").astype(np.float16), "concatenated")],
     "06.5": [("A", "alternates"), ("D", "fairseq"), ("C", "cosines first"), ("AB", "exactly one")],
-    "06.6": [("AB", "more option"), ("ABCE", "C: "), ("D", "1e-4"), ("ABDE", "D: ")],
+    "06.6": [("AB", "pair structure"), ("ABCE", "not the right set"), ("D", "not the right set"),
+             ("ABCDE", "every option")],
     "06.7": [(buggy_06, "(2i+1)/d"), (exponent_fixed_odd_breaks, "IndexError"),
              (lambda p, d: doubled_table(p, d), "doubled"), (float32_table, "float32"),
              (swapped_table, "swapped")],
@@ -436,14 +522,16 @@ KNOWN_MISTAKES = {
              (lambda x, p, layout="interleaved": rope_loop(x, p, "concatenated"), "for layout='interleaved'"),
              (lambda x, p, layout="interleaved": rope_loop(x, p, layout, dtype=np.float32), "float32"),
              (rope_in_place, "changed its input"),
-             (lambda x, p, layout="interleaved": torch.from_numpy(rope_loop(x, p, layout)), "torch tensor")],
-    "07.3": [(0.125, "8 heads"), (0.5, "counted from h = 1"), (0.25, "head 4"), (2 ** (-3 / 16), "factor 8")],
-    "07.4": [("ABCD", "C: "), ("AB", "more option"), ("ABDE", "E: ")],
+             (lambda x, p, layout="interleaved": torch.from_numpy(rope_loop(x, p, layout)), "torch tensor"),
+             (lambda x, p, layout="interleaved": rope_loop(x, p, layout, swap=True), "swapped")],
+    "07.3": [(0.125, "8 heads"), (0.5, "counted from h = 1"), (0.25, "head 4"), (2 ** (-3 / 16), "factor 8"),
+             (2 ** (24 / 16), "wrong sign")],
+    "07.4": [("ABCD", "one quantity only"), ("AB", "not the right set"), ("ABCDE", "every option")],
     "07.5": [(4, "squeezes"), (12288, "difference"), (1 / 16384, "L_train / L_new")],
     "07.6": [(40000, "d/(d-2) makes it exactly s"), (1e4 * 4 ** (126 / 128), "upside down"), (2500, "must grow")],
     "07.7": [(-ALIBI_ROW, "sign"), (ALIBI_ROW[::-1], "reverse order"), (posenc.alibi_bias(4, 6)[2, 5], "head 3"),
              (ALIBI_ROW[1:], "shape"), (np.round(ALIBI_ROW, 1), "elements are wrong")],
-    "07.8": [("C", "C: "), ("ABD", "D: "), ("A", "more option")],
+    "07.8": [("C", "wavelength 2π·base^(2i/d)"), ("ABD", "not the right set"), ("ABCD", "every option")],
     "08.1": [(29, "never complete a turn"), (int(np.sum(1 / posenc.frequencies(128, 5e5) <= 8192)), "2π/ω_i"),
              (int(np.sum(2 * np.pi * 5e5 ** (4 * np.arange(64) / 128) <= 8192)), "doubled")],
     "08.2": [((0.1 * math.log(16) + 1) ** 2, "square"), (0.1 * math.log10(16) + 1, "natural one"),
@@ -454,8 +542,10 @@ KNOWN_MISTAKES = {
              (lambda d, b, s, L: yarn_08(d, b, s, L, reverse=True), "wrong way"),
              (lambda d, b, s, L: yarn_08(d, b, s, L, truncate=False), "outwards"),
              (lambda d, b, s, L: yarn_08(d, b, s, L).astype(np.float32), "float32")],
-    "08.5": [("ABC", "C: "), ("ABD", "D: "), ("A", "more option")],
-    "08.6": [("ABC", "C: "), ("ABD", "D: "), ("A", "more option")],
+    "08.5": [("ABC", "not the right set"), ("ABD", "not the right set"), ("A", "not the right set"),
+             ("ABCD", "every option")],
+    "08.6": [("ABC", "not the right set"), ("ABD", "not the right set"), ("A", "not the right set"),
+             ("ABCD", "every option")],
     "08.7": [(10000.0 * 4.0 ** (128 / 126), "ignores factor"), (10000.0 * 7.0 ** (126 / 128), "upside down"),
              (10000.0, "does change")],
 }
@@ -569,6 +659,9 @@ def array_tries(qid, q):
     signs = np.where(np.arange(want.size) % 2, 1, -1).reshape(want.shape)
     correct["inside the tolerance"] = want + 0.4 * allowed * signs
     tries = [Try(qid, "correct", label, _const(answer)) for label, answer in correct.items()]
+    if want.ndim == 1:  # iterables of numbers are read (issue 19); built when the try runs: they are used up
+        tries += [Try(qid, "correct", "generator", lambda: (x for x in want.tolist())),
+                  Try(qid, "correct", "map object", lambda: map(float, want.tolist()))]
     bf16 = torch.from_numpy(want).to(torch.bfloat16)
     if _within(bf16.double().numpy(), want, tol):
         tries.append(Try(qid, "correct", "torch bfloat16", _const(bf16)))
@@ -814,7 +907,10 @@ def function_tries(qid, q):
                **{label: f for label, f in alternatives.items() if not calls_the_tested_posenc(qid, f)}}
     if qid != "05.7":
         correct |= {"wrapped with *args": lambda *a, **k: reference(*a, **k),
-                    "Fortran-ordered copy": lambda *a, **k: np.asfortranarray(reference(*a, **k))}
+                    "Fortran-ordered copy": lambda *a, **k: np.asfortranarray(reference(*a, **k)),
+                    "right values in a numpy subclass whose ufuncs raise":
+                        lambda *a, **k: np.array(reference(*a, **k)).view(EvilUfunc),
+                    "forks a child it never waits for": _forks_then(reference)}
     else:
         correct["subclass"] = type("Subclass", (reference,), {})
     tries = [Try(qid, "correct", label, _const(answer)) for label, answer in correct.items()]
@@ -831,6 +927,10 @@ def function_tries(qid, q):
     else:  # exact: the next representable number is already wrong
         wrong["first element one ulp off"] = _mapped(reference, _next_after)
     wrong |= {"negated": _mapped(reference, lambda out: -out), "zeros": _mapped(reference, lambda out: out * 0)}
+    if qid != "05.7":  # array tricks (issue 19): compared as plain arrays, they are what their data are
+        wrong |= {"every value masked": _mapped(reference, lambda out: np.ma.masked_all(np.shape(out))),
+                  "zeros in a subclass whose comparisons lie": _mapped(reference, lambda out: np.zeros_like(
+                      np.asarray(out, dtype=np.float64)).view(LyingArray))}
     if tol["dtype"] is not None:
         other = torch.float64 if qid == "05.7" else (np.float32 if tol["dtype"] == np.float64 else np.float64)
         wrong["another dtype"] = _mapped(reference, lambda out: out.to(other) if qid == "05.7" else out.astype(other))
@@ -902,6 +1002,37 @@ class EvilUfunc(np.ndarray):
         raise RuntimeError("evil ufunc")
 
 
+class LyingArray(np.ndarray):
+    """Comparisons, differences and any() that say "nothing is wrong"."""
+
+    def __sub__(self, other):
+        return np.zeros(self.shape)
+
+    __rsub__ = __sub__
+
+    def __gt__(self, other):
+        return np.zeros(self.shape, bool)
+
+    def any(self, *args, **kwargs):
+        return False
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        return np.zeros(np.broadcast_shapes(*(np.shape(i) for i in inputs)))
+
+
+class ExitArray:
+    def __array__(self, *args, **kwargs):
+        raise SystemExit(3)
+
+
+def _forks_then(reference):
+    """os.fork() without waiting on every call: the child runs on into the grader's loop (issue 19)."""
+    def answer(*args, **kwargs):
+        os.fork()
+        return reference(*args, **kwargs)
+    return answer
+
+
 def _recursive_list():
     x = [1.0]
     x.append(x)
@@ -936,7 +1067,8 @@ HOSTILE = {
         "object whose attributes are itself": Everything,
         "float subclass with raising __float__": lambda: EvilFloat(0.5),
         "str subclass with raising upper": lambda: EvilStr("A"),
-        "numpy subclass with raising ufuncs": lambda: np.zeros(6).view(EvilUfunc)},
+        "numpy subclass with raising ufuncs": lambda: np.zeros(6).view(EvilUfunc),
+        "object whose __array__ raises SystemExit": ExitArray},
 }
 
 
@@ -1033,7 +1165,8 @@ def _hostile_functions(reference):
             "returns NaN of the right shape": like_reference(lambda out: np.full_like(np.asarray(out), np.nan)),
             "returns inf of the right shape": like_reference(lambda out: np.full_like(np.asarray(out), np.inf)),
             "returns complex, right real part": like_reference(lambda out: np.asarray(out) + 0j),
-            "returns a numpy subclass with raising ufuncs": like_reference(lambda out: np.array(out).view(EvilUfunc))},
+            "returns a masked array, every value masked": like_reference(lambda out: np.ma.masked_all(np.shape(out))),
+            "returns an object array": like_reference(lambda out: np.asarray(out).astype(object))},
         "function of the wrong form": {
             "mutates its input": _mutates_then_right(reference), "wrong arity": lambda: 1.0,
             "a builtin": len, "a numpy ufunc": np.sin},
@@ -1086,7 +1219,8 @@ def hostile_tries(qid, q):
 
 def known_mistakes(qid):
     """The realistic wrong answers, each with the words its feedback must contain."""
-    return [Try(qid, "wrong", f"known mistake {n} ({words})", _const(answer), group="known mistake", words=words)
+    return [Try(qid, "wrong", f"known mistake {n} ({words})", answer.make if isinstance(answer, Lazy) else
+                _const(answer), group="known mistake", words=words)
             for n, (answer, words) in enumerate(KNOWN_MISTAKES.get(qid, []))]
 
 
@@ -1116,6 +1250,8 @@ def judge(t: Try, verdict, out: str, raised=None, warned=()) -> Result:
     if raised is not None:
         return Result(f"check raised {type(raised).__name__}: {raised}")
     lines = out.splitlines()
+    if QUESTIONS[t.qid].kind == "choice" and lines[1:] == QUESTIONS[t.qid].explained().splitlines():
+        lines = lines[:1]  # a solved choice question explains every option, one per line
     if len(lines) != 1 or not lines[0].startswith(f"{t.qid} "):
         return Result(f"expected one line of feedback, got {len(lines)}: {out[:300]!r}")
     line = lines[0]
@@ -1140,7 +1276,18 @@ def judge(t: Try, verdict, out: str, raised=None, warned=()) -> Result:
 
 
 def run(t: Try) -> Result:
-    """Put ``t`` to ``grading.check`` (looked up when called) with a fresh record of progress and judge it."""
+    """Put ``t`` to ``grading.check`` (looked up when called) with a fresh record of progress and judge it.
+
+    Progress is kept in memory only while it runs: the tries must not touch a learner's progress file."""
+    saved = grading._store.path
+    grading._use_progress_file(None)
+    try:
+        return _run(t)
+    finally:
+        grading._use_progress_file(saved)
+
+
+def _run(t: Try) -> Result:
     limit, grading.kinds.TIME_LIMIT = grading.kinds.TIME_LIMIT, t.limit
     verdict = raised = None
     out = io.StringIO()

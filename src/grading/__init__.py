@@ -12,7 +12,9 @@ Four kinds of question:
 * ``Numeric``   one number, within a relative tolerance; says too high / too
                 low and a coarse size (never enough to compute the answer),
                 off by a factor of 2, or names a known mistake.
-* ``Choice``    one letter or a set of letters ("B", "ac", ["A", "C"]).
+* ``Choice``    one letter or a set of letters ("B", "ac", ["A", "C"]). A wrong set of letters gets
+                feedback on the reasoning, never which letters to drop; every option's
+                explanation is shown once it is solved, or by ``reveal("01.1")``.
 * ``Array``     an array of numbers; checks shape, then names the first wrong
                 element.
 * ``Function``  a function (or a class) the learner writes. It is called on
@@ -32,6 +34,10 @@ grader uses (``grading.bank.common.requirement``). The engine (``kinds``,
 module per chapter) are separate. An answer left as ``...`` (the placeholder of the exercise
 notebooks) is "not answered yet". ``check`` never lets an exception of its own
 reach the learner: whatever it is given, it prints a message.
+
+Progress (the latest status of each question) is kept on disk, in ``~/.posenc-course/progress.json`` or
+``$POSENC_PROGRESS`` (``grading.store``), and so survives a kernel restart; ``summary`` says where it is, and
+``reset()`` forgets it.
 """
 
 from __future__ import annotations
@@ -39,12 +45,22 @@ from __future__ import annotations
 from grading.bank import QUESTIONS
 from grading.feedback import _short
 from grading.kinds import CORRECT, INTERRUPTED, UNANSWERED, WRONG
+from grading import runner as _runner
+from grading.store import Store as _Store, default_path
 
-__all__ = ["check", "summary", "assert_all_correct", "progress", "reset", "QUESTIONS"]
+__all__ = ["check", "summary", "assert_all_correct", "progress", "reveal", "reset", "QUESTIONS"]
 
-_status: dict[str, str] = {}  # question id -> latest status
+_store = _Store(default_path())  # the progress file (grading/store.py): read now, written after every check
+_status = _store.status          # question id -> latest status (the store's own dict)
+_revealed = _store.revealed      # choice questions whose answer the learner asked to see
+if _store.load():
+    print(f"grading: {_store.problem}")
 _checking = False  # a check is running: a check called from the learner's code is refused
 _refused = False   # ... and that refusal has been printed once
+
+
+if _runner.METHOD == "spawn" and not _runner._serving:  # off Linux: the first check's worker imports now
+    _runner.warm_up()
 
 
 # --------------------------------------------------------------------------
@@ -101,12 +117,43 @@ def check(qid, answer) -> Verdict:
     except Exception as exc:  # a bug of ours or an answer too strange to inspect
         status = WRONG
         message = f"the grader could not check this answer ({type(exc).__name__}: {_short(exc)})."
+    except BaseException as exc:  # SystemExit, GeneratorExit ... raised by the answer itself (e.g. its __array__)
+        status = WRONG
+        text = _short(exc)
+        message = (f"reading your answer raised {type(exc).__name__}{': ' + text if text else ''}; "
+                   "give plain numbers, a list or an array.")
     finally:
         _checking = False
-    _status[qid] = status
+    _save(_store.record(qid, status))
     mark = {CORRECT: "✓ correct", WRONG: "✗", UNANSWERED: "· not answered yet:", INTERRUPTED: "· interrupted:"}[status]
     print(f"{qid} {mark}" + ("" if status == CORRECT and not message else f" {message}"))
     return Verdict(status == CORRECT)
+
+
+def reveal(qid) -> None:
+    """Print the answer of choice question ``qid`` with every option's explanation (recorded as shown)."""
+    question = QUESTIONS.get(qid) if isinstance(qid, str) else None
+    if question is None:
+        print(f"{qid!r} is not a question id; ids look like '02.3' ({len(QUESTIONS)} questions known).")
+        return
+    if question.kind != "choice":
+        print(f"{qid}: only the answers of choice questions are shown here; the worked answer of every question "
+              f"is in the solutions notebook of chapter {qid[:2]}.")
+        return
+    _save(_store.record(qid, revealed=True))
+    print(f"{qid} answer: {question.reference()} — why each option is right or wrong:\n{question.explained()}")
+
+
+def _save(problem):
+    if problem:
+        print(f"grading: {problem}")
+
+
+def _use_progress_file(path) -> None:
+    """Keep progress in the file ``path`` from now on (None: in memory only), reading what it holds.
+    For the tests and the maintainer's tools, which must not touch a learner's file."""
+    _store.path = None if path is None else __import__("pathlib").Path(path)
+    _store.load()
 
 
 def progress(chapter) -> dict[str, str]:
@@ -133,6 +180,10 @@ def summary(chapter) -> None:
         ids = [q for q, s in states.items() if s == status]
         if ids:
             print(f"  {label}: {', '.join(ids)}")
+    print(f"  {_store.where()}")
+    shown = sorted(q for q in states if q in _revealed)
+    if shown:
+        print(f"  answer shown (grading.reveal): {', '.join(shown)}")
     if len(done) == len(states):
         print("  All answers are correct.")
 
@@ -151,8 +202,10 @@ def assert_all_correct(chapter) -> None:
 
 
 def reset() -> None:
-    """Forget all recorded results (used by the tests)."""
-    _status.clear()
+    """Forget every recorded result, in memory and in the progress file (a refused file is moved aside)."""
+    done = _store.reset()
+    if done:
+        print(done)
 
 
 def _chapter(chapter) -> str:

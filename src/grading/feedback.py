@@ -8,7 +8,10 @@ or difference precise enough to compute the answer from (``_how_far``).
 
 from __future__ import annotations
 
+import collections.abc
+import contextlib
 import inspect
+import itertools
 import math
 import numbers
 import warnings
@@ -77,6 +80,32 @@ def _tolerance(rtol=0.0, atol=0.0) -> str:
     return "within " + " + ".join(parts) if parts else "exact"
 
 
+ITEMS_READ = 10**6  # values read at most from a generator or other iterator given as an array
+
+
+def _plain(x):
+    """(plain ndarray, None) or (None, message) for an ndarray ``x``, perhaps of a subclass.
+
+    Answers are compared as plain arrays only: a subclass's own comparisons, ``any()`` or ufuncs could lie (a
+    masked array compares as masked, so "no element is wrong"). A masked array with masked values is
+    refused; otherwise the data are viewed as a plain ``np.ndarray`` without calling any method of the
+    subclass (``np.ndarray.view`` from the base class).
+    """
+    if isinstance(x, np.ma.MaskedArray):
+        if np.ndarray.any(np.ma.getmaskarray(x)):
+            return None, ("your array is a masked array with masked (missing) values: every element needs a "
+                          "value; return a plain numpy array.")
+        x = np.ma.getdata(x)
+    return np.ndarray.view(x, np.ndarray), None
+
+
+def _tensor_to_numpy(t):
+    """A real tensor (any dtype, subclasses too, whose __torch_function__ is not consulted) as float64 numpy."""
+    disabled = getattr(torch._C, "DisableTorchFunctionSubclass", None)
+    with disabled() if disabled else contextlib.nullcontext():
+        return torch.Tensor.numpy(torch.Tensor.to(torch.Tensor.cpu(torch.Tensor.detach(t)), torch.float64)).copy()
+
+
 def _as_number(answer, _depth=0):
     """(float, None) or (None, message).
 
@@ -98,6 +127,9 @@ def _as_number(answer, _depth=0):
         except (RuntimeError, TypeError, ValueError) as exc:  # e.g. a sparse or meta tensor
             return None, f"could not read your tensor as a number ({_short(exc)})."
     if isinstance(answer, np.ndarray):
+        answer, problem = _plain(answer)
+        if problem:
+            return None, problem
         if answer.size != 1:
             return None, f"expected one number, got {_describe(answer)}."
         answer = answer.reshape(()).item()
@@ -165,14 +197,33 @@ def _as_array(answer):
     """
     if answer is None or isinstance(answer, (str, bytes, bool, dict)) or callable(answer):
         return None, f"expected an array of numbers, got {_describe(answer)}."
+    if isinstance(answer, (set, frozenset)):
+        return None, "a set has no order: give the numbers as a list or an array."
     try:
         if isinstance(answer, torch.Tensor):
-            if answer.is_complex():
+            if torch.Tensor.is_complex(answer):
                 return None, f"your tensor is complex ({answer.dtype}). {COMPLEX}"
-            answer = answer.detach().cpu().to(torch.float64).numpy()  # any real dtype, bfloat16 too
+            answer = _tensor_to_numpy(answer)  # any real dtype, bfloat16 too
+        if isinstance(answer, np.ndarray):
+            answer, problem = _plain(answer)
+            if problem:
+                return None, problem
+        elif isinstance(answer, collections.abc.Iterator) or isinstance(answer, (map, filter, range)):
+            items = list(itertools.islice(answer, ITEMS_READ + 1))  # a generator, map(...), iter(...)
+            if len(items) > ITEMS_READ:
+                return None, f"your answer yields more than {ITEMS_READ:,} values: give the array itself."
+            answer = items
         with warnings.catch_warnings():
             warnings.simplefilter("error", np.exceptions.ComplexWarning)
             arr = np.asarray(answer)
+            if arr.dtype.kind == "O":  # a list of Fractions, Decimals ...: each must be a real number
+                items = arr.reshape(-1).tolist()
+                if any(isinstance(v, numbers.Complex) and not isinstance(v, numbers.Real) for v in items):
+                    return None, f"your array contains complex numbers. {COMPLEX}"
+                if not all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in items):
+                    return None, ("your array holds objects that are not numbers (dtype object); give numbers, "
+                                  "e.g. np.array(values, dtype=float).")
+                arr = np.array([float(v) for v in items], dtype=np.float64).reshape(arr.shape)
             if arr.dtype.kind == "c":
                 return None, f"your array is complex ({arr.dtype}). {COMPLEX}"
             if arr.dtype.kind in "US":
@@ -224,6 +275,9 @@ def _verify_array(out, want, *, dtype=None, atol=1e-8):
         return f"your function returned a torch tensor of dtype {out.dtype}; return a numpy array{how}."
     if not isinstance(out, np.ndarray):
         return f"your function returned {_describe(out)}; return a numpy array."
+    out, problem = _plain(out)
+    if problem:
+        return problem
     if out.shape != want.shape:
         return f"expected shape {want.shape}, got {out.shape}."
     if out.dtype.kind == "c":

@@ -15,12 +15,17 @@ from grading.feedback import _digits, _tolerance  # (for Numeric, Choice and Arr
 
 import posenc
 from grading import reference
-from grading.feedback import _as_array, _as_number, _close, _describe, _how_far, _index, _safely, _same, _seed, _short
+from grading.feedback import (_as_array, _as_number, _close, _describe, _how_far, _index, _plain, _safely, _same, _seed,
+                              _short)
 from grading.runner import _run
 
 
 CORRECT, WRONG, UNANSWERED, INTERRUPTED = "correct", "wrong", "unanswered", "interrupted"
-TIME_LIMIT = 10.0  # seconds a learner's function may take over all its test inputs
+# Seconds a learner's function may take over all its test inputs: each question's own ``limit`` (stated in its
+# Accepted line), generous enough for honest beginner code (a Python double loop filling 05.7's table takes
+# 2.7 s here) on a slow, loaded laptop. TIME_LIMIT, when set, overrides every question's (the tests shorten it).
+LIMIT = 30.0
+TIME_LIMIT = None
 
 
 class Question:
@@ -32,9 +37,21 @@ class Question:
     def judge(self, answer) -> tuple[str, str]:
         raise NotImplementedError
 
+    def __reduce_ex__(self, protocol):
+        """A question of the bank is sent to a spawned worker by its id: the worker has its own bank."""
+        from grading.bank import QUESTIONS
+        if QUESTIONS.get(self.qid) is self:
+            return _bank_question, (self.qid,)
+        return object.__reduce_ex__(self, protocol)
+
     def reference(self):
         """A correct answer (the tests check that it passes)."""
         raise NotImplementedError
+
+
+def _bank_question(qid):
+    from grading.bank import QUESTIONS
+    return QUESTIONS[qid]
 
 
 def _fixed(expected):
@@ -97,18 +114,42 @@ class Numeric(Question):
 
 
 class Choice(Question):
-    """Multiple choice. ``correct`` is a string of letters; ``hints`` explain wrong letters."""
+    """Multiple choice. ``correct`` is a string of letters.
+
+    Every option has an explanation: ``hints`` for the wrong ones, ``right`` for the right ones (a question may
+    give all of them in ``hints``). They are shown once the question is solved, or when the learner asks to see
+    the answer (``grading.reveal``). A wrong try never names which letters to drop:
+
+    * one right letter: the chosen (single) letter's explanation is shown; it is the learner's only letter, so
+      this tells nothing that "wrong" does not, and trying every letter is no faster than blind guessing;
+    * several right letters: the feedback is the same for every wrong set (apart from "you chose every
+      option"), a prompt on the reasoning (``nudge``), so neither selecting everything and dropping letters
+      nor any other blind strategy beats guessing (``tools/grading_bot.py``).
+    """
 
     kind = "choice"
     FILLER = {"AND", "OR", "ANSWER", "ANSWERS", "IS", "ARE", "THE", "MY", "OPTION", "OPTIONS",
               "CHOICE", "CHOICES", "LETTER", "LETTERS"}  # "Answer: A and C", "my answer is B"
 
-    def __init__(self, qid, title, letters, correct, hints=None):
+    def __init__(self, qid, title, letters, correct, hints=None, *, right=None, nudge=""):
         super().__init__(qid, title)
-        self.letters, self.correct, self.hints = letters.upper(), set(correct.upper()), hints or {}
+        self.letters, self.correct = letters.upper(), set(correct.upper())
+        self.explanations = {**(hints or {}), **(right or {})}
+        self.hints = {k: v for k, v in self.explanations.items() if k not in self.correct}
+        self.nudge = nudge
+        missing = sorted(set(self.letters) - set(self.explanations))
+        if missing:
+            raise ValueError(f"{qid}: every option needs an explanation; {', '.join(missing)} has none")
+        if len(self.correct) > 1 and not nudge:
+            raise ValueError(f"{qid}: a multi-select question needs a nudge (feedback on the reasoning)")
 
     def reference(self):
         return "".join(sorted(self.correct))
+
+    def explained(self) -> str:
+        """Every option's explanation, one per line: what is shown once solved or revealed."""
+        return "\n".join(f"  {letter} ({'right' if letter in self.correct else 'wrong'}): {self.explanations[letter]}"
+                         for letter in self.letters)
 
     def judge(self, answer):
         chosen, problem = self._letters(answer)
@@ -118,18 +159,17 @@ class Choice(Question):
         unknown = sorted(chosen - set(self.letters))
         if unknown:
             return WRONG, f"unknown option {', '.join(unknown)}: the options are {options}."
-        if len(self.correct) == 1 and len(chosen) > 1:
-            return WRONG, "choose exactly one letter."
-        wrong = sorted(chosen - self.correct)
-        if wrong:
-            names = ", ".join(wrong[:-1]) + " and " + wrong[-1] if len(wrong) > 1 else wrong[0]
-            hint = self.hints.get(wrong[0], "read that option again.")
-            return WRONG, f"{names} {'is' if len(wrong) == 1 else 'are'} not right. {wrong[0]}: {hint}"
-        missing = len(self.correct - chosen)
-        if missing:
-            more = f"{missing} more option{'s' if missing > 1 else ''} {'apply' if missing > 1 else 'applies'}"
-            return WRONG, f"right so far, but {more}."
-        return CORRECT, ""
+        if chosen == self.correct:
+            return CORRECT, "— why each option is right or wrong:\n" + self.explained()
+        if len(self.correct) == 1:
+            if len(chosen) > 1:
+                return WRONG, "choose exactly one letter."
+            (letter,) = chosen
+            return WRONG, f"{letter} is not right. {letter}: {self.explanations[letter]}"
+        if chosen == set(self.letters):
+            return WRONG, ("you chose every option: decide for each one on its own whether it holds, and choose "
+                           f"only those. {self.nudge}")
+        return WRONG, f"not the right set of options. {self.nudge}"
 
     def _letters(self, answer):
         """The set of letters chosen, or a message. Words such as "Answer:" or "and" are skipped;
@@ -218,8 +258,9 @@ class Function(Question):
 
     kind = "function"
 
-    def __init__(self, qid, title, reference, cases, verify, *, call=None, mistakes=(), own_code=False):
+    def __init__(self, qid, title, reference, cases, verify, *, call=None, mistakes=(), own_code=False, limit=LIMIT):
         super().__init__(qid, title)
+        self.limit = limit
         self._reference, self.cases, self.verify, self.mistakes = reference, cases, verify, mistakes
         self.call = call or (lambda f, *args: f(*args))
         self.own_code = own_code
@@ -230,13 +271,21 @@ class Function(Question):
     def judge(self, f):
         if isinstance(f, type) and issubclass(f, nn.Module) and f.forward is nn.Module.forward:
             return UNANSWERED, f"the class {f.__name__} has no forward method yet."
+        if isinstance(self._reference, type) and isinstance(f, nn.Module):
+            name = type(f).__name__
+            return WRONG, (f"you passed an instance of your layer, {name}(...); pass the class itself, "
+                           f"check({self.qid!r}, {name}): the grader builds its own layers from it.")
         if not callable(f):
             return WRONG, f"expected a function, got {_describe(f)}."
         cases = self.cases(np.random.default_rng(_seed(self.qid)))
-        limit = TIME_LIMIT
+        limit = self.limit if TIME_LIMIT is None else TIME_LIMIT
         outcome = _run(lambda report: self._run_cases(f, cases, report), limit)
         if outcome.printed:  # the learner's own prints, sent back by the worker
             print(outcome.printed, end="" if outcome.printed.endswith("\n") else "\n")
+        if outcome.unsent:
+            return WRONG, ("your function could not be sent to the worker process that runs it "
+                           f"({_short_text(outcome.unsent)}): define it, and what it uses, in the notebook or in an "
+                           "importable module, without open files, locks or generators.")
         if outcome.timed_out:
             return WRONG, (f"too slow: {outcome.done} of {len(cases)} test inputs finished within {limit:g} s "
                            "(an endless loop, or a loop that could be vectorised?).")
@@ -288,11 +337,20 @@ class Function(Question):
         if case.raises:
             return (f"{where} your code should raise {case.raises.__name__} ({case.note}), "
                     f"but it returned {_describe(out)}.")
+        if isinstance(out, np.ndarray):  # compared as a plain array: a subclass's comparisons could lie
+            out, problem = _plain(out)
+            if problem:
+                return f"{where}: {problem}"
         problem = self.verify(out, case)
         if problem:
             hints = [hint for test, hint in self.mistakes if _safely(test, out, case)]
             return f"{where}: {problem}" + (f" Hint: {hints[0]}" if hints else "")
         return None
+
+
+def _short_text(text, limit=160) -> str:
+    text = (text.strip().splitlines() or [""])[0]
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _exception_text(exc) -> str:

@@ -1,176 +1,205 @@
-"""Running a learner's code with a time limit, where it can be stopped for real.
+"""Running a learner's code with a time limit, in a worker process that can be stopped for real.
 
-``_run(work, limit)`` calls ``work(report)`` (which runs the learner's function on
-every test input, verifies each output and calls ``report()`` after each input
-that passed) and returns an ``Outcome``: what ``work`` returned, how many inputs
-were reported, and whether time ran out or the worker died.
+``_run(work, limit)`` calls ``work(report)`` (which runs the learner's function on every test input, verifies
+each output and calls ``report()`` after each input that passed) and returns an ``Outcome``: what ``work``
+returned, how many inputs were reported, and whether time ran out or the worker died.
 
-On Linux ``work`` runs in a forked child process. The child inherits the
-learner's function and the question (nothing is pickled), verifies the outputs
-itself and sends back over a pipe only small messages: one per finished input,
-the learner's prints and, at the end, a JSON verdict. The parent waits until the deadline (``limit``
-seconds from the child's start, which a busy machine may delay by up to
-``STARTUP`` seconds), then kills the child's whole process group (SIGKILL) and
-reaps it. So after ``_run`` returns no learner code is running, whatever it
-catches (``except Exception``, a bare ``except``) and however long a single
-call holds the GIL. A child that dies without a verdict (a crash, ``os._exit``
-in the learner's code, the out-of-memory killer) is reported as such.
+``work`` always runs in a worker process, started one of two ways (``METHOD``):
 
-The child sends the learner's prints back as they come (the first
-``PRINT_LIMIT`` characters, shown even when time runs out) instead of writing
-to the parent's streams: in Jupyter those are
-ZMQ sockets that a forked child must leave alone, like everything else the
-kernel's threads hold. It ignores Ctrl-C (the parent handles it), uses one
-torch thread (the parent's thread pool is not there after the fork) and leaves
-with ``os._exit``, so that no atexit handler or kernel cleanup runs in it.
+* ``"fork"`` (Linux only): a forked child inherits the learner's function and the question; nothing is sent.
+* ``"spawn"`` (every OS; the only one off Linux, where fork is unavailable, on Windows, or unsafe, on macOS): a
+  fresh interpreter (``sys.executable``) that has imported the grader before it is needed (one worker is kept
+  started ahead, ``_spare``), and receives ``work`` by value, pickled with cloudpickle: functions and classes
+  defined in a notebook (``__main__``) travel with the globals they use, bank questions by their id (the worker
+  has its own bank, whose expected values are fixed at its import, as in the kernel).
 
-Elsewhere (``sys.platform != "linux"``: fork is unavailable on Windows and unsafe
-on macOS with some libraries) ``work`` runs in a daemon thread instead. That
-fallback cannot guarantee what the process can: a call that holds the GIL
-delays the limit until it returns, code that catches the injected stop keeps
-running after ``_run`` returns, code blocked inside C runs until it returns, and
-prints go straight to the output.
+Either way the worker verifies the outputs itself and sends back, over its own pipe, only small messages: one
+per finished input, the learner's prints (the first ``PRINT_LIMIT`` characters, shown even when time runs out)
+and, at the end, a JSON verdict. Every message carries the pid of the process that sent it, and only the
+worker's own count: a process forked by the learner's code that runs on into the grader's loop leaves at its
+first report (``os._exit``), and its messages are ignored. The parent waits until the deadline (``limit``
+seconds from the worker's start message, which a busy machine may delay by up to ``STARTUP`` seconds, more
+for a worker still importing), then ends the worker and everything it started (``_end``):
 
-Ctrl-C (Jupyter's Interrupt button) while the parent waits stops the worker and
-is raised again for ``check`` to report.
+1. the worker's process group is stopped (SIGSTOP): nothing in it forks or reaps any more;
+2. every descendant is killed (SIGKILL), round after round until none is left alive. On Linux the worker is
+   a keeper: a child subreaper (``prctl(PR_SET_CHILD_SUBREAPER)``) that forks the process running ``work``
+   and outlives it, so a grandchild that called ``os.setsid()`` and whose parents have all exited is
+   reparented to the keeper, not to init, and is found too, even when the runner crashed or called
+   ``os._exit`` (the keeper reports how it ended);
+3. the worker itself is killed and reaped.
+
+So after ``_run`` returns, no process the learner's code started is alive, whatever it catches (``except
+Exception``, a bare ``except``), however long a single call holds the GIL, and whether it forks, forks in a
+loop or leaves its session. A worker that dies without a verdict (a crash, ``os._exit`` in the learner's code,
+the out-of-memory killer) is reported as such. The worker ignores Ctrl-C (the parent handles it), uses one
+torch thread, writes nothing to the kernel's streams (they are ZMQ sockets in Jupyter) and leaves with
+``os._exit``. Ctrl-C (Jupyter's Interrupt button) while the parent waits ends the worker as above and is
+raised again for ``check`` to report.
+
+Off Linux the same steps run with what the OS offers (psutil for the tree; on Windows no process group and no
+subreaper, so a grandchild whose parent has already exited may escape; on macOS no subreaper).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+import atexit
 import ctypes
 import faulthandler
 import io
 import json
 import os
-import select
+import queue
 import signal
 import struct
+import subprocess
 import sys
 import threading
 import time
 import warnings
 
-FORK = sys.platform == "linux"  # where the worker is a process (tests may switch it off)
-PRINT_LIMIT = 2000              # characters of the learner's prints shown
-STARTUP = 1.0                   # seconds a busy machine may take to start the worker, on top of the limit
-# The kinds of the child's messages: started, one input done, prints, the verdict.
-_START, _DONE, _PRINT, _RESULT = b"S", b"D", b"P", b"R"
+METHODS = ("fork", "spawn") if sys.platform == "linux" else ("spawn",)
+METHOD = METHODS[0]   # fork where it exists: measurably cheaper per check (tools/grading_overhead.py)
+PRINT_LIMIT = 2000    # characters of the learner's prints shown
+STARTUP = 1.0         # seconds a busy machine may take to start a forked worker, on top of the limit
+SPAWN_STARTUP = 60.0  # ... and a spawned one that is still importing numpy, torch and the grader
+KEEPER = sys.platform == "linux"  # the worker forks the runner and outlives it (a child subreaper: Linux only)
+# The kinds of the worker's messages: imported (spawned only), started, one input done, prints, the verdict.
+_READY, _START, _DONE, _PRINT, _RESULT = b"W", b"S", b"D", b"P", b"R"
+_RUNNER, _ENDED = b"C", b"E"  # from a keeper (Linux): the pid of the process that runs the job, and its exit code
+_HEADER = struct.Struct("<cII")  # kind, sender's pid, body length
 
 
 @dataclass
 class Outcome:
     result: object = None    # what ``work`` returned; None if it did not finish
-    done: int = 0            # inputs reported finished
+    done: int = 0            # inputs reported finished, by the worker itself
     timed_out: bool = False
     died: str = ""           # how the worker ended without a result, if it did
     printed: str = ""        # the learner's prints, cut after PRINT_LIMIT characters
+    unsent: str = ""         # why ``work`` could not be sent to a spawned worker, if it could not
+    started: bool = False    # the worker sent its start message (it had received ``work``)
 
 
 def _run(work, limit) -> Outcome:
     """Run ``work(report)`` for at most ``limit`` seconds; see the module docstring."""
-    return (_run_forked if FORK else _run_in_thread)(work, limit)
+    if METHOD not in METHODS:
+        raise ValueError(f"grading.runner.METHOD must be one of {', '.join(METHODS)} here, not {METHOD!r}")
+    return (_run_forked if METHOD == "fork" else _run_spawned)(work, limit)
 
 
 # --------------------------------------------------------------------------
-# Linux: a forked child process
+# The worker's side (forked or spawned)
 # --------------------------------------------------------------------------
 
-def _run_forked(work, limit) -> Outcome:
-    read_fd, write_fd = os.pipe()
-    with warnings.catch_warnings():  # Python 3.12+ warns about forking with threads; see the module docstring
-        warnings.simplefilter("ignore", DeprecationWarning)
-        pid = os.fork()
-    if pid == 0:  # the child: never returns
-        os.close(read_fd)
-        _child(work, write_fd)
-    os.close(write_fd)
-    try:
-        try:
-            os.setpgid(pid, pid)  # the child does the same; whichever runs first wins the race
-        except OSError:
-            pass
-        outcome = _collect(read_fd, limit)
-    finally:
-        os.close(read_fd)
-        status = _kill(pid)
-    if outcome.died and status is not None:
-        outcome.died = _how_it_ended(status)
-    return outcome
-
-
-def _collect(read_fd, limit) -> Outcome:
-    """Read the child's messages until its verdict, its end or the deadline.
-
-    The limit counts from the child's start message, which on a busy machine
-    may come a little after the fork (at most STARTUP seconds).
-    """
-    outcome, data = Outcome(), b""
-    deadline = time.monotonic() + STARTUP + limit
-    pipe = select.poll()
-    pipe.register(read_fd, select.POLLIN)
-    while True:
-        while len(data) >= 5 and len(data) >= (end := 5 + struct.unpack("<I", data[1:5])[0]):
-            kind, body, data = data[:1], data[5:end], data[end:]
-            if kind == _START:
-                deadline = time.monotonic() + limit
-            elif kind == _DONE:
-                outcome.done += 1
-            elif kind == _PRINT:
-                outcome.printed += body.decode(errors="replace")
-            else:
-                payload = json.loads(body)
-                if "error" in payload:  # a bug of the grader's, not of the learner's code
-                    raise RuntimeError(payload["error"])
-                outcome.result = tuple(payload["result"])
-                return outcome
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            outcome.timed_out = True
-            return outcome
-        # Short waits, so that Ctrl-C is handled promptly however it is delivered.
-        if pipe.poll(min(remaining, 0.1) * 1000):
-            chunk = os.read(read_fd, 65536)
-            if not chunk:  # the child ended without a verdict
-                outcome.died = "it ended without a result"
-                return outcome
-            data += chunk
+_worker_pid = None  # set in the worker: who may send messages
+_serving = "--grading-worker" in sys.argv  # this process is a spawned worker (it starts no spare of its own)
 
 
 def _send(fd, kind, body=b""):
-    """One message from the child: its kind (one byte), the body's length, the body."""
-    message = memoryview(kind + struct.pack("<I", len(body)) + body)
+    """One message from the worker: its kind, its pid, the body's length, the body.
+
+    In a process the learner's code forked, which ran on into the grader's loop, it ends that process instead.
+    """
+    if os.getpid() != _worker_pid:
+        os._exit(0)
+    message = memoryview(_HEADER.pack(kind, _worker_pid, len(body)) + body)
     while message:
         message = message[os.write(fd, message):]
 
 
-def _child(work, write_fd):
-    """In the forked child: run ``work``, send the verdict, leave without cleanup."""
-    code = 0
-    try:
-        _send(write_fd, _START)
+def _become_worker(write_fd):
+    """What every worker does before the learner's code runs."""
+    global _worker_pid
+    _worker_pid = os.getpid()
+    if sys.platform == "linux":
+        try:  # orphaned descendants are reparented to the worker, where _end finds them
+            ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+        except (OSError, AttributeError):
+            pass
+    if hasattr(os, "setpgid"):
         try:
-            os.setpgid(0, 0)  # its own process group: one kill ends whatever it starts
+            os.setpgid(0, 0)  # its own process group (a spawned worker already leads its session)
         except OSError:
             pass
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        faulthandler.disable()  # a crash is reported by the parent, not dumped on the terminal
-        sys.stdout = sys.stderr = _Capture(write_fd)
-        if "torch" in sys.modules:
-            sys.modules["torch"].set_num_threads(1)  # the parent's thread pool is not there after the fork
-        try:
-            payload = {"result": list(work(lambda: _send(write_fd, _DONE)))}
-        except BaseException as exc:  # work catches the learner's errors; this is ours
-            payload = {"error": f"{type(exc).__name__}: {exc}"}
-        _send(write_fd, _RESULT, json.dumps(payload).encode())
-    except BaseException:  # nothing may escape the child
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    faulthandler.disable()  # a crash is reported by the parent, not dumped on the terminal
+    sys.stdout = sys.stderr = _Capture(write_fd)
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(1)  # one core per check; a forked child has no thread pool anyway
+
+
+def _work_and_leave(work, write_fd):
+    """Run ``work``, send the verdict, wait to be ended by the parent (``_end``). Never returns.
+
+    On Linux the worker is a keeper: it forks the process that runs ``work`` and stays, a child subreaper,
+    until the parent ends it, so that every process the learner's code started, even one in a session of its
+    own whose parents have all exited, even after the runner crashed or called ``os._exit``, is its
+    descendant then. Elsewhere the worker runs ``work`` itself and stays after its verdict (a process it
+    started whose parent has exited may escape there).
+    """
+    if KEEPER:
+        _keep(work, write_fd)
+    _run_work(work, write_fd, stay=True)
+
+
+def _keep(work, write_fd):
+    """The keeper: fork the runner, tell the parent its pid, then its exit code; wait to be ended."""
+    global _worker_pid
+    go_read, go_write = os.pipe()
+    code = 0
+    try:
+        runner = os.fork()
+        if runner == 0:  # the runner: waits for the go, so that the parent knows its pid before it sends
+            _worker_pid = os.getpid()
+            os.close(go_write)
+            os.read(go_read, 1)
+            os.close(go_read)
+            _run_work(work, write_fd, stay=False)
+        os.close(go_read)
+        _send(write_fd, _RUNNER, str(runner).encode())
+        os.write(go_write, b"g")
+        os.close(go_write)
+        status = os.waitpid(runner, 0)[1]
+        _send(write_fd, _ENDED, str(os.waitstatus_to_exitcode(status)).encode())
+        parent = os.getppid()
+        while _parent_alive(parent):
+            time.sleep(0.05)
+    except BaseException:  # nothing may escape the worker
         code = 70
     finally:
         os._exit(code)
 
 
+def _run_work(work, write_fd, stay):
+    """Run ``work`` and send the verdict; then stay until the parent is gone (``stay``) or leave. Never returns."""
+    code = 0
+    try:
+        _send(write_fd, _START)
+        try:
+            payload = {"result": list(work(lambda: _send(write_fd, _DONE)))}
+        except BaseException as exc:  # work catches the learner's errors; this is ours
+            payload = {"error": f"{type(exc).__name__}: {exc}"}
+        _send(write_fd, _RESULT, json.dumps(payload).encode())
+        parent = os.getppid()
+        while stay and _parent_alive(parent):
+            time.sleep(0.05)
+    except BaseException:  # nothing may escape the worker
+        code = 70
+    finally:
+        os._exit(code)
+
+
+def _parent_alive(parent) -> bool:
+    if os.name == "posix":
+        return os.getppid() == parent  # an orphan is reparented
+    import psutil
+    return psutil.pid_exists(parent)
+
+
 class _Capture(io.TextIOBase):
-    """The child's stdout and stderr: sends the first PRINT_LIMIT characters to the parent as they come."""
+    """The worker's stdout and stderr: sends the first PRINT_LIMIT characters to the parent as they come."""
 
     def __init__(self, fd):
         self.fd, self.left = fd, PRINT_LIMIT
@@ -188,69 +217,336 @@ class _Capture(io.TextIOBase):
         return len(text)
 
 
-def _how_it_ended(status) -> str:
-    """A phrase for a child that ended with wait status ``status`` without sending a verdict."""
-    if os.WIFSIGNALED(status):
-        sig = os.WTERMSIG(status)
-        what = {signal.SIGSEGV: "a segmentation fault", signal.SIGKILL: "killed, perhaps out of memory",
-                signal.SIGABRT: "aborted", signal.SIGBUS: "a bus error"}.get(sig, f"signal {sig}")
-        return f"it crashed ({what})"
-    return f"it ended the Python process (exit code {os.waitstatus_to_exitcode(status)}, e.g. os._exit)"
-
-
-def _kill(pid):
-    """SIGKILL the child's process group (and the child itself), reap the child, return its wait status.
-
-    The child is not reaped before this, so neither its pid nor its group id can
-    belong to another process yet.
-    """
-    for kill in (os.killpg, os.kill):
-        try:
-            kill(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+def _serve():
+    """The spawned worker's program: import the grader, wait for one job, run it, leave."""
+    message_fd = os.dup(1)  # the messages go to the parent on the original stdout ...
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)     # ... and C-level writes to fd 1 go nowhere, so they cannot garble them
+    os.dup2(devnull, 2)
+    if sys.platform == "win32":
+        import msvcrt
+        msvcrt.setmode(message_fd, os.O_BINARY)
+    import grading  # numpy, torch and the bank, before the job arrives
+    import cloudpickle  # noqa: F401
+    grading._checking = True  # as in the kernel while it waits: a check called from the learner's code is refused
+    _become_worker(message_fd)
+    _send(message_fd, _READY)
+    jobs = sys.stdin.buffer
     try:
-        return os.waitpid(pid, 0)[1]
-    except ChildProcessError:
-        return None
+        path = json.loads(_read_frame(jobs))
+        sys.path[:] = path + [p for p in sys.path if p not in path]
+        work = __import__("pickle").loads(_read_frame(jobs))
+    except EOFError:  # the parent is gone, or this spare was never used
+        os._exit(0)
+    except BaseException as exc:  # the learner's function cannot be rebuilt here (a module missing ...)
+        _send(message_fd, _RESULT, json.dumps({"unsent": f"{type(exc).__name__}: {exc}"}).encode())
+        os._exit(0)
+    _work_and_leave(work, message_fd)
+
+
+def _read_frame(stream) -> bytes:
+    head = stream.read(4)
+    if len(head) < 4:
+        raise EOFError
+    size = struct.unpack("<I", head)[0]
+    body = stream.read(size)
+    if len(body) < size:
+        raise EOFError
+    return body
+
+
+def _frame(body: bytes) -> bytes:
+    return struct.pack("<I", len(body)) + body
 
 
 # --------------------------------------------------------------------------
-# Elsewhere: a daemon thread (see the module docstring for what it cannot do)
+# The parent's side
 # --------------------------------------------------------------------------
 
-def _run_in_thread(work, limit) -> Outcome:
-    outcome, start = Outcome(), time.monotonic()
+class _Worker:
+    """A started worker: its pid, its Popen when spawned, and its exit code once it has ended and been reaped."""
 
-    def report():
-        outcome.done += 1
-        if time.monotonic() - start > limit:
-            raise _TimeUp
+    def __init__(self, pid, popen=None):
+        self.pid, self.popen, self.code = pid, popen, None
+        self.runner_code = None  # the exit code of a keeper's runner that ended without a verdict
 
-    def target():
-        try:
-            outcome.result = work(report)
-        except _TimeUp:
-            pass
+    def how_it_ended(self) -> str:
+        return _how_it_ended(self.runner_code if self.runner_code is not None else self.code)
 
-    worker = threading.Thread(target=target, daemon=True)
-    worker.start()
+    def poll(self, block=False):
+        """The exit code (negative: the signal) once the worker has ended, reaping it; None while it runs."""
+        if self.code is None:
+            if self.popen is not None:
+                self.code = self.popen.wait() if block else self.popen.poll()
+            else:
+                try:
+                    done, status = os.waitpid(self.pid, 0 if block else os.WNOHANG)
+                except ChildProcessError:
+                    return None
+                self.code = os.waitstatus_to_exitcode(status) if done else None
+        return self.code
+
+
+def _run_forked(work, limit) -> Outcome:
+    read_fd, write_fd = os.pipe()
+    with warnings.catch_warnings():  # Python 3.12+ warns about forking with threads; see the module docstring
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
+    if pid == 0:  # the worker: never returns
+        os.close(read_fd)
+        _become_worker(write_fd)
+        _work_and_leave(work, write_fd)
+    os.close(write_fd)
     try:
-        worker.join(limit)
-    except KeyboardInterrupt:
-        _stop(worker)
-        raise
-    if outcome.result is None:  # still running, or stopped by report() after the limit
-        _stop(worker)
-        return Outcome(done=outcome.done, timed_out=True)
+        try:
+            os.setpgid(pid, pid)  # the child does the same; whichever runs first wins the race
+        except OSError:
+            pass
+        worker = _Worker(pid)
+        outcome = _collect(_Reader(read_fd), worker, limit, STARTUP)
+    finally:
+        _end(worker)
+        os.close(read_fd)
+    if outcome.died:
+        outcome.died = worker.how_it_ended()
     return outcome
 
 
-def _stop(worker):
-    """Ask a pure-Python loop in ``worker`` to stop by raising _TimeUp in it (best effort)."""
-    if worker.is_alive():
-        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(worker.ident), ctypes.py_object(_TimeUp))
+_spare = None  # a spawned worker started ahead, importing the grader, waiting for its job
 
 
-class _TimeUp(BaseException):
-    """Raised in a learner's code that ran past the time limit (thread fallback only)."""
+def _start_worker() -> subprocess.Popen:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))
+    options = ({"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP} if sys.platform == "win32"
+               else {"start_new_session": True})
+    return subprocess.Popen([sys.executable, "-c", "from grading import runner; runner._serve()", "--grading-worker"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            env=env, bufsize=0, **options)
+
+
+def _take_worker() -> subprocess.Popen:
+    global _spare
+    worker, _spare = _spare, None
+    if worker is None or worker.poll() is not None:
+        worker = _start_worker()
+    return worker
+
+
+def spare_pid():
+    """The pid of the spawned worker kept ready for the next check, if there is one (it runs no learner code)."""
+    return _spare.pid if _spare is not None and _spare.poll() is None else None
+
+
+def warm_up() -> None:
+    """Start the spawned worker of the next check now, if there is none (``grading`` calls this at import when
+    the worker is spawned, so that the first check does not wait for numpy, torch and the grader to import)."""
+    global _spare
+    if _spare is None or _spare.poll() is not None:
+        _spare = _start_worker()
+
+
+def wait_for_spare(timeout=120.0) -> bool:
+    """Wait until the spare worker has imported the grader (POSIX; for tools and tests). True if it has."""
+    import select
+    if _spare is None:
+        return False
+    return bool(select.select([_spare.stdout], [], [], timeout)[0])
+
+
+def _stop_spare():
+    global _spare
+    if _spare is not None:
+        _spare.kill()
+        _spare.wait()
+        _spare = None
+
+
+atexit.register(_stop_spare)
+
+
+def _run_spawned(work, limit) -> Outcome:
+    import cloudpickle
+    try:
+        job = cloudpickle.dumps(work)
+    except Exception as exc:  # a lock, an open file, a generator ... in what the function refers to
+        return Outcome(unsent=f"{type(exc).__name__}: {exc}")
+    outcome = _run_job(job, limit)
+    if outcome.died and not outcome.started:  # the spare died before it got the job (killed while idle ...)
+        outcome = _run_job(job, limit)  # with the spare the first try has just started
+    return outcome
+
+
+def _run_job(job, limit) -> Outcome:
+    global _spare
+    popen = _take_worker()
+    worker = _Worker(popen.pid, popen)
+    reader = _Reader(popen.stdout.fileno())
+    try:
+        try:
+            popen.stdin.write(_frame(json.dumps(sys.path).encode()) + _frame(job))
+            popen.stdin.close()
+        except OSError:  # it died while starting; _collect reports it
+            pass
+        outcome = _collect(reader, worker, limit, SPAWN_STARTUP)
+    finally:
+        _end(worker)
+        popen.stdout.close()
+        if _spare is None:
+            _spare = _start_worker()  # the next check's worker imports while the learner reads
+    if outcome.died:
+        outcome.died = worker.how_it_ended()
+    return outcome
+
+
+class _Reader:
+    """The worker's pipe, read by a thread into a queue: waits with a timeout work on every OS."""
+
+    def __init__(self, fd):
+        self.chunks = queue.Queue()
+        self.thread = threading.Thread(target=self._read, args=(fd,), daemon=True)
+        self.thread.start()
+
+    def _read(self, fd):
+        while True:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:
+                chunk = b""
+            self.chunks.put(chunk)
+            if not chunk:
+                return
+
+    def get(self, timeout):
+        """The next chunk (b"" at the end of the pipe), or None after ``timeout`` seconds."""
+        try:
+            return self.chunks.get(timeout=timeout)
+        except queue.Empty:
+            return None
+
+
+def _collect(reader, worker, limit, startup) -> Outcome:
+    """Read the worker's messages until its verdict, its end or the deadline.
+
+    The limit counts from the worker's start message, which on a busy machine may come a little after the
+    worker was started (at most ``startup`` seconds). Messages from any process but the worker are ignored.
+    A worker that has ended is noticed even when a process it started keeps the pipe open.
+    """
+    outcome, data, keeper, runner, ended = Outcome(), b"", worker.pid, worker.pid, None
+    deadline = time.monotonic() + startup + limit
+    size = _HEADER.size
+    while True:
+        while len(data) >= size and len(data) >= (end := size + _HEADER.unpack(data[:size])[2]):
+            kind, sender, _ = _HEADER.unpack(data[:size])
+            body, data = data[size:end], data[end:]
+            if sender == keeper and kind == _RUNNER:
+                runner = int(body)  # from now on the job's messages come from there
+                continue
+            if sender == keeper and kind == _ENDED:  # the runner ended without a verdict; how:
+                worker.runner_code = int(body)
+                outcome.died = "it ended without a result"
+                return outcome
+            if sender != runner:
+                continue
+            if kind == _START:
+                deadline, outcome.started = time.monotonic() + limit, True
+            elif kind == _DONE:
+                outcome.done += 1
+            elif kind == _PRINT:
+                outcome.printed += body.decode(errors="replace")
+            elif kind == _RESULT:
+                payload = json.loads(body)
+                if "error" in payload:  # a bug of the grader's, not of the learner's code
+                    raise RuntimeError(payload["error"])
+                if "unsent" in payload:
+                    outcome.unsent = payload["unsent"]
+                    return outcome
+                outcome.result = tuple(payload["result"])
+                return outcome
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            outcome.timed_out = True
+            return outcome
+        chunk = reader.get(min(remaining, 0.05))  # short waits: Ctrl-C is handled promptly
+        if chunk == b"" or (ended is not None and time.monotonic() > ended + 0.2):
+            outcome.died = "it ended without a result"  # (the words are replaced by how it ended)
+            return outcome
+        if chunk:
+            data += chunk
+        elif ended is None and worker.poll() is not None:
+            ended = time.monotonic()  # read what it sent before it ended, then report it
+
+
+def _how_it_ended(code) -> str:
+    """A phrase for a worker that ended with exit code ``code`` (negative: the signal) without a verdict."""
+    if code is None:
+        return "it ended without a result"
+    if code < 0:
+        sig = -code
+        what = {signal.SIGSEGV: "a segmentation fault", getattr(signal, "SIGKILL", None): "killed, perhaps out of "
+                "memory", signal.SIGABRT: "aborted", getattr(signal, "SIGBUS", None): "a bus error"}.get(sig)
+        return f"it crashed ({what or f'signal {sig}'})"
+    return f"it ended the Python process (exit code {code}, e.g. os._exit)"
+
+
+def _end(worker: _Worker) -> None:
+    """End the worker and every process it started, and reap it (its exit code is then ``worker.code``).
+
+    While the worker is alive (it waits for this after its verdict) its pid and group id cannot belong to
+    another process, and (on Linux) every orphan among its descendants is its child. A worker that ended by
+    itself (a crash, ``os._exit``) has been reaped: only its process group is killed then.
+    """
+    own_group = hasattr(os, "getpgid") and _group(worker.pid) == worker.pid  # never the kernel's group
+    if worker.poll() is None:
+        if own_group:
+            try:
+                os.killpg(worker.pid, signal.SIGSTOP)  # its group: nothing in it forks or reaps any more
+            except OSError:
+                pass
+        _kill_descendants(worker.pid)
+        try:
+            os.kill(worker.pid, signal.SIGKILL if hasattr(signal, "SIGKILL") else signal.SIGTERM)
+        except OSError:
+            pass
+    if own_group:
+        try:
+            os.killpg(worker.pid, signal.SIGKILL)  # what is left of its group
+        except OSError:
+            pass
+    worker.poll(block=True)
+
+
+def _group(pid):
+    try:
+        return os.getpgid(pid)
+    except OSError:  # ended and reaped: its group, if any member is left, still has its id
+        return pid
+
+
+def _kill_descendants(pid, rounds=200):
+    """SIGKILL every live descendant of ``pid``, round after round, until none is left (or ``rounds`` ran)."""
+    import psutil
+    try:
+        worker = psutil.Process(pid)
+    except psutil.Error:
+        return
+    for _ in range(rounds):
+        try:
+            alive = [p for p in worker.children(recursive=True) if _alive(p)]
+        except psutil.Error:
+            return
+        if not alive:
+            return
+        for p in alive:
+            try:
+                p.kill()
+            except psutil.Error:
+                pass
+
+
+def _alive(p) -> bool:
+    import psutil
+    try:
+        return p.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False

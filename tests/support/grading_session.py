@@ -11,12 +11,14 @@ from grading import check
 
 
 @pytest.fixture(autouse=True)
-def fresh_progress(monkeypatch):
-    """No progress recorded before or after the test; a learner's function gets 5 s over all its inputs."""
-    grading.reset()
+def fresh_progress(monkeypatch, tmp_path):
+    """No progress recorded before the test (a progress file of its own, in ``tmp_path``; none after it); a
+    learner's function gets 5 s over all its inputs."""
+    grading._use_progress_file(tmp_path / "progress.json")
+    monkeypatch.setattr(grading._store, "durable", False)  # no fsync: hundreds of checks per module
     monkeypatch.setattr(grading.kinds, "TIME_LIMIT", 5.0)
     yield
-    grading.reset()
+    grading._use_progress_file(None)
 
 
 def feedback(capsys, qid, answer):

@@ -10,13 +10,18 @@ from grading.reference import posenc
 from grading.bank import _add
 from grading.kinds import Case, Choice, Function, Numeric
 from grading.feedback import _like, _reference_verifier
-from grading.bank.common import CONCAT_HINT, DOUBLED_HINT, _doubled_omega, _pe, _states, _table
+from grading.bank.common import CONCAT_HINT, DOUBLED_HINT, SWAP_HINT, _doubled_omega, _pe, _states, _table
 
 
 _add(Choice("01.1", "why swapping words changes nothing", "ABCD", "AC", {
     "B": "the softmax normalises each row of scores; it does not sort anything.",
     "D": "Attn(PX) = P·Attn(X) holds exactly, up to floating-point rounding, at every d_model.",
-}))
+}, right={
+    "A": "attention treats each row the same way, wherever it sits: a permutation of the inputs permutes the outputs "
+         "the same way (equivariance).",
+    "C": "a sum or mean over positions does not care about order, so it cannot tell the two sentences apart.",
+}, nudge=(
+    "Ask of each statement whether it follows from Attn(PX) = P·Attn(X), exactly, at any size.")))
 
 
 def _ch01_norm():
@@ -54,6 +59,7 @@ _add(Function("01.3", "add positions to token vectors", _add_positions, _cases_a
     (_like(lambda x: x + _table(np.arange(len(x)), x.shape[1], layout="concatenated")), CONCAT_HINT),
     (_like(lambda x: posenc.sinusoidal(len(x), x.shape[1])), "you returned the encoding alone; add it to x."),
     (_like(lambda x: x + _table(np.arange(len(x)), x.shape[1], _doubled_omega(x.shape[1]))), DOUBLED_HINT),
+    (_like(lambda x: x + _table(np.arange(len(x)), x.shape[1], swap=True)), SWAP_HINT),
 ]))
 
 _states("01.3", "numpy array of shape `(n, d_model)`", atol=1e-8)
@@ -83,9 +89,16 @@ _add(Numeric("01.5", "raw index versus token norm", _ch01_raw_ratio, mistakes=[
 _add(Choice("01.6", "the two simple repairs", "ABCDE", "ABD", {
     "C": "with p / L, neighbours are 1/L apart: the longer the sequence, the closer they get.",
     "E": "every entry is a sine or a cosine, so it stays in [-1, 1] at every position.",
-}))
+}, right={
+    "A": "p grows to L - 1, so the position part grows with the length and dwarfs token vectors of norm ~1.",
+    "B": "0.4 is position 2 when L = 5 and position 8 when L = 20.",
+    "D": "PE(p) depends on p alone, never on the length of the sequence.",
+}, nudge=(
+    "For each statement, try a concrete case: L = 5 against L = 5000, position 3, the value at p = 10^6.")))
 
 _add(Choice("01.7", "invariant or equivariant", "ABC", "B", {
     "A": "the outputs are the same vectors, but in the permuted order, not in the original one.",
     "C": "there is an exact rule: permute the input rows and the output rows permute the same way.",
+}, right={
+    "B": "Attn(PX) = P·Attn(X): the same output rows, in the permuted order.",
 }))

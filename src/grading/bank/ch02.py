@@ -10,20 +10,26 @@ from grading.reference import posenc
 from grading.bank import _add
 from grading.kinds import Array, Case, Choice, Function, Numeric
 from grading.feedback import _like, _reference_verifier
-from grading.bank.common import (CONCAT_HINT, DOUBLED_HINT, FLOAT32_HINT, SWAP_HINT, _doubled_omega,
-                                 _error_grows_with_position, _pe, _pe_cases, _states, _table)
+from grading.bank.common import (CONCAT_HINT, DEGREES_HINT, DOUBLED_HINT, FACTOR2_HINT, FLOAT32_HINT,
+                                 INVERTED_BASE_HINT, SWAP_HINT, _degrees, _doubled_omega, _error_grows_with_position,
+                                 _inverted, _pe, _pe_cases, _states, _table)
 
 
 _add(Choice("02.1", "what i counts", "ABCD", "B", {
     "A": "if i ran over channels, 2i would run up to 2(d-1): the doubled-exponent bug.",
     "C": "the position is p; i selects a frequency.",
     "D": "heads have nothing to do with the encoding's formula.",
+}, right={
+    "B": "i numbers the (sin, cos) pairs: channels 2i and 2i + 1 share the frequency ω_i.",
 }))
 
 _add(Array("02.2", "PE(4) for d_model = 6", lambda: _pe(4, 6), atol=1e-4, mistakes=[
     (lambda: _table([4], 6, _doubled_omega(6))[0], DOUBLED_HINT),
     (lambda: _table([4], 6, layout="concatenated")[0], CONCAT_HINT),
     (lambda: _table([4], 6, swap=True)[0], SWAP_HINT),
+    (lambda: _table([4], 6, _degrees(posenc.frequencies(6)))[0], DEGREES_HINT),
+    (lambda: _table([4], 6, _inverted(6))[0], INVERTED_BASE_HINT),
+    (lambda: _table([4], 6, 10000.0 ** (-np.arange(3) / 6))[0], FACTOR2_HINT),
 ]))
 
 _add(Numeric("02.3", "frequency of pair 128", lambda: posenc.frequencies(512)[128], mistakes=[
@@ -31,6 +37,8 @@ _add(Numeric("02.3", "frequency of pair 128", lambda: posenc.frequencies(512)[12
     (lambda: posenc.frequencies(512)[128] / (2 * math.pi),
      "that is ω/2π, in cycles per position; the question asks for the angular frequency ω."),
     (lambda: posenc.wavelengths(512)[128], "that is the wavelength 2π/ω; the question asks for ω."),
+    (lambda: 10000.0 ** (-128 / 512), FACTOR2_HINT),
+    (lambda: _inverted(512)[128], INVERTED_BASE_HINT),
 ]))
 
 _add(Numeric("02.4", "lowest frequency", lambda: posenc.frequencies(512)[-1], mistakes=[
@@ -39,6 +47,8 @@ _add(Numeric("02.4", "lowest frequency", lambda: posenc.frequencies(512)[-1], mi
      "the 256 pairs are i = 0 ... 255, so the exponent is -510/512."),
     (lambda: _doubled_omega(512)[-1], DOUBLED_HINT),
     (lambda: posenc.frequencies(512)[-2], "that is pair 254; the last pair is i = 255."),
+    (lambda: _inverted(512)[-1], INVERTED_BASE_HINT),
+    (lambda: 10000.0 ** (-255 / 512), FACTOR2_HINT),
 ]))
 
 
@@ -58,6 +68,7 @@ _add(Function("02.5", "write frequencies", lambda d, base=10000.0: posenc.freque
     (_like(_doubled_omega, atol=1e-12), DOUBLED_HINT),
     (_like(lambda d, base: base ** (-np.arange((d + 1) // 2) / d), atol=1e-12),
      "the factor 2 in the exponent is missing: ω_i = base^(-2i/d)."),
+    (_like(lambda d, base: _inverted(d, base), atol=1e-12), INVERTED_BASE_HINT),
     (lambda out, case: case.args[0] % 2 and np.shape(out) == (case.args[0] // 2,),
      "for odd d_model the last pair has a sine and no cosine, but it still has a frequency: return ceil(d/2) values."),
 ]))

@@ -28,6 +28,8 @@ _add(Array("03.1", "wavelengths of five pairs", lambda: posenc.wavelengths(512)[
     (lambda: _doubled_wavelengths(512)[_PAIRS_03], DOUBLED_HINT),
     (lambda: posenc.frequencies(512)[_PAIRS_03], "these are the frequencies ω_i; the wavelength is 2π/ω_i."),
     (lambda: 1 / posenc.frequencies(512)[_PAIRS_03], "the factor 2π is missing: λ_i = 2π/ω_i."),
+    (lambda: 360 / posenc.frequencies(512)[_PAIRS_03],
+     "that is 360/ω_i, a wavelength in degrees: the angle p·ω_i is in radians, so a full turn is 2π and λ_i = 2π/ω_i."),
 ]))
 
 
@@ -43,12 +45,20 @@ _add(Numeric("03.2", "pairs that cycle within 1000 positions", _ch03_cycles, int
 _add(Choice("03.3", "PE(0) versus PE(1000)", "ABCD", "AB", {
     "C": "slow pairs change little between neighbours, but they are what tells far-apart positions apart.",
     "D": "ω_i = base^(-2i/d) decreases with i: small i means high frequency.",
-}))
+}, right={
+    "A": "the fast pairs turn through many full cycles in 1000 positions, so their values differ a lot.",
+    "B": "a wavelength far above 1000 means the angle barely moves between positions 0 and 1000.",
+}, nudge=(
+    "Think in wavelengths: how far does pair i's angle turn over 1000 positions, for small i and for large i?")))
 
 _add(Choice("03.4", "raising the base", "ABCD", "AB", {
     "C": "a larger base makes ω_i = base^(-2i/d) smaller for every i > 0: fewer pairs are fast, not more.",
     "D": "ω_0 = base^0 = 1 whatever the base.",
-}))
+}, right={
+    "A": "ω_i = base^(-2i/d) falls faster with i when the base is larger.",
+    "B": "the last pair has λ = 2π·base^((d-2)/d), which grows with the base.",
+}, nudge=(
+    "Write ω_i = base^(-2i/d) and see, for i = 0 and for i > 0, what a larger base does to it.")))
 
 _add(Numeric("03.5", "longest wavelength at base 500,000", lambda: posenc.wavelengths(128, 500000.0)[-1], mistakes=[
     (lambda: 2 * math.pi * 500000.0,

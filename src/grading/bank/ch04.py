@@ -10,20 +10,26 @@ from grading.reference import posenc
 from grading.bank import _add
 from grading.kinds import Array, Case, Choice, Function, Numeric
 from grading.feedback import _like, _verify_array
-from grading.bank.common import DOUBLED_HINT, _doubled_omega, _pe, _states
+from grading.bank.common import DEGREES_HINT, DOUBLED_HINT, _degrees, _doubled_omega, _pe, _states
 
+
+_SWAP_T = ("sine and cosine are swapped: the block that turns a (sin, cos) pair by k·ω is [[cos, sin], [-sin, cos]]; "
+           "check with sin(a+b) = sin a cos b + cos a sin b.")
 
 _add(Array("04.1", "T(k) for one pair", lambda: posenc.rotation(3, 8)[2:4, 2:4], atol=1e-6, mistakes=[
     (lambda: posenc.rotation(3, 8)[2:4, 2:4].T,
      "this is the transpose, the rotation by -k. Check with sin(a+b) = sin a cos b + cos a sin b."),
     (lambda: posenc.rotation(3, 2), "you rotated by k radians; pair i = 1 turns by k·ω_1."),
     (lambda: _rotation_block(3, _doubled_omega(8)[1]), DOUBLED_HINT),
+    (lambda: _rotation_block(3, _degrees(posenc.frequencies(8))[1]), DEGREES_HINT),
+    (lambda: _rotation_block(3, posenc.frequencies(8)[1], swap=True), _SWAP_T),
 ]))
 
 
-def _rotation_block(k, omega):
+
+def _rotation_block(k, omega, swap=False):
     c, s = math.cos(k * omega), math.sin(k * omega)
-    return np.array([[c, s], [-s, c]])
+    return np.array([[s, c], [-c, s]]) if swap else np.array([[c, s], [-s, c]])
 
 
 def _rotation_cases(rng):
@@ -55,29 +61,41 @@ _add(Function("04.2", "write T(k)", lambda k, d: posenc.rotation(k, d), _rotatio
     (_like(lambda k, d: _block_diag(k, _doubled_omega(d))), DOUBLED_HINT),
     (_like(lambda k, d: posenc.rotation(k, d, layout="concatenated")),
      "that is T(k) for the concatenated layout; use the interleaved one."),
+    (_like(lambda k, d: _block_diag(k, _degrees(posenc.frequencies(d)))), DEGREES_HINT),
+    (_like(lambda k, d: _block_diag(k, posenc.frequencies(d), swap=True)), _SWAP_T),
 ]))
 
 _states("04.2", "numpy array of shape `(d_model, d_model)`", atol=1e-8)
 
 
-def _block_diag(k, omegas):
+def _block_diag(k, omegas, swap=False):
     t = np.zeros((2 * len(omegas), 2 * len(omegas)))
     for i, w in enumerate(omegas):
-        t[2 * i:2 * i + 2, 2 * i:2 * i + 2] = _rotation_block(k, w)
+        t[2 * i:2 * i + 2, 2 * i:2 * i + 2] = _rotation_block(k, w, swap)
     return t
 
 
 _add(Choice("04.3", "sine only", "ABCD", "AB", {
     "C": "two sines of different frequencies cannot produce cos(p·ω): that needs a cosine of the same frequency.",
     "D": "a sine is bounded by 1 whatever the position.",
-}))
+}, right={
+    "A": "sin(0) = 0 in every channel, and a matrix maps the zero vector only to zero.",
+    "B": "the angle-addition formula needs cos(p·ω) next to sin(p·ω); without it no fixed matrix works.",
+}, nudge=(
+    "A linear map must send PE(0) to PE(k) and obey sin(a + b) = sin a cos b + cos a sin b: what must the encoding "
+    "store for that?")))
 
 _add(Choice("04.4", "the two key properties", "ABCDE", "AB", {
     "C": "the sinusoidal encoding is fixed by a formula; nothing in it is learned.",
     "D": "the formula is defined at every position, but a model trained on short sequences has never seen "
          "the larger phases, and measured extrapolation is poor.",
     "E": "PE(p)·PE(q) = Σ cos((p - q)ω_i), which is not zero in general.",
-}))
+}, right={
+    "A": "distinct positions get distinct vectors: the encoding says where a token is.",
+    "B": "T(k) does not depend on p: the same linear map expresses 'k further on' everywhere.",
+}, nudge=(
+    "Which properties are facts about the formula itself, true at every position, rather than hopes about training or"
+    " about lengths never seen?")))
 
 
 def _ch04_dot():
@@ -94,6 +112,8 @@ _add(Numeric("04.5", "PE(p)·PE(p+7)", _ch04_dot, mistakes=[
 _add(Choice("04.6", "odd d_model", "ABC", "B", {
     "A": "the last channel holds sin(p·ω) alone, and sin(a + b) is not a fixed multiple of sin(a) for all a.",
     "C": "the obstacle is the missing cosine partner, for integer and fractional k alike.",
+}, right={
+    "B": "the last channel is sin(p·ω) without its cosine, and sin(a + b) needs cos a.",
 }))
 
 

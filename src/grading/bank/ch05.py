@@ -12,17 +12,28 @@ from grading.reference import posenc
 from grading.bank import _add
 from grading.kinds import Case, Choice, Function, Numeric
 from grading.feedback import _describe, _index
-from grading.bank.common import CONCAT_HINT, _states, _table
+from grading.bank.common import CONCAT_HINT, FLOAT32_HINT, SWAP_HINT, _states, _table
 
 
 _add(Choice("05.1", "why learned tables stop at max_len", "ABCD", "AB", {
     "C": "then every later position gets the same vector, and the model can no longer tell them apart.",
     "D": "nn.Embedding takes any number of rows; the limit is the max_len the model was built and trained with.",
-}))
+}, right={
+    "A": "an embedding table is a lookup: there is no row max_len to look up.",
+    "B": "nothing ties row 600 to rows 0 ... 511: there is no rule to extend.",
+}, nudge=(
+    "A learned table is a lookup of rows trained one by one: ask what exists, and what any rule would have to say, at"
+    " a position past max_len.")))
 
 _add(Choice("05.2", "600 tokens into a 512-position model", "ABCD", "ABC", {
     "D": "each row was trained on its own; nothing defines a vector for position 512 or later.",
-}))
+}, right={
+    "A": "a lookup past the table fails: posenc's layer raises ValueError, nn.Embedding IndexError.",
+    "B": "some code cuts the input to max_len tokens, silently dropping the rest.",
+    "C": "clamping gives every position from 511 on the same vector: their order is lost.",
+}, nudge=(
+    "Each statement describes code around the model: ask whether someone could have written that code, and what the "
+    "learned table itself can and cannot provide.")))
 
 
 def _ch05_uncovered():
@@ -52,11 +63,20 @@ _add(Choice("05.5", "sinusoidal or a learned table", "ABCD", "A", {
          "but models trained on short sequences extrapolate poorly in practice.",
     "C": "most current open LLMs use rotary embeddings (RoPE); BERT and GPT-2 used learned tables.",
     "D": "a learned position vector is a row lookup, no matrix product.",
+}, right={
+    "A": "fixed: no parameters, any length, nothing adapts; learned: adapts, but costs parameters and stops at "
+         "max_len.",
 }))
 
 _add(Choice("05.6", "a learned weight on PE", "ABCD", "ABD", {
     "C": "w·PE(p) still depends on p only through PE(p).",
-}))
+}, right={
+    "A": "a scalar commutes with T(k): w·PE(p + k) = T(k)·(w·PE(p)).",
+    "B": "D·T(k)·D⁻¹ is still one fixed matrix per offset, the same at every p.",
+    "D": "a channel multiplied by 0 is 0 at every position: it carries no information.",
+}, nudge=(
+    "Write the scaled encoding as D·PE with D = diag(w) and ask, statement by statement, what stays linear in PE and "
+    "what a zero weight does.")))
 
 
 class _TokenPositionEmbedding(nn.Module):
@@ -73,8 +93,16 @@ class _TokenPositionEmbedding(nn.Module):
 
 
 def _layer_cases(rng):
+    """Random sizes; sequences up to 10,000 tokens: past the 5,000 rows of the tutorial's table, and long enough
+    that float32 angles (about p·6e-8 radians off) are seen."""
     cases = []
-    for k in range(12):
+    for k in range(14):
+        if k >= 12:  # the long ones, with small d_model: honest loops over positions stay fast
+            vocab, d, seq = int(rng.integers(2, 1000)), [8, 5][k - 12], [6000, 10000][k - 12]
+            tokens = torch.from_numpy(rng.integers(0, vocab, size=(1, seq)))
+            cases.append(Case((vocab, d, tokens), f"vocab_size = {vocab}, d_model = {d}, tokens of shape (1, {seq})",
+                              note="a fixed encoding has no length limit: build the table for the actual seq"))
+            continue
         vocab = int(rng.integers(2, 1000))
         d = [16, 7, 1, 2, 64, 33][k] if k < 6 else int(rng.integers(1, 70))
         batch = int(rng.integers(1, 4))
@@ -119,11 +147,14 @@ def _verify_layer(result, case):
         return f"element {_index(np.argwhere(np.isnan(got))[0])} is NaN."
     embedded = tables[0].weight.detach().double().numpy()[tokens.numpy()]
     want = embedded * math.sqrt(d) + posenc.sinusoidal(tokens.shape[1], d)
-    bad = np.abs(got - want) > 1e-3 + 1e-5 * np.abs(want)
+    bad = np.abs(got - want) > _ATOL_05 + _RTOL_05 * np.abs(want)
     if bad.any():
         b, p, c = np.argwhere(bad)[0]
         return f"wrong value at batch {b}, position {p}, channel {c}: {got[b, p, c]:.6g}, expected {want[b, p, c]:.6g}."
     return None
+
+
+_ATOL_05, _RTOL_05 = 1e-5, 1e-6  # float32 results of accurate angles; float32 angles are off by 5e-4 at p = 10^4
 
 
 def _layer_mistake(kind):
@@ -137,9 +168,14 @@ def _layer_mistake(kind):
             part = out.double().numpy() - tok * math.sqrt(d)
             bad = np.flatnonzero(np.abs(part - pe).max(axis=(0, 2)) > 1e-3)
             return bad.size > 0 and bad[0] > 0 and np.allclose(part[:, bad[0]:], part[:, bad[0] - 1:bad[0]], atol=1e-3)
+        if kind == "float32 angles":  # the error of the encoding part grows with the position
+            err = np.abs(out.double().numpy() - tok * math.sqrt(d) - pe).max(axis=(0, 2))
+            p = np.arange(len(err))
+            return err.max() > 2e-5 and bool(np.all(err <= 2e-5 + 1e-6 * p))
         model = {"unscaled": tok + pe,
                  "concatenated": tok * math.sqrt(d) + _table(np.arange(tokens.shape[1]), d, layout="concatenated"),
-                 "only tokens": tok * math.sqrt(d)}[kind]
+                 "only tokens": tok * math.sqrt(d),
+                 "swapped": tok * math.sqrt(d) + _table(np.arange(tokens.shape[1]), d, swap=True)}[kind]
         return np.allclose(out.double().numpy(), model, atol=1e-3)
     return test
 
@@ -151,6 +187,8 @@ _add(Function("05.7", "token + position embedding layer", _TokenPositionEmbeddin
     (_layer_mistake("only tokens"), "the positional encoding is missing."),
     (_layer_mistake("clamped"), "from some position on, every position gets the same vector: are positions clamped "
                                 "to a max_len? A fixed encoding needs no length limit."),
+    (_layer_mistake("swapped"), SWAP_HINT),
+    (_layer_mistake("float32 angles"), FLOAT32_HINT + " posenc.sinusoidal(seq, d_model, dtype=np.float32) does."),
 ]))
 
-_states("05.7", "torch tensor of shape `(batch, seq, d_model)`", dtype=np.float32, atol=1e-3, rtol=1e-5)
+_states("05.7", "torch tensor of shape `(batch, seq, d_model)`", dtype=np.float32, atol=_ATOL_05, rtol=_RTOL_05)

@@ -134,7 +134,13 @@ _add(Choice("06.5", "which variant made this table", "ABCD",
 _add(Choice("06.6", "what the doubled exponent passes", "ABCDE", "ABE", {
     "C": "pair i runs at the frequency of pair 2i, so the table differs from posenc by up to 2.",
     "D": "pair d/4 gets base^(-4(d/4)/d) = 1/base = 1e-4, not 0.01.",
-}))
+}, right={
+    "A": "each pair is still (sin, cos) of one angle, so each pair has norm 1 whatever its frequency.",
+    "B": "PE(p)·PE(q) = Σ cos((p - q)ω_i) depends on p - q only, for any set of frequencies.",
+    "E": "each pair still turns by a fixed angle per position: a rotation, just at the wrong speed.",
+}, nudge=(
+    "The doubled exponent keeps the (sin, cos) pairs but changes their frequencies: ask of each check whether it "
+    "depends on the values of the frequencies or only on the pair structure.")))
 
 
 def _own_frequency(positions, d, base=10000.0):

@@ -19,6 +19,8 @@ _add(Choice("07.1", "why the RoPE score depends on p - s", "ABCD", "A", {
     "C": "RoPE adds nothing to queries, keys or tokens: it only rotates queries and keys.",
     "D": "rotations do keep norms, but that alone says nothing about which positions the score depends on; "
          "the composition rule T(p) T(s)ᵀ = T(p - s) does.",
+}, right={
+    "A": "T(p) T(s)ᵀ = T(p - s): rotations compose by adding angles.",
 }))
 
 
@@ -26,12 +28,12 @@ def _rope_one(x, p, layout="interleaved"):
     return posenc.apply_rope(np.asarray(x, dtype=np.float64)[None], [p], layout=layout)[0]
 
 
-def _rope_with(x, p, omega, layout="interleaved"):
+def _rope_with(x, p, omega, layout="interleaved", swap=False):
     """RoPE of one vector with arbitrary frequencies ``omega`` (models of mistakes)."""
     x = np.asarray(x, dtype=np.float64)
     h = x.shape[0] // 2
     angle = p * np.asarray(omega[:h], dtype=np.float64)
-    c, s = np.cos(angle), np.sin(angle)
+    c, s = (np.sin(angle), np.cos(angle)) if swap else (np.cos(angle), np.sin(angle))
     a, b = (x[0::2], x[1::2]) if layout == "interleaved" else (x[:h], x[h:])
     ra, rb = a * c - b * s, a * s + b * c
     if layout == "interleaved":
@@ -71,6 +73,8 @@ _add(Function("07.2", "RoPE for one vector, both layouts", _rope_one, _rope_case
     (_like(lambda x, p, layout: _rope_one(x, p, "concatenated") if layout == "interleaved" else None),
      "for layout='interleaved' pair i is channels (2i, 2i+1); you used the half-split pairs (i, i + d/2)."),
     (_rope_float32, FLOAT32_HINT),
+    (_like(lambda x, p, layout: _rope_with(x, p, posenc.frequencies(len(x)), layout, swap=True)),
+     "sine and cosine are swapped: the rotated pair is (x_a cos - x_b sin, x_a sin + x_b cos)."),
 ]))
 
 _states("07.2", "numpy array of shape `(d,)`", atol=1e-8)
@@ -81,12 +85,19 @@ _add(Numeric("07.3", "ALiBi slope of head 3 of 16", lambda: posenc.alibi_slopes(
      "heads are counted from h = 1 (the first slope is 2^(-8/n)), so head 3 has h = 3."),
     (lambda: posenc.alibi_slopes(16)[3], "that is head 4; head 3 has h = 3 in 2^(-8h/n)."),
     (lambda: 2.0 ** (-3 / 16), "the exponent is -8h/n: the factor 8 is missing."),
+    (lambda: 2.0 ** (8 * 3 / 16), "the exponent has the wrong sign: the slopes are 2^(-8h/n) = (1/2)^(8h/n), below 1; "
+                                  "you used 2 where 1/2 belongs."),
 ]))
 
 _add(Choice("07.4", "equal RoPE scores", "ABCDE", "ABD", {
     "C": "the offsets are +7 and -7, and T(7) ≠ T(-7): RoPE, unlike PE(p)·PE(s), can tell ahead from behind.",
     "E": "the offsets are 2 and 4; RoPE depends on the difference p - s, not on the ratio.",
-}))
+}, right={
+    "A": "both offsets are p - s = -7: equal scores.",
+    "B": "both offsets are -7: RoPE only sees p - s.",
+    "D": "both offsets are 0: the score is q·κ in both.",
+}, nudge=(
+    "RoPE's score depends on the positions through one quantity only: compute it for both pairs of each option.")))
 
 _add(Numeric("07.5", "position-interpolation factor", lambda: 4096 / 16384, mistakes=[
     (lambda: 16384 / 4096, "that stretches positions further out; interpolation squeezes the new positions "
@@ -138,4 +149,9 @@ _add(Choice("07.8", "interpolation and a raised base", "ABCD", "AB", {
     "C": "that is position interpolation; a raised base leaves the fastest pair as it is and slows the last one by s.",
     "D": "the interpolated model still attends to the angle it learned for k, which now belongs to the offset s·k: "
          "it copies the token s·k back. Interpolation is meant to be followed by fine-tuning.",
-}))
+}, right={
+    "A": "position interpolation divides every angle p·ω_i by s: every wavelength is s times longer.",
+    "B": "pair 0 has ω_0 = base^0 = 1 whatever the base.",
+}, nudge=(
+    "Write pair i's wavelength 2π·base^(2i/d) for i = 0 and for the last i, under each method, and compare them with "
+    "s.")))

@@ -123,12 +123,22 @@ _add(Choice("08.5", "partial rotation", "ABCD", "AB", {
     "C": "with partial rotation the r rotated channels get the full ladder of an r-channel RoPE, base^(-2i/r); "
          "keeping the head's own frequencies for the first pairs is proportional RoPE.",
     "D": "the pass-through channels are never rotated: their term q·κ ignores positions altogether.",
-}))
+}, right={
+    "A": "the rotated channels give q·T(p - s)κ and the pass-through channels q·κ: both depend on p - s at most.",
+    "B": "96 · 0.25 = 24 channels rotate (12 pairs); the other 72 pass through unchanged.",
+}, nudge=(
+    "Split the score into the rotated channels and the pass-through ones, and ask what each part depends on.")))
 
 _add(Choice("08.6", "what a causal NoPE layer cannot see", "ABCD", "AB", {
     "C": "dropping token 0 shortens every prefix by one: a uniform average then reads 1/p instead of 1/(p+1).",
     "D": "that changes the query itself (the token at p), so the weights change too.",
-}))
+}, right={
+    "A": "without positions a causal layer sees its prefix as a set: any order of the earlier tokens gives the "
+         "same weights and the same average.",
+    "B": "the causal mask hides every token after p from the output at p.",
+}, nudge=(
+    "Without positions the output at p is a weighted average over a set of tokens: which set, and weighted by "
+    "what?")))
 
 
 def _ch08_dynamic_base():

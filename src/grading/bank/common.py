@@ -59,6 +59,21 @@ DOUBLED_HINT = ("your exponent is doubled: i counts (sin, cos) pairs, so ω_i = 
 CONCAT_HINT = ("you used the concatenated layout (all sines, then all cosines); "
                "this one interleaves sin, cos, sin, cos, ...")
 SWAP_HINT = "sine and cosine are swapped: channel 2i holds the sine, channel 2i+1 the cosine."
+DEGREES_HINT = ("your angles were treated as degrees (np.radians, np.deg2rad, π/180 or 360 somewhere): p·ω_i is "
+                "already in radians, which np.sin and np.cos take; convert nothing.")
+INVERTED_BASE_HINT = ("the exponent has the wrong sign: ω_i = base^(-2i/d) = (1/base)^(2i/d), which falls with i; "
+                      "you used base^(2i/d), base where 1/base belongs.")
+FACTOR2_HINT = "the factor 2 in the exponent is missing: ω_i = base^(-2i/d), with 2i, not i, over d."
+
+
+def _degrees(omega):
+    """Frequencies as a learner who converts the angle p·ω from degrees to radians uses them."""
+    return np.asarray(omega) * math.pi / 180
+
+
+def _inverted(d, base=10000.0):
+    """ω_i = base^(+2i/d): base where 1/base belongs."""
+    return base ** (2.0 * np.arange((d + 1) // 2) / d)
 
 
 def _pe_cases(rng, n_cases=24, max_pos=10**6, max_n=120, layouts=False):
@@ -153,5 +168,7 @@ def requirement(question) -> str | None:
         if tol["dtype"] is not None:
             returns = f"{tol['dtype'].name} {returns}"
         precision = " (float64 precision: float32 is not enough)" if 0 < tol["atol"] < 1e-7 else ""
-        return f"**Accepted:** a {returns}, each element {_within(tol['atol'], tol['rtol'])}{precision}."
+        n = len(question.cases(np.random.default_rng(0)))
+        return (f"**Accepted:** a {returns}, each element {_within(tol['atol'], tol['rtol'])}{precision}; "
+                f"all {n} test inputs within {question.limit:g} s in total.")
     return None

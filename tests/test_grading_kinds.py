@@ -1,0 +1,73 @@
+"""The question kinds (grading/kinds.py): what a choice question says to a wrong and to a right answer.
+
+A wrong set of letters to a multi-select question gets the same feedback whichever set it is (bar "you chose
+every option"): nothing to eliminate letters by. A solved question, or one whose answer the learner asks to
+see (``grading.reveal``), explains every option.
+"""
+
+import itertools
+
+import pytest
+
+import grading
+from grading import QUESTIONS, check
+from grading.kinds import Choice
+from support.grading_session import feedback, fresh_progress  # noqa: F401  (an autouse fixture)
+
+MULTI = [qid for qid, q in QUESTIONS.items() if q.kind == "choice" and len(q.correct) > 1]
+SINGLE = [qid for qid, q in QUESTIONS.items() if q.kind == "choice" and len(q.correct) == 1]
+
+
+def wrong_sets(q):
+    return ["".join(s) for n in range(1, len(q.letters)) for s in itertools.combinations(q.letters, n)
+            if set(s) != q.correct]
+
+
+@pytest.mark.parametrize("qid", MULTI)
+def test_every_wrong_set_gets_the_same_feedback_on_the_reasoning(qid, capsys):
+    q = QUESTIONS[qid]
+    said = {feedback(capsys, qid, letters)[1] for letters in wrong_sets(q)}
+    assert said == {f"{qid} ✗ not the right set of options. {q.nudge}\n"}, said
+    _, everything = feedback(capsys, qid, q.letters)
+    assert everything.startswith(f"{qid} ✗ you chose every option: decide for each one") and q.nudge in everything
+
+
+@pytest.mark.parametrize("qid", MULTI + SINGLE)
+def test_a_solved_question_explains_every_option(qid, capsys):
+    q = QUESTIONS[qid]
+    verdict, out = feedback(capsys, qid, q.reference())
+    lines = out.splitlines()
+    assert verdict and lines[0] == f"{qid} ✓ correct — why each option is right or wrong:", out
+    assert len(lines) == 1 + len(q.letters)
+    for line, letter in zip(lines[1:], q.letters):
+        state = "right" if letter in q.correct else "wrong"
+        assert line == f"  {letter} ({state}): {q.explanations[letter]}"
+
+
+@pytest.mark.parametrize("qid", SINGLE)
+def test_a_wrong_single_letter_is_told_why(qid, capsys):
+    q = QUESTIONS[qid]
+    for letter in sorted(set(q.letters) - q.correct):
+        verdict, out = feedback(capsys, qid, letter)
+        assert not verdict and out == f"{qid} ✗ {letter} is not right. {letter}: {q.explanations[letter]}\n"
+
+
+def test_reveal_shows_the_answer_and_summary_says_so(capsys):
+    grading.reveal("03.3")
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == "03.3 answer: AB — why each option is right or wrong:"
+    assert out.splitlines()[1:] == QUESTIONS["03.3"].explained().splitlines()
+    grading.summary("03")
+    assert "answer shown (grading.reveal): 03.3" in capsys.readouterr().out
+    grading.reveal("03.2")
+    assert "only the answers of choice questions" in capsys.readouterr().out
+    grading.reveal("99.9")
+    assert "is not a question id" in capsys.readouterr().out
+    assert check("03.3", "AB")  # revealing does not block a later check
+
+
+def test_an_option_without_explanation_or_a_multi_select_without_nudge_is_refused():
+    with pytest.raises(ValueError, match="C has none"):
+        Choice("x.1", "t", "ABC", "A", {"B": "b"})
+    with pytest.raises(ValueError, match="nudge"):
+        Choice("x.2", "t", "ABC", "AB", {"C": "c"}, right={"A": "a", "B": "b"})
