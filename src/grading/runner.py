@@ -525,23 +525,59 @@ def _group(pid):
 
 def _kill_descendants(pid, rounds=200):
     """SIGKILL every live descendant of ``pid``, round after round, until none is left (or ``rounds`` ran)."""
-    import psutil
-    try:
-        worker = psutil.Process(pid)
-    except psutil.Error:
-        return
     for _ in range(rounds):
-        try:
-            alive = [p for p in worker.children(recursive=True) if _alive(p)]
-        except psutil.Error:
-            return
+        alive = _live_descendants(pid)
         if not alive:
             return
-        for p in alive:
+        for child in alive:
             try:
-                p.kill()
-            except psutil.Error:
+                os.kill(child, signal.SIGKILL if hasattr(signal, "SIGKILL") else signal.SIGTERM)
+            except OSError:
                 pass
+
+
+def _live_descendants(pid) -> list[int]:
+    """The pids of the live (not zombie) descendants of ``pid``: from /proc/<pid>/task/*/children on Linux
+    (the tree only, a fraction of a millisecond), else from psutil (which reads every process of the machine)."""
+    if sys.platform == "linux" and os.path.exists(f"/proc/{pid}/task/{pid}/children"):
+        found, todo = [], [pid]
+        while todo:
+            parent = todo.pop()
+            for child in _proc_children(parent):
+                todo.append(child)
+                if _proc_state(child) not in ("Z", "X", None):
+                    found.append(child)
+        return found
+    import psutil
+    try:
+        return [p.pid for p in psutil.Process(pid).children(recursive=True) if _alive(p)]
+    except psutil.Error:
+        return []
+
+
+def _proc_children(pid) -> list[int]:
+    children = []
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            children += [int(c) for c in _read_proc(f"/proc/{pid}/task/{task}/children").split()]
+    except OSError:
+        pass
+    return children
+
+
+def _proc_state(pid):
+    try:
+        return _read_proc(f"/proc/{pid}/stat").rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
+
+
+def _read_proc(path) -> str:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return os.read(fd, 1 << 16).decode(errors="replace")
+    finally:
+        os.close(fd)
 
 
 def _alive(p) -> bool:
