@@ -305,8 +305,7 @@ def _run_forked(work, limit) -> Outcome:
         worker = _Worker(pid)
         outcome = _collect(_Reader(read_fd), worker, limit, STARTUP)
     finally:
-        _end(worker)
-        os.close(read_fd)
+        _end(worker)  # (read_fd is the reader's: it closes it at the end of the pipe)
     if outcome.died:
         outcome.died = worker.how_it_ended()
     return outcome
@@ -381,7 +380,8 @@ def _run_job(job, limit) -> Outcome:
     global _spare
     popen = _take_worker()
     worker = _Worker(popen.pid, popen)
-    reader = _Reader(popen.stdout.fileno())
+    reader = _Reader(os.dup(popen.stdout.fileno()))  # the reader's own descriptor, closed by the reader
+    popen.stdout.close()
     try:
         try:
             popen.stdin.write(_frame(json.dumps(sys.path).encode()) + _frame(job))
@@ -391,7 +391,6 @@ def _run_job(job, limit) -> Outcome:
         outcome = _collect(reader, worker, limit, SPAWN_STARTUP)
     finally:
         _end(worker)
-        popen.stdout.close()
         if _spare is None:
             _spare = _start_worker()  # the next check's worker imports while the learner reads
     if outcome.died:
@@ -400,7 +399,12 @@ def _run_job(job, limit) -> Outcome:
 
 
 class _Reader:
-    """The worker's pipe, read by a thread into a queue: waits with a timeout work on every OS."""
+    """The worker's pipe, read by a thread into a queue: waits with a timeout work on every OS.
+
+    The thread owns the descriptor and closes it at the end of the pipe (once the worker and everything it
+    started are dead): closed by anyone else while the thread may still read it, its number could be reused
+    by the next check's pipe, and the thread would steal that check's messages.
+    """
 
     def __init__(self, fd):
         self.chunks = queue.Queue()
@@ -408,14 +412,17 @@ class _Reader:
         self.thread.start()
 
     def _read(self, fd):
-        while True:
-            try:
-                chunk = os.read(fd, 65536)
-            except OSError:
-                chunk = b""
-            self.chunks.put(chunk)
-            if not chunk:
-                return
+        try:
+            while True:
+                try:
+                    chunk = os.read(fd, 65536)
+                except OSError:
+                    chunk = b""
+                self.chunks.put(chunk)
+                if not chunk:
+                    return
+        finally:
+            os.close(fd)
 
     def get(self, timeout):
         """The next chunk (b"" at the end of the pipe), or None after ``timeout`` seconds."""
