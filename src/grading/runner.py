@@ -297,15 +297,16 @@ def _run_forked(work, limit) -> Outcome:
         _become_worker(write_fd)
         _work_and_leave(work, write_fd)
     os.close(write_fd)
+    worker, reader = _Worker(pid), _Reader(read_fd)
     try:
         try:
             os.setpgid(pid, pid)  # the child does the same; whichever runs first wins the race
         except OSError:
             pass
-        worker = _Worker(pid)
-        outcome = _collect(_Reader(read_fd), worker, limit, STARTUP)
+        outcome = _collect(reader, worker, limit, STARTUP)
     finally:
         _end(worker)  # (read_fd is the reader's: it closes it at the end of the pipe)
+        reader.finish()
     if outcome.died:
         outcome.died = worker.how_it_ended()
     return outcome
@@ -391,6 +392,7 @@ def _run_job(job, limit) -> Outcome:
         outcome = _collect(reader, worker, limit, SPAWN_STARTUP)
     finally:
         _end(worker)
+        reader.finish()
         if _spare is None:
             _spare = _start_worker()  # the next check's worker imports while the learner reads
     if outcome.died:
@@ -423,6 +425,10 @@ class _Reader:
                     return
         finally:
             os.close(fd)
+
+    def finish(self, timeout=1.0):
+        """Wait for the end of the pipe, which comes once every writer is dead (after ``_end``)."""
+        self.thread.join(timeout)
 
     def get(self, timeout):
         """The next chunk (b"" at the end of the pipe), or None after ``timeout`` seconds."""
