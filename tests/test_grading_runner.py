@@ -605,3 +605,24 @@ def test_without_a_keeper_as_off_linux_the_worker_runs_the_function_itself(answe
     verdict, out, _ = timed_check(capsys, "02.5", answer)
     assert out.strip() == expected, out
     assert new_children() == []
+
+
+def test_back_to_back_runs_each_get_their_own_messages():
+    """A reader thread owns its pipe and closes it itself: if the parent closed it while the thread could still
+    read, the next run's pipe could get the same descriptor number and the old thread steal its verdict (seen
+    as "it ended the Python process (exit code 0)" for about 1 check in 700 in the maintainer's report)."""
+    def work(n):
+        def run(report):
+            for _ in range(24):
+                report()
+            return ("correct", str(n))
+        return run
+
+    threads = threading.active_count()
+    outcomes = [runner._run(work(n), 5.0) for n in range(150)]
+    bad = [(n, o) for n, o in enumerate(outcomes) if o.result != ("correct", str(n)) or o.done != 24]
+    assert bad == []
+    deadline = time.monotonic() + 5
+    while threading.active_count() > threads and time.monotonic() < deadline:
+        time.sleep(0.01)  # each reader ends at the end of its pipe
+    assert threading.active_count() == threads
