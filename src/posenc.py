@@ -754,6 +754,21 @@ class LearnedPositionalEmbedding(nn.Module):
 # Rotary embeddings (RoPE) and ALiBi
 # --------------------------------------------------------------------------
 
+def _rope_input(x):
+    """``x`` as the RoPE functions take it: a torch tensor, or a float numpy array, of shape (..., seq, d).
+
+    Returns ``(x, is_torch, seq, d)``.
+    """
+    is_torch = isinstance(x, torch.Tensor)
+    if not is_torch:
+        x = np.asarray(x)
+        if x.dtype.kind not in "f":
+            x = x.astype(np.float64)
+    if x.ndim < 2:
+        raise ValueError(f"x must have shape (..., seq, d), got shape {tuple(x.shape)}")
+    return x, is_torch, x.shape[-2], int(x.shape[-1])  # int(): under torch.jit.trace a size is a tensor
+
+
 def apply_rope(x, positions=None, base=10000.0, *, layout="interleaved", inv_freq=None,
                rotary_dim=None, attention_factor=1.0):
     """Rotate each (x_a, x_b) pair of ``x`` by the angle ``p * omega_i`` (RoPE).
@@ -795,14 +810,7 @@ def apply_rope(x, positions=None, base=10000.0, *, layout="interleaved", inv_fre
     plain = inv_freq is None and rotary_dim is None and (
         isinstance(attention_factor, numbers.Real) and not isinstance(attention_factor, bool)
         and attention_factor == 1.0)
-    is_torch = isinstance(x, torch.Tensor)
-    if not is_torch:
-        x = np.asarray(x)
-        if x.dtype.kind not in "f":
-            x = x.astype(np.float64)
-    if x.ndim < 2:
-        raise ValueError(f"x must have shape (..., seq, d), got shape {tuple(x.shape)}")
-    seq, d = x.shape[-2], int(x.shape[-1])  # int(): under torch.jit.trace a size is a tensor
+    x, is_torch, seq, d = _rope_input(x)
     if plain and d % 2:
         raise ValueError(f"apply_rope needs an even last dimension d, got {d}: RoPE rotates channel pairs")
     if not plain:
@@ -922,14 +930,7 @@ def apply_rope_axes(x, positions, sections, base=10000.0, *, inv_freq=None, layo
     """
     layout = _check_layout(layout)
     base = _check_base(base)
-    is_torch = isinstance(x, torch.Tensor)
-    if not is_torch:
-        x = np.asarray(x)
-        if x.dtype.kind not in "f":
-            x = x.astype(np.float64)
-    if x.ndim < 2:
-        raise ValueError(f"x must have shape (..., seq, d), got shape {tuple(x.shape)}")
-    seq, d = x.shape[-2], int(x.shape[-1])
+    x, is_torch, seq, d = _rope_input(x)
     if isinstance(sections, (str, bytes)) or not hasattr(sections, "__len__") or len(sections) < 1 or any(
             isinstance(s, bool) or not isinstance(s, numbers.Integral) or s < 1 for s in sections):
         raise ValueError(f"sections must be a list of positive integers (pairs per axis), got {sections!r}")
