@@ -1003,7 +1003,7 @@ class EvilUfunc(np.ndarray):
 
 
 class LyingArray(np.ndarray):
-    """Comparisons, differences and any() that say "nothing is wrong"."""
+    """An ndarray subclass whose comparisons, arithmetic and any() say "nothing is wrong"."""
 
     def __sub__(self, other):
         return np.zeros(self.shape)
@@ -1012,6 +1012,9 @@ class LyingArray(np.ndarray):
 
     def __gt__(self, other):
         return np.zeros(self.shape, bool)
+
+    def __eq__(self, other):
+        return np.ones(self.shape, bool)
 
     def any(self, *args, **kwargs):
         return False
