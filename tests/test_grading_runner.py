@@ -12,6 +12,7 @@ import _thread
 import ctypes
 import math
 import os
+import signal
 import sys
 import threading
 import time
@@ -248,7 +249,19 @@ def test_processes_started_by_the_learner_are_killed_too(method, capsys, monkeyp
 # Row 4: Interrupt
 # --------------------------------------------------------------------------
 
+@pytest.fixture
+def sigint_raises_keyboard_interrupt():
+    """SIGINT raises KeyboardInterrupt in the main thread, as in a kernel, however pytest was started.
+
+    A shell starts background jobs with SIGINT ignored, and ``interrupt_main`` then does nothing.
+    """
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 @pytest.mark.slow  # waits for a time limit or an idle machine: seconds
+@pytest.mark.usefixtures("sigint_raises_keyboard_interrupt")
 def test_interrupt_stops_the_learner_code_and_records_interrupted(method, capsys):
     assert check("02.5", own_frequencies)
     timer = threading.Timer(0.5, _thread.interrupt_main)  # what the Interrupt button does to the kernel
