@@ -9,12 +9,13 @@ HTML   := _build/html/index.html
 # the book's build code and the maintainer tools are run from their folders, never installed
 TOOLS  := PYTHONPATH=tools:book_build
 
-.PHONY: book book-strict check lint test lab bench pdf exercises clean help
+.PHONY: book book-strict check lint test screenshots lab bench pdf exercises clean help
 
 help:
 	@echo "make book   build the HTML book into _build/html"
 	@echo "make check  the fast tier after every change (ruff, unit tests; no browser, no notebook run; < 2 min)"
 	@echo "make test   run the whole suite (make check, strict book build, browser, JupyterLab, wheel, exercises)"
+	@echo "make screenshots  the browser tests of the book, with a full-page screenshot of every page in every mode"
 	@echo "make lab    open JupyterLab on 127.0.0.1"
 	@echo "make pdf    the whole book as one PDF (_build/html/_downloads/), offered in every page's download menu"
 	@echo "make bench  time posenc, the explorers and the book's math typesetting against their baselines"
@@ -45,12 +46,18 @@ check: lint
 # The full suite. The strict build (tests/test_book.py) executes chapters/, appendix/ and solutions/ with errors
 # raised; nbval executes only what the build does not: exercises/ (unanswered, they must run without error),
 # but for the one tests/test_browser_lab.py runs in JupyterLab. Every notebook is executed once.
-# Two workers (conftest.py makes the units of work): the book build and its browser tests, and everything else.
+# Three workers (conftest.py hands out the files, longest first).
 # POSENC_NO_EXTENDED=1: numpy without extended precision, as on Windows and macOS arm64 (np.longdouble is
 # float64 in every process that imports posenc, notebook kernels included): the documented bounds must hold there.
 test: export POSENC_NO_EXTENDED = 1
 test: lint
-	$(BIN)/python -m pytest tests exercises --nbval-lax -p no:randomly -n 2
+	$(BIN)/python -m pytest tests exercises --nbval-lax -p no:randomly -n 3
+
+# The browser tests of the built book (the strict build, if it is not current), taking a full-page screenshot of
+# every page in every mode (and of every explorer) into _build/screenshots/book/: to look at. make test takes none.
+screenshots: export POSENC_SCREENSHOTS = 1
+screenshots: $(STAMP)
+	$(BIN)/python -m pytest tests/test_browser_book.py -p no:randomly -q
 
 # The whole book as one PDF: the single-page build printed by Chromium (book_build/book_pdf.py). The HTML book
 # first: the PDF is offered in its pages' download menus.

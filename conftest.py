@@ -38,22 +38,22 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "book: needs the strict book build (implies slow)")
 
 
-# Under pytest-xdist (make test: -n 2) the tests of one file run on one worker, in order: a notebook's cells share
-# a kernel, a module's fixtures start servers and browsers once. The strict build and the browser tests of the
-# built book form one unit of work, so one worker builds the book and then tests it while the other runs the rest.
-BOOK_UNIT = {"test_book.py", "test_browser_book.py"}
+# Under pytest-xdist (make test: -n 3) the tests of one file run on one worker, in order: a notebook's cells share
+# a kernel, a module's fixtures start servers and browsers once. Files are handed out longest first (LONGEST,
+# measured), the rest in collection order, so that no long file starts last. The browser tests of the built book
+# come first: the strict build they need is done once (support/book.py: a file lock), by whichever worker asks
+# first, and tests/test_book.py, which needs it too, is handed out once the build is under way. Three workers on
+# two cores: much of the suite waits (for time limits, servers, kernels, Chromium), not computes.
+LONGEST = ["test_browser_book.py", "test_grading.py", "test_grading_runner.py", "test_book.py",
+           "test_posenc_compile.py", "test_wheel.py", "test_explorers.py", "test_browser_lab.py"]
 
 
 def pytest_xdist_make_scheduler(config, log):
-    """Units of work: each file, except that the book's two test modules are one (xdist's loadscope otherwise)."""
-    from xdist.scheduler import LoadScopeScheduling
+    """Units of work: each file, handed out in the order pytest_collection_modifyitems gives them."""
+    from xdist.scheduler import LoadFileScheduling
 
-    class ByFileBookTogether(LoadScopeScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            path = nodeid.split("::", 1)[0]
-            return "the built book" if Path(path).name in BOOK_UNIT else path
-
-    return ByFileBookTogether(config, log)
+    config.option.loadscopereorder = False  # keep that order (xdist would sort by number of tests)
+    return LoadFileScheduling(config, log)
 
 
 def pytest_collection_modifyitems(config, items):
@@ -64,6 +64,8 @@ def pytest_collection_modifyitems(config, items):
         if twice:
             config.hook.pytest_deselected(items=twice)
             items[:] = [i for i in items if i.path != ROOT / LAB_NOTEBOOK]
+    rank = {name: n for n, name in enumerate(LONGEST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(LONGEST)))  # stable: in a file, the order stays
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
         if item.path.name.startswith("test_browser_") or fixtures & BROWSER_FIXTURES:

@@ -18,8 +18,9 @@ and the laptop in dark mode. Each visit checks what a reader gets:
 * every slider alive (moving it redraws its explorer's canvas), each redraw
   within one frame (<= 16 ms).
 
-A full-page screenshot of every page in every mode goes to
-``_build/screenshots/book/<mode>/``. Search works offline. The browser
+With ``POSENC_SCREENSHOTS=1`` (``make screenshots``) a full-page screenshot of every page in every
+mode, and of every explorer, goes to ``_build/screenshots/book/<mode>/``; ``make test`` takes none (they
+are for people to look at, and took a quarter of the visits' time). Search works offline. The browser
 explorers compute the same numbers as ``explorers.py``.
 
 The harness checks itself on small local fixtures first (a live and a dead
@@ -44,6 +45,7 @@ import asyncio
 import inspect
 import json
 import math
+import os
 import re
 import statistics
 import threading
@@ -84,6 +86,7 @@ EXPLORER_PAGES = ["chapters/02_sinusoidal_formula", "chapters/03_frequency_analy
                   "exercises/02_sinusoidal_formula"]
 EXPLORER_SHOTS = SCREENSHOTS / "explorers"  # every explorer of the book, per mode: book-<mode>/<page>-<n>.png
 SHOT_DIR = SCREENSHOTS / "book"
+TAKE_SHOTS = os.environ.get("POSENC_SCREENSHOTS") == "1"  # make screenshots
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -748,7 +751,8 @@ class Site:
 
     def __call__(self, page: str, mode: str = "laptop") -> Visit:
         if self.visits is None:
-            self.visits = visit_all(self.base, PAGES, menu_pages=MENU_PAGES, print_pages=PRINT_PAGES)
+            self.visits = visit_all(self.base, PAGES, shot_dir=SHOT_DIR if TAKE_SHOTS else None,
+                                    menu_pages=MENU_PAGES, print_pages=PRINT_PAGES)
         return self.visits[page, mode]
 
 
@@ -958,6 +962,7 @@ def test_page_sliders_are_live(site, page):
     assert not unlabelled, f"sliders without a label: {unlabelled}"
 
 
+@pytest.mark.skipif(not TAKE_SHOTS, reason="screenshots are taken by make screenshots (POSENC_SCREENSHOTS=1)")
 def test_every_page_has_a_screenshot_in_every_mode(site):
     shots = [site(page, mode).screenshot for page in PAGES for mode in MODES]
     assert all(shot is not None and shot.stat().st_size > 0 for shot in shots), shots
@@ -1185,7 +1190,7 @@ def report(site) -> str:
     reported = [s.last_ms for s in steps if s.last_ms is not None]
     latency = [s.latency_ms for s in steps if s.latency_ms is not None]
     lines = [f"browser book check: {len(visits)} pages x {len(MODES)} modes ({', '.join(MODES)}), "
-             f"screenshots in {SHOT_DIR}/<mode>/"]
+             + (f"screenshots in {SHOT_DIR}/<mode>/" if TAKE_SHOTS else "no screenshots (make screenshots takes them)")]
     for v in visits:
         live = sum(s.live for s in v.sliders)
         bad = sum(len(x) for x in v.problems.values())
