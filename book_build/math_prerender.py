@@ -40,7 +40,8 @@ MATH_CLASS = 'class="math notranslate nohighlight"'
 EQNO = r'<span class="eqno">[^<]*(?:<a [^>]*>[^<]*</a>)?</span>'
 MATH = re.compile(r'<(?P<tag>span|div) class="math notranslate nohighlight"(?P<attrs>(?: id="[^"]*")?)>\s*'
                   rf'(?P<eqno>{EQNO})?\s*'
-                  r'\\(?P<open>[(\[])(?P<tex>.*?)\\(?P<close>[)\]])\s*</(?P=tag)>', re.S)
+                  r'\\(?P<open>[(\[])(?P<tex>.*?)\\(?P<close>[)\]])\s*</(?P=tag)>'
+                  r'(?P<after>[.,;:!?)\]]{1,3})?', re.S)
 UNREAD = re.compile(re.escape(MATH_CLASS) + rf"[^>]*>(?!(?:{EQNO})?<mjx-container)(.{{0,80}})", re.S)
 FONT_FACE = re.compile(r'@font-face[^{]*\{[^}]*?font-family:\s*(MJX[\w-]+);[^}]*?url\("FONTS/([^"]+)"\)', re.S)
 FONT_CLASS = re.compile(r"\bTEX-(\w+)\b")
@@ -94,11 +95,20 @@ def head_for(result: Typeset, fonts_url: str) -> str:
 
 
 def prerender(page: str, result: Typeset, fonts_url: str) -> str:
-    """``page`` with every formula replaced by its rendering and the math style sheet in its head."""
+    """``page`` with every formula replaced by its rendering and the math style sheet in its head.
+
+    Punctuation right after an inline formula ("$x$.") moves inside its span: the span is an inline flex
+    box (the theme's), after which a line may break, so the period could start the next line; inside it
+    cannot, and it still sits on the baseline (book.css aligns the span's items on it).
+    """
     renderings = iter(result.html)
-    body = MATH.sub(lambda m: f'<{m["tag"]} {MATH_CLASS}{m["attrs"]}>{m["eqno"] or ""}{next(renderings)}</{m["tag"]}>',
-                    page)
-    return body.replace("</head>", head_for(result, fonts_url) + "</head>", 1)
+
+    def rendered(m):
+        after = m["after"] or ""
+        inside, outside = (after, "") if m["tag"] == "span" else ("", after)
+        return f'<{m["tag"]} {MATH_CLASS}{m["attrs"]}>{m["eqno"] or ""}{next(renderings)}{inside}</{m["tag"]}>{outside}'
+
+    return MATH.sub(rendered, page).replace("</head>", head_for(result, fonts_url) + "</head>", 1)
 
 
 def prerender_book(outdir: Path | str) -> dict:

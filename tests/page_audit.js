@@ -16,6 +16,7 @@
 //   panels     the background behind every result table and figure (dark mode: no light panel)
 //   quizzes    how many quizzes the page has, and how many show their written-out answers
 //   searchBoxes how many search controls are visible
+//   punctuationAlone  punctuation after an inline formula that starts a line of its own (below the formula)
 //
 // "Content" is measured from the descendants' boxes, not from scrollWidth alone: glyphs
 // that are positioned absolutely (MathJax 2) do not count in scrollWidth but are cut all
@@ -132,6 +133,25 @@
     }
   }
 
+  // Punctuation right after an inline formula ("$x$."), inside its span (math_prerender.py) or just after it,
+  // must stay on the formula's line: a line that starts with the period reads as a typo.
+  const punctuationAlone = [];
+  for (const span of article.querySelectorAll('span.math')) {
+    const math = span.querySelector('mjx-container');
+    if (!math || !span.checkVisibility()) continue;
+    const inside = span.lastChild, next = span.nextSibling;
+    const text = [inside, next].find(t => t && t.nodeType === Node.TEXT_NODE && /^[.,;:!?)\]]/.test(t.data));
+    if (!text) continue;
+    const range = document.createRange();
+    range.setStart(text, 0);
+    range.setEnd(text, 1);
+    const mark = range.getBoundingClientRect(), rects = math.getClientRects();
+    const end = rects[rects.length - 1];
+    if (end && mark.height > 0 && mark.top >= end.bottom - SLACK) {
+      punctuationAlone.push(`"${text.data[0]}" after ${describe(span)} starts a line ${Math.round(mark.top - end.top)} px below`);
+    }
+  }
+
   // Sideways pan: the document is wider than the window. Report the outermost elements that stick out.
   const root = document.scrollingElement;
   let pan = null;
@@ -211,6 +231,6 @@
   const quizzes = {count: article.querySelectorAll('.pe-quiz').length,
                    answers: [...article.querySelectorAll('.pe-quiz-fallback')].filter(a => a.checkVisibility()).length};
   return {vw, pan, clipped, scrolled, uncued, glyphsCut, spuriousStops, rawTex, mathErrors, figures, panels, page, quizzes,
-          searchBoxes,
+          searchBoxes, punctuationAlone,
           text: article.innerText, title: document.title, heading: heading ? heading.textContent.replace('#', '').trim() : null};
 }

@@ -613,6 +613,10 @@ MENU = """
 INLINE_MATH = """<p>Words and <span class="math" style="display: inline-flex; align-items: %s">
 <span style="font-size: 60px">&nbsp;</span><mjx-container style="display: inline-block">x</mjx-container></span>
 words.</p>"""
+# a formula filling its line, then a period: after the span (the third %s) the period may start the next
+# line; inside an inline flex span (the first %s: its style, the second: the period) it cannot
+PERIOD_AFTER_MATH = """<div style="width: 60px">words <span class="math" %s><mjx-container
+style="display: inline-block; width: 58px">x</mjx-container>%s</span>%s</div>"""
 OPENS = ''' onclick="document.getElementById('menu').hidden = false"'''
 WIDE_LINE = "a wide line that scrolls " * 8
 
@@ -624,6 +628,7 @@ GOOD_PAGE = f"""<!doctype html><html lang="en"><head><meta charset="utf-8"><titl
      data-more="right" tabindex="0">{WIDE_LINE}</pre>
 {MENU % OPENS}
 {INLINE_MATH % "baseline"}
+{PERIOD_AFTER_MATH % ('style="display: inline-flex"', ".", "")}
 <div class="highlight"><pre>{'<span class="n">x</span> + ' * 4}<span class="n">y</span></pre></div>
 {fake_explorer("fast")}
 {fake_explorer("at-max", value=100)}
@@ -643,6 +648,7 @@ BAD_PAGE = f"""<!doctype html><html><head><meta charset="utf-8"><title>bad</titl
 <div style="width: 2000px">pans</div>
 {MENU % ""}
 {INLINE_MATH % "center"}
+{PERIOD_AFTER_MATH % ("", "", ".")}
 <div data-scroll-stop tabindex="0" style="overflow-x: auto; width: 200px">short</div>
 <div class="math"><mjx-container display="true" style="display: block; overflow-x: auto; height: 20px">
 <mjx-c style="display: inline-block; width: 10px; height: 24px; margin-top: -3px"></mjx-c></mjx-container></div>
@@ -699,6 +705,7 @@ def test_harness_passes_a_healthy_page(fixture_visits):
     # the five spans of one token kind: four unwrapped, one left for axe's colour contrast
     assert fixture_visits["good", AXE_MODE].axe_code_spans == [4, 1]
     assert len(v.baselines) == 1 and not baseline_failures(v), v.baselines
+    assert not v.audit["punctuationAlone"] and not phone.audit["punctuationAlone"], v.audit["punctuationAlone"]
 
 
 def test_harness_catches_every_fault(fixture_visits):
@@ -723,6 +730,7 @@ def test_harness_catches_every_fault(fixture_visits):
     assert baseline_failures(v) and max(map(abs, v.baselines)) > 5, v.baselines  # centred, not on the baseline
     assert v.audit["glyphsCut"] and "in a 20 px box" in v.audit["glyphsCut"][0], v.audit["glyphsCut"]
     assert any("scrolls, no cue" in u for u in v.audit["uncued"]), v.audit["uncued"]
+    assert any(p.startswith('"." after') for p in v.audit["punctuationAlone"]), v.audit["punctuationAlone"]
     figures = figure_failures(v)
     assert any("150 px wide in a 100 px column" in f for f in figures), figures
     assert any("soft on a 2x screen" in f for f in figures), figures
@@ -822,6 +830,13 @@ def test_boxes_that_scroll_sideways_show_that_they_do(site, page, mode):
     """Every box whose content reaches beyond its edge fades out at that edge (book.js, book.css)."""
     v = site(page, mode)
     assert not v.audit["uncued"], "scrolls with no cue:\n" + "\n".join(v.audit["uncued"])
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("page", PAGES)
+def test_no_line_starts_with_the_punctuation_after_a_formula(site, page, mode):
+    v = site(page, mode)
+    assert not v.audit["punctuationAlone"], "\n".join(v.audit["punctuationAlone"])
 
 
 def figure_failures(v: Visit) -> list[str]:

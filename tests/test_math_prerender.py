@@ -34,11 +34,21 @@ def test_every_formula_is_typeset_in_its_own_element(book):
     out, counts = book
     html = (out / "chapters" / "page.html").read_text()
     assert counts["pages"] == 1 and counts["formulas"] == 3
-    spans = re.findall(r'<span class="math notranslate nohighlight">(<mjx-container.*?</mjx-container>)</span>', html)
+    spans = re.findall(r'<span class="math notranslate nohighlight">(<mjx-container.*?</mjx-container>)\.?</span>',
+                       html)
     assert len(spans) == 2 and all('jax="CHTML"' in s for s in spans)
     assert re.search(r'<div class="math notranslate nohighlight"><mjx-container[^>]*display="true"', html)
     assert "\\(" not in html.split("<pre>")[0] and "\\omega" not in html  # no TeX left in the prose...
     assert "<pre>\\(not math: a code block\\)</pre>" in html              # ...and code untouched
+
+
+def test_punctuation_after_inline_math_moves_inside_its_span(book):
+    """So that no line starts with the period after a formula (the span is an inline flex box)."""
+    out, _ = book
+    html = (out / "chapters" / "page.html").read_text()
+    assert re.search(r"</mjx-container>\.</span></p>", html)     # "... and $a < b$." ends inside the span
+    assert "</mjx-container></span> and" in html                  # no punctuation: nothing moves
+    assert re.search(r"</mjx-container></div>\s*<pre>", html)     # display math keeps its own box
 
 
 def test_screen_readers_get_mathml_with_the_right_symbols(book):
