@@ -145,6 +145,7 @@ def test_the_colab_install_cell_is_not_shown(build, page):
 @pytest.fixture(scope="module")
 def whole_book(build, tmp_path_factory):
     """The single-page build (after the strict HTML build: its execution cache is warm), printed to a PDF."""
+    import concurrent.futures
     import subprocess
     import sys
 
@@ -155,7 +156,10 @@ def whole_book(build, tmp_path_factory):
                              "--builder", "singlehtml"], capture_output=True, text=True, timeout=1800)
     assert single.returncode == 0, single.stdout[-3000:] + single.stderr[-3000:]
     target = tmp_path_factory.mktemp("pdf") / book_pdf.PDF_NAME
-    result = book_pdf.print_book(target=target)
+    # in a thread of its own: where the browser tests ran first in this process, their session's Chromium
+    # (Playwright's sync API) holds an event loop in this thread, and a second sync Playwright refuses to start
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        result = pool.submit(book_pdf.print_book, target=target).result()
     return {**result, "path": target}
 
 

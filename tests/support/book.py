@@ -117,12 +117,17 @@ def strict_build() -> dict:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file is closed
         wait_for_running_builds()
         reuse = os.environ.get("POSENC_REUSE_BUILD") == "1" and (HTML / "index.html").exists()
-        if OUTCOME.exists() and (reuse or not stale_pages()):
+        stale = [] if reuse else stale_pages()
+        if OUTCOME.exists() and not stale:
             return {**json.loads(OUTCOME.read_text()), "built_now": False}
         jb = Path(sys.executable).parent / "jupyter-book"
+        # every page stale (the configuration, the build code or the learner-facing code changed): every page
+        # is written again (--all), as Sphinx would otherwise skip the pages whose own source did not change
+        # (notebooks still come from the execution cache unless the learner-facing code changed)
+        everything = ["--all"] if set(stale) >= set(toc_pages()) else []
         start = time.monotonic()
-        result = subprocess.run([str(jb), "build", str(ROOT), "--builder", "html", "-W", "-n", "--keep-going"],
-                                capture_output=True, text=True, cwd=ROOT)
+        result = subprocess.run([str(jb), "build", str(ROOT), "--builder", "html", "-W", "-n", "--keep-going",
+                                 *everything], capture_output=True, text=True, cwd=ROOT)
         outcome = {"returncode": result.returncode, "stdout": result.stdout, "stderr": result.stderr,
                    "seconds": round(time.monotonic() - start, 1)}
         OUTCOME.write_text(json.dumps(outcome))
