@@ -42,8 +42,8 @@ def pytest_configure(config):
 # a kernel, a module's fixtures start servers and browsers once. Files are handed out longest first (LONGEST,
 # measured), the rest in collection order, so that no long file starts last. The browser tests of the built book
 # come first: the strict build they need is done once (support/book.py: a file lock), by whichever worker asks
-# first, and tests/test_book.py, which needs it too, is handed out once the build is done. Two workers: the suite
-# keeps both cores busy (a third worker made it slower: 797 s against 765 s).
+# first, and tests/test_book.py, which needs it too, is handed out later (it waits for a build under way). Two
+# workers: the suite keeps both cores busy (a third worker made it slower: 797 s against 765 s).
 LONGEST = ["test_browser_book.py", "test_grading.py", "test_grading_runner.py", "test_book.py",
            "test_posenc_compile.py", "test_wheel.py", "test_explorers.py", "test_browser_lab.py"]
 
