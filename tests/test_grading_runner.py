@@ -30,6 +30,12 @@ from support.grading_session import fresh_progress  # noqa: F401  (an autouse fi
 IDLE_SECONDS, IDLE_CPU = 3.0, 0.2
 
 
+# A check that runs out of time returns within its limit plus this many seconds. What is tested is that it stops
+# (an endless loop it failed to stop would never return), not how fast a machine under load is: tighter bounds
+# (1-3 s) failed while the book built on the other core.
+PROMPTLY = 15.0
+
+
 def timed_check(capsys, qid, answer):
     """(verdict, printed text, seconds) of one check."""
     start = time.monotonic()
@@ -194,7 +200,7 @@ def test_a_first_call_holding_the_gil_is_too_slow_within_the_limit(method, capsy
     monkeypatch.setattr(grading.kinds, "TIME_LIMIT", 1.0)
     verdict, out, seconds = timed_check(capsys, "02.5", gil_first_call)
     assert not verdict and "too slow: 0 of 24 test inputs finished within 1 s" in out, out
-    assert seconds < 1.0 + 2
+    assert seconds < 1.0 + PROMPTLY
 
 
 @pytest.mark.slow  # waits for a time limit or an idle machine: seconds
@@ -202,7 +208,7 @@ def test_fewer_finished_inputs_than_cases_is_never_correct(method, capsys, monke
     monkeypatch.setattr(grading.kinds, "TIME_LIMIT", 1.0)
     verdict, out, seconds = timed_check(capsys, "02.5", slow_each)
     assert not verdict and "too slow: 2 of 24 test inputs finished within 1 s" in out, out
-    assert seconds < 1.0 + 2
+    assert seconds < 1.0 + PROMPTLY
 
 
 # --------------------------------------------------------------------------
@@ -215,7 +221,7 @@ def test_after_a_timed_out_check_nothing_keeps_running(method, answer, capsys, m
     monkeypatch.setattr(grading.kinds, "TIME_LIMIT", 1.0)
     verdict, out, seconds = timed_check(capsys, "02.5", answer)
     assert not verdict and "too slow" in out and "0 of 24" in out, out
-    assert seconds < 1.0 + 2
+    assert seconds < 1.0 + PROMPTLY
     assert_nothing_left_running()
 
 
@@ -272,7 +278,7 @@ def test_interrupt_stops_the_learner_code_and_records_interrupted(method, capsys
         pytest.fail("the interrupt escaped check")
     finally:
         timer.cancel()
-    assert not verdict and seconds < 0.5 + 1
+    assert not verdict and seconds < 0.5 + PROMPTLY
     assert out.strip().splitlines()[-1] == \
         "02.5 · interrupted: stopped before every test input ran; run the cell again to check it."
     assert "Traceback" not in out and "KeyboardInterrupt" not in out
@@ -296,7 +302,7 @@ def test_a_check_inside_the_function_is_refused_with_one_line(method, capsys):
                         "after the function is defined."), out
     assert lines[1:] == ["02.5 ✓ correct on all 24 random test inputs."], out  # the function itself is right
     assert "_TimeUp" not in out and "Error" not in out
-    assert seconds < 2 and threading.active_count() == threads
+    assert threading.active_count() == threads
     assert new_children() == []
     assert check("02.5", own_frequencies)  # the next check at top level runs normally
 
@@ -543,7 +549,7 @@ def test_no_process_is_alive_after_a_timed_out_check(method, capsys, monkeypatch
             pass
 
     verdict, out, seconds = timed_check(capsys, "02.5", tree_then_endless)
-    assert not verdict and "too slow: 0 of 24" in out and seconds < 1.0 + 3, out
+    assert not verdict and "too slow: 0 of 24" in out and seconds < 1.0 + PROMPTLY, out
     assert still_running(pids) == []
     assert_nothing_left_running()
 
