@@ -54,6 +54,7 @@ from fnmatch import fnmatch
 from pathlib import Path
 
 import book_figures
+import icon_fonts
 from docutils import nodes
 from sphinx.util import logging as sphinx_logging
 
@@ -334,6 +335,7 @@ def setup(app):
     app.connect("doctree-resolved", hide_solution_markers)
     app.connect("doctree-read", show_unexecuted_explorers)
     app.connect("build-finished", drop_fontawesome_script)
+    app.connect("build-finished", icon_fonts.subset_icon_fonts)
     app.connect("build-finished", typeset_math)
     app.connect("build-finished", refresh_own_static_files)
     app.connect("build-finished", book_figures.dark_twins)

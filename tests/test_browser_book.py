@@ -57,6 +57,7 @@ import numpy as np
 import pytest
 
 import book_timing
+import icon_fonts
 from support.browser import (
     CHROMIUM_ARGS, SCREENSHOTS, Guard, chromium_executable, compare_numbers, explorer_layout_failures,
     new_context, percentile, serve, toc_pages,
@@ -107,8 +108,44 @@ MATH_READY = book_timing.MATH_READY % json.dumps("build time")
 # do; book_server.py) and as decoded.
 PAGE_BYTES = """() => {
   const all = performance.getEntriesByType('navigation').concat(performance.getEntriesByType('resource'));
+  const icons = all.filter(e => /fontawesome\\/webfonts\\//.test(e.name));
                       return {sent: all.reduce((s, e) => s + (e.encodedBodySize || 0), 0),
-                              decoded: all.reduce((s, e) => s + (e.decodedBodySize || 0), 0)}; }"""
+                              decoded: all.reduce((s, e) => s + (e.decodedBodySize || 0), 0),
+                              iconFonts: icons.reduce((s, e) => s + (e.encodedBodySize || 0), 0)}; }"""
+
+# Each icon on screen drawn from an icon font (a ::before or ::after whose font is Font Awesome): is its glyph
+# in the font? The glyph is drawn on a canvas in the icon's font and in monospace alone; a font without it falls
+# back to the same font as monospace does, and the two drawings are the same (book_build/icon_fonts.py cuts the
+# fonts down to the icons the book uses). One entry per font, weight and glyph.
+ICONS_DRAWN = """async () => {
+  const canvas = document.createElement('canvas');
+  canvas.width = canvas.height = 48;
+  const ctx = canvas.getContext('2d', {willReadFrequently: true});
+  const draw = (font, ch) => {
+    ctx.clearRect(0, 0, 48, 48); ctx.font = font; ctx.textBaseline = 'top'; ctx.fillText(ch, 4, 4);
+    return ctx.getImageData(0, 0, 48, 48).data;
+  };
+  const seen = new Map();
+  for (const el of document.querySelectorAll('body *:not(mjx-container *)')) {
+    for (const pseudo of ['::before', '::after']) {
+      const style = getComputedStyle(el, pseudo);
+      if (!/Awesome/.test(style.fontFamily) || !el.checkVisibility()) continue;
+      const ch = style.content.replace(/^"(.*)"$/u, '$1');
+      if ([...ch].length !== 1) continue;
+      const key = [style.fontFamily, style.fontWeight, ch].join('|');
+      if (seen.has(key)) continue;
+      const font = `${style.fontWeight} 32px ${style.fontFamily}`;
+      await document.fonts.load(font, ch);
+      const own = draw(font, ch), fallback = draw(`${style.fontWeight} 32px monospace`, ch);
+      let differs = false, ink = 0;
+      for (let n = 3; n < own.length; n += 4) { differs ||= own[n] !== fallback[n]; ink += own[n] > 0; }
+      seen.set(key, {icon: ch.codePointAt(0).toString(16), font: style.fontFamily, weight: style.fontWeight,
+                     where: `${el.tagName.toLowerCase()}.${String(el.className).trim().split(/\\s+/).join('.')}`,
+                     drawn: differs && ink > 0});
+    }
+  }
+  return [...seen.values()];
+}"""
 
 # How far inline math sits from the baseline of the words around it, in px (one value per inline formula).
 # A zero-size inline-block sits on the baseline of its line: one before span.math marks the words' baseline,
@@ -236,6 +273,7 @@ class Visit:
     drawn: list = field(default_factory=list)    # each explorer: its boxes, a canvas pixel, its and the page's
     #                                              background
     axe_code_spans: list | None = None           # [code spans unwrapped before axe, token kinds kept]
+    icons: list = field(default_factory=list)    # ICONS_DRAWN: each icon glyph on screen, drawn or not
 
 
 async def _menu_opens(tab, toggle: str, target: str, reload_after: bool = True) -> dict:
@@ -342,6 +380,7 @@ async def _open(browser, base_url: str, page: str, shot_dir: Path | None, mode: 
     await tab.evaluate("() => document.fonts.ready")
     audit = await tab.evaluate(AUDIT)
     baselines = await tab.evaluate(INLINE_BASELINES)
+    icons = await tab.evaluate(ICONS_DRAWN)
     weight = await tab.evaluate(PAGE_BYTES)
     seconds["read"], t0 = time.perf_counter() - t0, time.perf_counter()
     screenshot = None
@@ -380,7 +419,8 @@ async def _open(browser, base_url: str, page: str, shot_dir: Path | None, mode: 
         seconds["axe"] = time.perf_counter() - t0
     v = Visit(page, url, {}, math_info, images, screenshot, len(kinds), [], seconds, kinds,
               mode=mode, audit=audit, baselines=baselines, menus=menus, axe=violations, bytes=weight,
-              typeset_ms=typeset_ms, drawn=drawn, axe_code_spans=sampled)
+              typeset_ms=typeset_ms, drawn=drawn, axe_code_spans=sampled,
+              icons=icons)
     return v, context, tab, guard, ranges
 
 
@@ -620,6 +660,14 @@ style="display: inline-block; width: 58px">x</mjx-container>%s</span>%s</div>"""
 OPENS = ''' onclick="document.getElementById('menu').hidden = false"'''
 WIDE_LINE = "a wide line that scrolls " * 8
 
+# An icon font holding one glyph (the menu's bars, U+F0C9; cut from the theme's font by icon_fonts.subset, where
+# the theme keeps it) and an icon drawn from it: the bars on the good page, the magnifier (U+F002) on the bad one.
+ICON = """<style>@font-face {font-family: "Font Awesome 6 Free"; font-weight: 900;
+                          src: url(vendor/fontawesome/webfonts/fa-solid-900.woff2)}
+.icon::before {font-family: "Font Awesome 6 Free"; font-weight: 900; content: "\\%x"}</style>
+<p><i class="icon"></i> an icon</p>"""
+ICON_KEPT, ICON_LEFT_OUT = 0xF0C9, 0xF002
+
 GOOD_PAGE = f"""<!doctype html><html lang="en"><head><meta charset="utf-8"><title>good</title></head><body>
 <main id="main-content"><article>
 <h1>Good</h1>
@@ -629,6 +677,7 @@ GOOD_PAGE = f"""<!doctype html><html lang="en"><head><meta charset="utf-8"><titl
 {MENU % OPENS}
 {INLINE_MATH % "baseline"}
 {PERIOD_AFTER_MATH % ('style="display: inline-flex"', ".", "")}
+{ICON % ICON_KEPT}
 <div class="highlight"><pre>{'<span class="n">x</span> + ' * 4}<span class="n">y</span></pre></div>
 {fake_explorer("fast")}
 {fake_explorer("at-max", value=100)}
@@ -649,6 +698,7 @@ BAD_PAGE = f"""<!doctype html><html><head><meta charset="utf-8"><title>bad</titl
 {MENU % ""}
 {INLINE_MATH % "center"}
 {PERIOD_AFTER_MATH % ("", "", ".")}
+{ICON % ICON_LEFT_OUT}
 <div data-scroll-stop tabindex="0" style="overflow-x: auto; width: 200px">short</div>
 <div class="math"><mjx-container display="true" style="display: block; overflow-x: auto; height: 20px">
 <mjx-c style="display: inline-block; width: 10px; height: 24px; margin-top: -3px"></mjx-c></mjx-container></div>
@@ -678,6 +728,9 @@ def fixture_visits(tmp_path_factory):
     (root / "good.html").write_text(GOOD_PAGE)
     (root / "bad.html").write_text(BAD_PAGE)
     (root / "dot.png").write_bytes(RED_DOT_PNG)
+    solid = (icon_fonts.theme_webfonts() / "fa-solid-900.woff2").read_bytes()
+    (root / icon_fonts.WEBFONTS).mkdir(parents=True)
+    (root / icon_fonts.WEBFONTS / "fa-solid-900.woff2").write_bytes(icon_fonts.subset(solid, {ICON_KEPT}, "woff2"))
     (root / "_images").mkdir()
     (root / "_images" / "dot.png").write_bytes(RED_DOT_PNG)
     with serve(root) as base:
@@ -706,6 +759,8 @@ def test_harness_passes_a_healthy_page(fixture_visits):
     assert fixture_visits["good", AXE_MODE].axe_code_spans == [4, 1]
     assert len(v.baselines) == 1 and not baseline_failures(v), v.baselines
     assert not v.audit["punctuationAlone"] and not phone.audit["punctuationAlone"], v.audit["punctuationAlone"]
+    assert [(i["icon"], i["drawn"]) for i in v.icons] == [(f"{ICON_KEPT:x}", True)], v.icons
+    assert 0 < v.bytes["iconFonts"] < 2000  # the fixture's one-glyph font is all that loaded of icon fonts
 
 
 def test_harness_catches_every_fault(fixture_visits):
@@ -731,6 +786,7 @@ def test_harness_catches_every_fault(fixture_visits):
     assert v.audit["glyphsCut"] and "in a 20 px box" in v.audit["glyphsCut"][0], v.audit["glyphsCut"]
     assert any("scrolls, no cue" in u for u in v.audit["uncued"]), v.audit["uncued"]
     assert any(p.startswith('"." after') for p in v.audit["punctuationAlone"]), v.audit["punctuationAlone"]
+    assert [(i["icon"], i["drawn"]) for i in v.icons] == [(f"{ICON_LEFT_OUT:x}", False)], v.icons
     figures = figure_failures(v)
     assert any("150 px wide in a 100 px column" in f for f in figures), figures
     assert any("soft on a 2x screen" in f for f in figures), figures
@@ -951,6 +1007,21 @@ def test_chapter_page_weight(site, page):
     assert v.bytes["sent"] <= PAGE_BUDGET, \
         f"{page} loads {v.bytes['sent'] / 1e6:.2f} MB ({v.bytes['decoded'] / 1e6:.2f} MB decoded), " \
         f"budget {PAGE_BUDGET / 1e6:.1f} MB"
+
+
+ICON_FONT_BUDGET = 10_000  # bytes of icon fonts a page may load (the theme's solid font alone was 156 KB)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_every_icon_is_drawn_and_its_font_is_small(site, mode):
+    """Every icon glyph on screen is in its font (icon_fonts.py keeps only those), and the fonts are small."""
+    visits = [site(page, mode) for page in PAGES]
+    assert sum(len(v.icons) for v in visits) >= len(PAGES), "no icons found: is ICONS_DRAWN still finding them?"
+    blank = [f"{v.page}: U+{i['icon'].upper()} ({i['font']} {i['weight']}) in {i['where']}"
+             for v in visits for i in v.icons if not i["drawn"]]
+    assert not blank, "icons not in their font:\n" + "\n".join(blank)
+    heavy = [f"{v.page}: {v.bytes['iconFonts']} B" for v in visits if v.bytes["iconFonts"] > ICON_FONT_BUDGET]
+    assert not heavy, f"icon fonts over {ICON_FONT_BUDGET} B: {heavy}"
 
 
 @pytest.mark.parametrize("page", PAGES)
