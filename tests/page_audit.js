@@ -17,6 +17,7 @@
 //   quizzes    how many quizzes the page has, and how many show their written-out answers
 //   searchBoxes how many search controls are visible
 //   punctuationAlone  punctuation after an inline formula that starts a line of its own (below the formula)
+//   squeezed   inline formulas holding a fraction or a matrix (MathJax sets their parts at script size in text)
 //
 // "Content" is measured from the descendants' boxes, not from scrollWidth alone: glyphs
 // that are positioned absolutely (MathJax 2) do not count in scrollWidth but are cut all
@@ -152,6 +153,12 @@
     }
   }
 
+  // A fraction or a matrix in running text is typeset in text style: numerator, denominator and entries at
+  // script size (70 %), with their own sub- and superscripts smaller still. They belong in display math.
+  const squeezed = [...article.querySelectorAll('span.math')]
+    .filter(span => span.checkVisibility() && span.querySelector('mjx-container:not([display="true"]) :is(mjx-mfrac, mjx-mtable)'))
+    .map(span => describe(span));
+
   // Sideways pan: the document is wider than the window. Report the outermost elements that stick out.
   const root = document.scrollingElement;
   let pan = null;
@@ -231,6 +238,6 @@
   const quizzes = {count: article.querySelectorAll('.pe-quiz').length,
                    answers: [...article.querySelectorAll('.pe-quiz-fallback')].filter(a => a.checkVisibility()).length};
   return {vw, pan, clipped, scrolled, uncued, glyphsCut, spuriousStops, rawTex, mathErrors, figures, panels, page, quizzes,
-          searchBoxes, punctuationAlone,
+          searchBoxes, punctuationAlone, squeezed,
           text: article.innerText, title: document.title, heading: heading ? heading.textContent.replace('#', '').trim() : null};
 }

@@ -699,6 +699,8 @@ BAD_PAGE = f"""<!doctype html><html><head><meta charset="utf-8"><title>bad</titl
 {INLINE_MATH % "center"}
 {PERIOD_AFTER_MATH % ("", "", ".")}
 {ICON % ICON_LEFT_OUT}
+<p>A fraction in the text: <span class="math"><mjx-container><mjx-math><mjx-mfrac><mjx-c>1/2</mjx-c></mjx-mfrac>
+</mjx-math></mjx-container></span> is squeezed.</p>
 <div data-scroll-stop tabindex="0" style="overflow-x: auto; width: 200px">short</div>
 <div class="math"><mjx-container display="true" style="display: block; overflow-x: auto; height: 20px">
 <mjx-c style="display: inline-block; width: 10px; height: 24px; margin-top: -3px"></mjx-c></mjx-container></div>
@@ -760,6 +762,7 @@ def test_harness_passes_a_healthy_page(fixture_visits):
     assert len(v.baselines) == 1 and not baseline_failures(v), v.baselines
     assert not v.audit["punctuationAlone"] and not phone.audit["punctuationAlone"], v.audit["punctuationAlone"]
     assert [(i["icon"], i["drawn"]) for i in v.icons] == [(f"{ICON_KEPT:x}", True)], v.icons
+    assert v.audit["squeezed"] == [], v.audit["squeezed"]
     assert 0 < v.bytes["iconFonts"] < 2000  # the fixture's one-glyph font is all that loaded of icon fonts
 
 
@@ -787,6 +790,7 @@ def test_harness_catches_every_fault(fixture_visits):
     assert any("scrolls, no cue" in u for u in v.audit["uncued"]), v.audit["uncued"]
     assert any(p.startswith('"." after') for p in v.audit["punctuationAlone"]), v.audit["punctuationAlone"]
     assert [(i["icon"], i["drawn"]) for i in v.icons] == [(f"{ICON_LEFT_OUT:x}", False)], v.icons
+    assert len(v.audit["squeezed"]) == 1 and "1/2" in v.audit["squeezed"][0], v.audit["squeezed"]
     figures = figure_failures(v)
     assert any("150 px wide in a 100 px column" in f for f in figures), figures
     assert any("soft on a 2x screen" in f for f in figures), figures
@@ -893,6 +897,14 @@ def test_boxes_that_scroll_sideways_show_that_they_do(site, page, mode):
 def test_no_line_starts_with_the_punctuation_after_a_formula(site, page, mode):
     v = site(page, mode)
     assert not v.audit["punctuationAlone"], "\n".join(v.audit["punctuationAlone"])
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_no_fraction_or_matrix_is_squeezed_into_a_line_of_text(site, page):
+    """Inline math holds no fraction or matrix: in text style their parts are at script size (ch04, ch05 §5.6
+    had ~7 px ones); display math shows them at full size."""
+    v = site(page)
+    assert not v.audit["squeezed"], "fractions or matrices in running text:\n" + "\n".join(v.audit["squeezed"])
 
 
 def figure_failures(v: Visit) -> list[str]:
