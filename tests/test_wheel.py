@@ -69,8 +69,11 @@ def learner(tmp_path_factory):
 
     home = tmp / "learner"  # the learner's folder: outside the repository, where the notebooks land
     home.mkdir()
+    # A learner's shell sets none of these; PYTHONDONTWRITEBYTECODE (set on some CI machines) would
+    # make every process of the venv compile torch from source again, since pip ran with --no-compile.
     env = {k: v for k, v in os.environ.items()
-           if k not in {"PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV", "PYTHONSAFEPATH"}
+           if k not in {"PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV", "PYTHONSAFEPATH",
+                        "PYTHONDONTWRITEBYTECODE"}
            and not k.startswith(("JUPYTER", "IPYTHON", "MPL"))}
     env.update(PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}", PYTHONNOUSERSITE="1",
                JUPYTER_PATH=str(tmp / "jupyter"), JUPYTER_DATA_DIR=str(tmp / "jupyter"),
