@@ -47,12 +47,13 @@ check: lint
 # The full suite. The strict build (tests/test_book.py) executes chapters/, appendix/ and solutions/ with errors
 # raised; nbval executes only what the build does not: exercises/ (unanswered, they must run without error),
 # but for the one tests/test_browser_lab.py runs in JupyterLab. Every notebook is executed once.
-# Two workers (conftest.py hands out the files, longest first).
+# Two workers (conftest.py hands out the files, longest first; --dist loadgroup: the browser tests' dark half is a
+# unit of its own, run beside the other half).
 # POSENC_NO_EXTENDED=1: numpy without extended precision, as on Windows and macOS arm64 (np.longdouble is
 # float64 in every process that imports posenc, notebook kernels included): the documented bounds must hold there.
 test: export POSENC_NO_EXTENDED = 1
 test: lint
-	$(BIN)/python -m pytest tests exercises --nbval-lax -p no:randomly -n 2
+	$(BIN)/python -m pytest tests exercises --nbval-lax -p no:randomly -n 2 --dist loadgroup
 
 # The browser tests of the built book (the strict build, if it is not current), taking a full-page screenshot of
 # every page in every mode (and of every explorer) into _build/screenshots/book/: to look at. make test takes none.

@@ -38,22 +38,44 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "book: needs the strict book build (implies slow)")
 
 
-# Under pytest-xdist (make test: -n 2) the tests of one file run on one worker, in order: a notebook's cells share
-# a kernel, a module's fixtures start servers and browsers once. Files are handed out longest first (LONGEST,
-# measured), the rest in collection order, so that no long file starts last. The browser tests of the built book
-# come first: the strict build they need is done once (support/book.py: a file lock), by whichever worker asks
-# first, and tests/test_book.py, which needs it too, is handed out later (it waits for a build under way). Two
-# workers: the suite keeps both cores busy (a third worker made it slower: 797 s against 765 s).
-LONGEST = ["test_browser_book.py", "test_grading.py", "test_grading_runner.py", "test_book.py",
+# Under pytest-xdist (make test: -n 2 --dist loadgroup) the tests of one file run on one worker, in order: a
+# notebook's cells share a kernel, a module's fixtures start servers and browsers once. A file's tests marked
+# ``xdist_group`` are a unit of their own: the second half of the browser tests' page visits (VISIT_GROUPS in
+# tests/test_browser_book.py), which a second worker makes while the first makes the other half. Units are handed
+# out longest first (LONGEST, measured), the rest in collection order, so that no long one starts last. The browser
+# tests of the built book come first: the strict build they need is done once (support/book.py: a file lock), by
+# whichever worker asks first; the dark half and tests/test_book.py, which need it too, come after two files that
+# take about as long as the build, so that the second worker rarely waits for it. Two workers: the suite keeps both
+# cores busy (a third worker made it slower: 797 s against 765 s).
+LONGEST = ["test_browser_book.py", "test_grading.py", "test_grading_runner.py", "browser-book-dark", "test_book.py",
            "test_posenc_compile.py", "test_wheel.py", "test_explorers.py", "test_browser_lab.py"]
 
 
+def unit(item) -> str:
+    """The unit of work ``item`` belongs to: its xdist_group, else its file."""
+    group = item.get_closest_marker("xdist_group")
+    return group.args[0] if group else item.path.name
+
+
+def scope_of(nodeid: str) -> str:
+    """The unit of work of a test id as the scheduler sees it: with --dist loadgroup a grouped test's id ends in
+    "@<group>" (an "@" inside the parameters does not count); any other test goes with its file."""
+    if nodeid.rfind("@") > nodeid.rfind("]"):
+        return nodeid.rsplit("@", 1)[1]
+    return nodeid.split("::", 1)[0]
+
+
 def pytest_xdist_make_scheduler(config, log):
-    """Units of work: each file, handed out in the order pytest_collection_modifyitems gives them."""
-    from xdist.scheduler import LoadFileScheduling
+    """Units of work: each file (each xdist_group with --dist loadgroup), handed out in the order
+    pytest_collection_modifyitems gives them."""
+    from xdist.scheduler import LoadGroupScheduling
+
+    class FilesAndGroups(LoadGroupScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return scope_of(nodeid)
 
     config.option.loadscopereorder = False  # keep that order (xdist would sort by number of tests)
-    return LoadFileScheduling(config, log)
+    return FilesAndGroups(config, log)
 
 
 def pytest_collection_modifyitems(config, items):
@@ -65,7 +87,7 @@ def pytest_collection_modifyitems(config, items):
             config.hook.pytest_deselected(items=twice)
             items[:] = [i for i in items if i.path != ROOT / LAB_NOTEBOOK]
     rank = {name: n for n, name in enumerate(LONGEST)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(LONGEST)))  # stable: in a file, the order stays
+    items.sort(key=lambda item: rank.get(unit(item), len(LONGEST)))  # stable: in a file, the order stays
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
         if item.path.name.startswith("test_browser_") or fixtures & BROWSER_FIXTURES:
