@@ -18,6 +18,8 @@
 //   searchBoxes how many search controls are visible
 //   punctuationAlone  punctuation after an inline formula that starts a line of its own (below the formula)
 //   squeezed   inline formulas holding a fraction or a matrix (MathJax sets their parts at script size in text)
+//   seams      stretched braces (MathJax's mjx-stretchy-h) whose neighbouring pieces do not overlap: where the
+//              joint falls mid-pixel, a hairline of background shows through
 //
 // "Content" is measured from the descendants' boxes, not from scrollWidth alone: glyphs
 // that are positioned absolutely (MathJax 2) do not count in scrollWidth but are cut all
@@ -159,6 +161,24 @@
     .filter(span => span.checkVisibility() && span.querySelector('mjx-container:not([display="true"]) :is(mjx-mfrac, mjx-mtable)'))
     .map(span => describe(span));
 
+  // A stretched brace is drawn in pieces (end, bar, tip, bar, end); a bar is its clipped box, any other piece its
+  // glyph. Pieces that only touch leave a gap wherever the joint is not on a device pixel's edge.
+  const SEAM_OVERLAP = 0.5;  // px
+  const seams = [];
+  for (const brace of article.querySelectorAll('mjx-stretchy-h')) {
+    if (!brace.checkVisibility()) continue;
+    const ink = [...brace.children]
+      .map(piece => (piece.localName === 'mjx-ext' ? piece : piece.querySelector('mjx-c') || piece).getBoundingClientRect())
+      .filter(r => r.width > 0);
+    for (let k = 1; k < ink.length; k++) {
+      const overlap = ink[k - 1].right - ink[k].left;
+      if (overlap < SEAM_OVERLAP) {
+        seams.push(`${describe(brace)}: pieces ${k} and ${k + 1} overlap by ${overlap.toFixed(2)} px`);
+        break;
+      }
+    }
+  }
+
   // Sideways pan: the document is wider than the window. Report the outermost elements that stick out.
   const root = document.scrollingElement;
   let pan = null;
@@ -238,6 +258,6 @@
   const quizzes = {count: article.querySelectorAll('.pe-quiz').length,
                    answers: [...article.querySelectorAll('.pe-quiz-fallback')].filter(a => a.checkVisibility()).length};
   return {vw, pan, clipped, scrolled, uncued, glyphsCut, spuriousStops, rawTex, mathErrors, figures, panels, page, quizzes,
-          searchBoxes, punctuationAlone, squeezed,
+          searchBoxes, punctuationAlone, squeezed, seams,
           text: article.innerText, title: document.title, heading: heading ? heading.textContent.replace('#', '').trim() : null};
 }
