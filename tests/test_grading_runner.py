@@ -53,7 +53,9 @@ def processes_started_elsewhere():
     yield
 
 
-@pytest.fixture(params=runner.METHODS)
+# spawn (macOS's and Windows' default) starts a fresh interpreter that imports torch, ~3 s per test: those runs are
+# left to make test (42 of this file's 64 s in make check); fork stays in the fast tier.
+@pytest.fixture(params=[pytest.param(m, marks=pytest.mark.slow) if m == "spawn" else m for m in runner.METHODS])
 def method(request, monkeypatch):
     """Each worker start method in turn. With spawn, this module's functions travel by value, as a notebook's
     (``__main__``) do: the worker gets them with the globals they use."""
