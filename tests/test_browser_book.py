@@ -79,7 +79,8 @@ PRINT_MODE = {"print": (794, 1123, "light")}
 PRINT_PAGES = [p for p in PAGES if p.startswith(("chapters/", "appendix/", "solutions/"))]
 # The visits come in two groups, each made by the first test that asks for one of its modes. Under pytest-xdist
 # (make test) the tests of the second group are a unit of work of their own (the xdist_group mark; conftest.py), so
-# that the two workers share the visits: each half took about 4 minutes, the book's longest file by far.
+# that the two workers share the visits (one run: 206 s for the light half, 148 s for the dark; in one unit they
+# were the suite's longest, 825 s with the build).
 VISIT_GROUPS = {"light": ("laptop", "phone"), "dark": ("dark", "print")}
 DARK_GROUP = pytest.mark.xdist_group("browser-book-dark")
 
