@@ -1052,6 +1052,12 @@ def yarn_ramp(head_dim, base, original_max_position_embeddings, *, beta_fast=32.
                          f"end of the ramp turns more), got beta_fast={beta_fast:g}, beta_slow={beta_slow:g}")
     if not isinstance(truncate, (bool, np.bool_)):
         raise ValueError(f"truncate must be True or False, got {truncate!r}")
+    low, high = _yarn_ramp_ends(dim, base, length, beta_fast, beta_slow, truncate)
+    return np.clip((np.arange(dim // 2, dtype=np.float64) - low) / (high - low), 0.0, 1.0)
+
+
+def _yarn_ramp_ends(dim: int, base: float, length: int, beta_fast: float, beta_slow: float, truncate: bool):
+    """The (fractional) pairs where ``yarn_ramp`` leaves 0 and reaches 1, for checked arguments."""
 
     def pair_at(turns):
         return dim * math.log(length / (turns * 2 * math.pi)) / (2 * math.log(base))
@@ -1062,7 +1068,7 @@ def yarn_ramp(head_dim, base, original_max_position_embeddings, *, beta_fast=32.
     low, high = max(low, 0), min(high, dim - 1)
     if low == high:
         high += 0.001  # a step, not a division by zero (the library's choice)
-    return np.clip((np.arange(dim // 2, dtype=np.float64) - low) / (high - low), 0.0, 1.0)
+    return low, high
 
 
 def _yarn_mscale(factor, m=1.0):

@@ -239,12 +239,8 @@ def yarn_float32_tolerance(head_dim, base, original, factor, prf, beta_fast, bet
     betas are close and the ends are not truncated) magnifies; an error ``d`` in the ramp moves a frequency
     ``w * (1 - ramp * (1 - 1/s))`` by at most ``d * (s - 1)`` relative to it. Twice that, on top of RTOL_FLOAT32."""
     dim = posenc.rotary_dim(head_dim, prf)
-    low, high = (dim * math.log(original / (2 * math.pi * beta)) / (2 * math.log(base)) for beta in (beta_fast,
-                                                                                                   beta_slow))
-    if truncate:
-        low, high = math.floor(low), math.ceil(high)
-    low, high = max(low, 0), min(high, dim - 1)
-    width = abs(high - low) or 0.001  # clipping can put high below low
+    low, high = posenc._yarn_ramp_ends(dim, base, original, beta_fast, beta_slow, truncate)
+    width = abs(high - low)  # clipping can put high below low
     ramp_error = 2.0 ** -24 * (abs(low) + dim / 2) / width
     return RTOL_FLOAT32 + 2 * ramp_error * max(factor - 1, 0)
 
