@@ -78,8 +78,27 @@ def pytest_xdist_make_scheduler(config, log):
     return FilesAndGroups(config, log)
 
 
+def _name_groups(config, items) -> None:
+    """In an xdist worker under --dist loadgroup: a grouped test's id ends in "@<group>", as the scheduler expects.
+
+    pytest-xdist 3.8 appends it by assigning ``item._nodeid``, which pytest 9.2 no longer reads (its node ids are
+    structured: ``item._id``), so every group was silently scattered over the workers (pytest-xdist issue 1386;
+    both halves of the browser visits ran on one worker). The structured id is set here, once.
+    """
+    if not getattr(config.option, "loadgroup", False):
+        return
+    from _pytest.nodeid import NodeId
+
+    for item in items:
+        group = item.get_closest_marker("xdist_group")
+        if group is None or scope_of(item.nodeid) == group.args[0]:
+            continue  # not grouped, or xdist named it already
+        item._id = NodeId.parse(f"{item.nodeid}@{group.args[0]}")
+
+
 def pytest_collection_modifyitems(config, items):
-    """Markers by what a test needs; every notebook executed once (see LAB_NOTEBOOK)."""
+    """Markers by what a test needs; every notebook executed once (see LAB_NOTEBOOK); groups in node ids."""
+    _name_groups(config, items)
     lab_runs_it = shutil.which("chromium") is not None and any(i.path.name == "test_browser_lab.py" for i in items)
     if lab_runs_it:
         twice = [i for i in items if i.path == ROOT / LAB_NOTEBOOK]

@@ -58,3 +58,47 @@ def test_the_dark_unit_is_handed_out_early_but_after_the_light_one(browser_items
     assert order == ["test_browser_book.py", "browser-book-dark"], order
     assert conftest.LONGEST.index("test_browser_book.py") == 0
     assert 0 < conftest.LONGEST.index("browser-book-dark") < len(conftest.LONGEST) // 2
+
+
+GROUPED = '''
+import time
+import pytest
+
+LATER = pytest.mark.xdist_group("later")
+
+
+def test_first():
+    time.sleep(2)  # long enough for the other worker to take the next unit
+
+
+@pytest.mark.parametrize("half", ["now", pytest.param("later", marks=LATER)])
+@pytest.mark.parametrize("n", range(4))
+def test_half(n, half):
+    pass
+'''
+
+
+@pytest.mark.slow  # two xdist workers started in a fresh pytest: seconds
+def test_a_group_runs_on_a_worker_of_its_own_beside_its_file(tmp_path):
+    """End to end, as make test runs: pytest -n 2 --dist loadgroup with this conftest. The grouped tests of a file run
+    together, on the other worker than the file's other tests (with pytest 9.2 and pytest-xdist 3.8 they did not: the
+    group's name never reached the scheduler, and nothing failed)."""
+    import os
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(conftest.__file__).parent
+    (tmp_path / "test_grouped.py").write_text(GROUPED)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(str(root / d) for d in ("", "tests", "book_build", "tools"))}
+    done = subprocess.run([sys.executable, "-m", "pytest", "test_grouped.py", "-p", "conftest", "-n", "2",
+                           "--dist", "loadgroup", "-p", "no:randomly", "-v", "-p", "no:cacheprovider"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    ran = dict((test, worker) for worker, test in re.findall(r"\[(gw\d)\] .*?PASSED (\S+)", done.stdout))
+    assert len(ran) == 9, done.stdout[-3000:]
+    later = {w for t, w in ran.items() if "-later]" in t}
+    rest = {w for t, w in ran.items() if "-later]" not in t}
+    assert len(later) == 1 and len(rest) == 1 and later != rest, ran
+    assert all(t.endswith("@later") for t in ran if "-later]" in t), ran
