@@ -140,8 +140,15 @@ def gil_first_call(d, base=10000.0):
     return own_frequencies(d, base)
 
 
-def slow_each(d, base=10000.0):
-    time.sleep(0.4)
+_calls = [0]  # how often two_then_stuck was called, in the worker process (fork copies it, spawn pickles it)
+
+
+def two_then_stuck(d, base=10000.0):
+    """Right for its first two inputs, then never returns. (A fixed sleep per input made the count depend on
+    the machine's load: under the full suite, 2 x 0.4 s took longer than 1 s once.)"""
+    _calls[0] += 1
+    if _calls[0] > 2:
+        time.sleep(60)
     return own_frequencies(d, base)
 
 
@@ -208,7 +215,7 @@ def test_a_first_call_holding_the_gil_is_too_slow_within_the_limit(method, capsy
 @pytest.mark.slow  # waits for a time limit or an idle machine: seconds
 def test_fewer_finished_inputs_than_cases_is_never_correct(method, capsys, monkeypatch):
     monkeypatch.setattr(grading.kinds, "TIME_LIMIT", 1.0)
-    verdict, out, seconds = timed_check(capsys, "02.5", slow_each)
+    verdict, out, seconds = timed_check(capsys, "02.5", two_then_stuck)
     assert not verdict and "too slow: 2 of 24 test inputs finished within 1 s" in out, out
     assert seconds < 1.0 + PROMPTLY
 
