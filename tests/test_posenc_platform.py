@@ -79,6 +79,8 @@ def test_the_largest_errors_against_mpmath():
                 assert np.abs(layout_table.astype(np.float64) - exact).max() <= bound
 
 
+@pytest.mark.skipif(os.environ.get("POSENC_NO_EXTENDED") == "1",
+                    reason="this whole run is without extended precision (make test): the accuracy tests ran so")
 def test_the_accuracy_tests_pass_without_extended_precision():
     env = {**os.environ, "POSENC_NO_EXTENDED": "1"}
     out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider",

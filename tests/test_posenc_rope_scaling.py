@@ -42,14 +42,22 @@ from hypothesis import HealthCheck, assume, example, given, settings, strategies
 
 import posenc
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-transformers = pytest.importorskip("transformers")
-from transformers import LlamaConfig, Qwen2VLTextConfig  # noqa: E402
-from transformers import modeling_rope_utils as rope_utils  # noqa: E402
-from transformers.models.llama import modeling_llama  # noqa: E402
-from transformers.models.qwen2_vl import modeling_qwen2_vl  # noqa: E402
+# The library, imported by the first test of this module (``_library``), not at collection: importing it takes
+# ~5 s, which every pytest-xdist worker would pay to collect this file, though one runs it.
+transformers = LlamaConfig = Qwen2VLTextConfig = rope_utils = modeling_llama = modeling_qwen2_vl = None
 
-transformers.logging.set_verbosity_error()  # the configs' validation warns about the odd values we try
+
+@pytest.fixture(scope="module", autouse=True)
+def _library():
+    global transformers, LlamaConfig, Qwen2VLTextConfig, rope_utils, modeling_llama, modeling_qwen2_vl
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    transformers = pytest.importorskip("transformers")
+    from transformers import LlamaConfig, Qwen2VLTextConfig
+    from transformers import modeling_rope_utils as rope_utils
+    from transformers.models.llama import modeling_llama
+    from transformers.models.qwen2_vl import modeling_qwen2_vl
+
+    transformers.logging.set_verbosity_error()  # the configs' validation warns about the odd values we try
 
 RTOL = 1e-12  # posenc against the library's formulas evaluated in float64
 RTOL_FLOAT32 = 1e-5  # posenc against the library as shipped (float32 exponent, and float32 YaRN ramp)
