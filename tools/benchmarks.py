@@ -4,6 +4,9 @@ Each pair of contenders runs alternately (A, B, A, B, ...) in the same
 process so that machine noise hits both alike; we report medians, p95, the
 ratio baseline / ours (> 1 means ours is faster) and each one's max error
 against the float64 table (itself checked against 40-digit mpmath in tests).
+The float32 pair runs again in two processes whose malloc is forced to fresh
+pages for every large block and to reusing freed blocks (``MEMORY_STATES``):
+the ratio depends on that state more than on the noise.
 The explorers' slider step is timed in the browser that draws them, next to
 Python's numbers alone (``bench_explorers``); the book's math, as built
 against MathJax in the browser (``book_timing``); ``import posenc`` next to ``import torch`` alone
@@ -74,6 +77,14 @@ def report(title: str, times: dict, errors: dict, ours: str, baseline: str, targ
 
 
 def bench_core() -> None:
+    """The float32 table and module (as this process's memory happens to be, then in each forced state), the
+    float64 table, single positions."""
+    bench_float32()
+    bench_memory_states()
+    bench_float64()
+
+
+def bench_float32() -> None:
     reference = posenc.sinusoidal(N_POSITIONS, D_MODEL, dtype=np.float64)
     x = torch.zeros(1, N_POSITIONS, D_MODEL)
 
@@ -105,6 +116,29 @@ def bench_core() -> None:
     report(f"module construction + first forward on (1, {N_POSITIONS}, {D_MODEL})", times, errors,
            "posenc module", "recipe module", target=0.5)
 
+
+# Both sides allocate 32 MB tables. glibc's malloc either hands a freed large block back to the system (the next
+# table then starts on fresh pages, which the kernel faults in and zeroes) or keeps it for the next allocation;
+# which a process gets depends on its history (freeing a mapped block raises the threshold), and the float32
+# ratios above moved between 0.24x and 0.85x from one run to the next. Each state forced, in a process of its own
+# (glibc's tunables; elsewhere they are ignored and both runs measure the default):
+MEMORY_STATES = {
+    "fresh pages for every large block": {"MALLOC_MMAP_THRESHOLD_": str(2**20)},
+    "freed blocks reused": {"MALLOC_MMAP_THRESHOLD_": str(2**30), "MALLOC_TRIM_THRESHOLD_": str(2**30),
+                            "MALLOC_TOP_PAD_": str(2**28)},
+}
+
+
+def bench_memory_states() -> None:
+    import os
+
+    for name, settings in MEMORY_STATES.items():
+        print(f"\n[float32 with {name}: {' '.join(f'{k}={v}' for k, v in settings.items())}]", flush=True)
+        subprocess.run([sys.executable, "-c", "import benchmarks; benchmarks.bench_float32()"],
+                       env={**os.environ, **settings}, check=True)
+
+
+def bench_float64() -> None:
     def ours_table64():
         return posenc.sinusoidal(N_POSITIONS, D_MODEL, dtype=np.float64)
 
