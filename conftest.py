@@ -49,9 +49,9 @@ def pytest_configure(config):
 # cores busy (a third worker made it slower: 797 s against 765 s).
 LONGEST = ["test_browser_book.py", "test_grading.py", "test_grading_runner.py", "browser-book-dark", "test_book.py",
            "test_posenc_compile.py", "test_wheel.py", "test_explorers.py", "test_browser_lab.py",
-           # then the fast tier's longer files (make check: 16, 9, 7, 7, 7 and 7 s)
-           "test_posenc_platform.py", "test_posenc_rope_scaling.py", "test_grading_store.py", "test_posenc_import.py",
-           "test_grading_bank.py", "test_make_exercises.py"]
+           # then the fast tier's longer files (6 to 12 s each in one make check)
+           "test_posenc_rope_scaling.py", "test_posenc_platform.py", "test_grading_bank.py", "test_make_exercises.py",
+           "test_posenc_import.py", "test_grading_store.py"]
 
 
 def unit(item) -> str:

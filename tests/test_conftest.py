@@ -85,18 +85,15 @@ def test_a_group_runs_on_a_worker_of_its_own_beside_its_file(tmp_path):
     group's name never reached the scheduler, and nothing failed)."""
     import os
     import re
-    import subprocess
-    import sys
     from pathlib import Path
+
+    from support.pytest_run import run_pytest
 
     root = Path(conftest.__file__).parent
     (tmp_path / "test_grouped.py").write_text(GROUPED)
-    # only xdist of the installed plugins (nbval's import alone is ~3 s in each of the three processes)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(str(root / d) for d in ("", "tests", "book_build", "tools")),
-           "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
-    done = subprocess.run([sys.executable, "-m", "pytest", "test_grouped.py", "-p", "xdist.plugin", "-p", "conftest",
-                           "-n", "2", "--dist", "loadgroup", "-v", "-p", "no:cacheprovider"],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    path = os.pathsep.join(str(root / d) for d in ("", "tests", "book_build", "tools"))
+    done = run_pytest(["test_grouped.py", "-p", "conftest", "-n", "2", "--dist", "loadgroup", "-v"],
+                      cwd=tmp_path, env={"PYTHONPATH": path}, timeout=300)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     ran = dict((test, worker) for worker, test in re.findall(r"\[(gw\d)\] .*?PASSED (\S+)", done.stdout))
     assert len(ran) == 9, done.stdout[-3000:]

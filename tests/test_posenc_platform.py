@@ -15,12 +15,11 @@ hold on all of them, so:
 import ast
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from support.pytest_run import run_pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 WIDER = re.compile(r"longdouble|long double|float96|float128|complex192|complex256|clongdouble|longfloat"
@@ -82,9 +81,6 @@ def test_the_largest_errors_against_mpmath():
 @pytest.mark.skipif(os.environ.get("POSENC_NO_EXTENDED") == "1",
                     reason="this whole run is without extended precision (make test): the accuracy tests ran so")
 def test_the_accuracy_tests_pass_without_extended_precision():
-    # only xdist (conftest.py's hooks) of the installed plugins: nbval's import alone takes ~3 s (14 s -> 7 s)
-    env = {**os.environ, "POSENC_NO_EXTENDED": "1", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
-    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "xdist.plugin", "-p", "no:cacheprovider",
-                          *ACCURACY_TESTS], cwd=ROOT, env=env, capture_output=True, text=True)
+    out = run_pytest(["-q", *ACCURACY_TESTS], cwd=ROOT, env={"POSENC_NO_EXTENDED": "1"})
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
     assert " passed" in out.stdout and "skipped" not in out.stdout, out.stdout[-2000:]

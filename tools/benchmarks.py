@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import os
 import subprocess
 import sys
 
@@ -130,8 +131,6 @@ MEMORY_STATES = {
 
 
 def bench_memory_states() -> None:
-    import os
-
     for name, settings in MEMORY_STATES.items():
         print(f"\n[float32 with {name}: {' '.join(f'{k}={v}' for k, v in settings.items())}]", flush=True)
         subprocess.run([sys.executable, "-c", "import benchmarks; benchmarks.bench_float32()"],
