@@ -292,37 +292,59 @@ class Visit:
     icons: list = field(default_factory=list)    # ICONS_DRAWN: each icon glyph on screen, drawn or not
 
 
-async def _menu_opens(tab, toggle: str, target: str, reload_after: bool = True) -> dict:
-    """Click the visible ``toggle`` button(s); is a ``target`` link then on screen, unobstructed?
+async def _menu_opens(tab, toggle: str, target: str) -> dict:
+    """Click the visible ``toggle`` button(s); is a ``target`` link then on screen, unobstructed? Does Escape
+    close it again?
 
-    Returns {"buttons": visible toggles, "opened": bool, "detail": str}. The page is reloaded after
-    each click so that a dialog left open cannot hide a dead second button (but for the last click when
-    ``reload_after`` is false: nothing is checked on the page after it).
+    Returns {"buttons": visible toggles, "opened": bool, "closed": bool, "detail": str}. After each click the
+    menu is closed with Escape (the theme's dialogs close on it) and must be gone from the screen, so that a
+    menu left open cannot hide a dead second button, and the page is as it was for what the visit reads after.
+    A menu that stays open fails and the page is reloaded.
     """
     buttons = tab.locator(toggle)
     visible = [n for n in range(await buttons.count()) if await buttons.nth(n).is_visible()]
-    result = {"buttons": len(visible), "opened": bool(visible), "detail": ""}
+    result = {"buttons": len(visible), "opened": bool(visible), "closed": True, "detail": ""}
     for n in visible:
         await buttons.nth(n).click()
         await tab.wait_for_timeout(400)  # the theme's open transition
-        seen = await tab.evaluate("""sel => {
-            const vw = innerWidth, vh = innerHeight;
-            return [...document.querySelectorAll(sel)].some(a => {
-              const r = a.getBoundingClientRect();
-              if (!a.checkVisibility({opacityProperty: true, visibilityProperty: true}) || r.width < 1) return false;
-              const x = r.left + Math.min(r.width / 2, 10), y = r.top + r.height / 2;
-              if (x < 0 || y < 0 || x > vw || y > vh) return false;
-              const hit = document.elementFromPoint(x, y);
-              return !!hit && (hit === a || a.contains(hit) || hit.contains(a));
-            });
-        }""", target)
-        if not seen:
+        if not await tab.evaluate(ON_SCREEN_UNOBSTRUCTED, target):
             result["opened"] = False
             result["detail"] += f"button {n} of {toggle!r}: no {target!r} on screen after clicking. "
-        if reload_after or n != visible[-1]:
+            continue
+        await tab.keyboard.press("Escape")
+        if not await _within(tab, MENU_GONE, target, seconds=3):
+            result["closed"] = False
+            result["detail"] += f"button {n} of {toggle!r}: the menu is still open after Escape. "
             await tab.reload(wait_until="load")
             await tab.evaluate("() => document.fonts.ready.then(() => true)")
     return result
+
+
+async def _within(tab, predicate: str, arg, seconds: float) -> bool:
+    """Does the JavaScript ``predicate(arg)`` become true within ``seconds`` (polled every frame)?"""
+    from playwright.async_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        await tab.wait_for_function(predicate, arg=arg, timeout=seconds * 1000)
+        return True
+    except PlaywrightTimeout:
+        return False
+
+
+# Is any element matching the selector visible, inside the viewport and the topmost element at its point?
+ON_SCREEN_UNOBSTRUCTED = """sel => {
+    const vw = innerWidth, vh = innerHeight;
+    return [...document.querySelectorAll(sel)].some(a => {
+      const r = a.getBoundingClientRect();
+      if (!a.checkVisibility({opacityProperty: true, visibilityProperty: true}) || r.width < 1) return false;
+      const x = r.left + Math.min(r.width / 2, 10), y = r.top + r.height / 2;
+      if (x < 0 || y < 0 || x > vw || y > vh) return false;
+      const hit = document.elementFromPoint(x, y);
+      return !!hit && (hit === a || a.contains(hit) || hit.contains(a));
+    });
+}"""
+# the menu of ``sel`` closed: no dialog open, none of its links on screen
+MENU_GONE = f"sel => !document.querySelector('dialog[open]') && !({ON_SCREEN_UNOBSTRUCTED})(sel)"
 
 
 # Before axe runs: in highlighted code, the spans of one token kind (same class, colour, weight and style, on the
@@ -412,8 +434,7 @@ async def _open(browser, base_url: str, page: str, shot_dir: Path | None, mode: 
         # any page of the book listed in the opened menu (not this page's own entry: its link is "#")
         menus["menu"] = await _menu_opens(tab, ".primary-toggle", 'nav.bd-docs-nav a.reference[href$=".html"]')
         if has_contents:
-            menus["contents"] = await _menu_opens(tab, ".secondary-toggle", "nav.page-toc a, #pst-page-toc-nav a",
-                                                  reload_after=False)
+            menus["contents"] = await _menu_opens(tab, ".secondary-toggle", "nav.page-toc a, #pst-page-toc-nav a")
         seconds["menus"] = time.perf_counter() - t0
     kinds = await tab.evaluate("""() => [...document.querySelectorAll('.posenc-explorer')].map(e => {
         try { return JSON.parse(e.dataset.spec).kind; } catch (err) { return '?'; } })""")
@@ -606,8 +627,11 @@ def menu_failures(v: Visit) -> list[str]:
     for name, m in v.menus.items():
         if not m["buttons"]:
             out.append(f"no visible {name} button")
-        elif not m["opened"]:
+            continue
+        if not m["opened"]:
             out.append(f"the {name} button opens nothing: {m['detail']}")
+        if not m["closed"]:
+            out.append(f"the {name} does not close with Escape: {m['detail']}")
     return out
 
 
@@ -683,6 +707,9 @@ background: #333"></mjx-c></mjx-mid><mjx-ext style="display: table-cell; width: 
 </mjx-ext><mjx-end style="display: table-cell; width: 0"><mjx-c style="display: inline-block; width: 10px;
 margin-left: -2px; background: #333"></mjx-c></mjx-end></mjx-stretchy-h></div>"""
 OPENS = ''' onclick="document.getElementById('menu').hidden = false"'''
+# the menu closes on Escape, as the theme's dialogs do (the bad page has no such handler)
+CLOSES = """<script>document.addEventListener('keydown', e => {
+  if (e.key === 'Escape') document.getElementById('menu').hidden = true; })</script>"""
 WIDE_LINE = "a wide line that scrolls " * 8
 
 # An icon font holding one glyph (the menu's bars, U+F0C9; cut from the theme's font by icon_fonts.subset, where
@@ -699,7 +726,7 @@ GOOD_PAGE = f"""<!doctype html><html lang="en"><head><meta charset="utf-8"><titl
 <p>Plain text.</p><img src="dot.png" alt="a small red dot">
 <pre style="overflow-x: auto; width: 200px; mask-image: linear-gradient(to right, #000 80%, transparent)"
      data-more="right" tabindex="0">{WIDE_LINE}</pre>
-{MENU % OPENS}
+{MENU % OPENS}{CLOSES}
 {INLINE_MATH % "baseline"}
 {PERIOD_AFTER_MATH % ('style="display: inline-flex"', ".", "")}
 {BRACE % "-2px"}
@@ -722,6 +749,7 @@ BAD_PAGE = f"""<!doctype html><html><head><meta charset="utf-8"><title>bad</titl
 <span style="display: inline-block; width: 300px">cut</span></div>
 <div style="width: 2000px">pans</div>
 {MENU % ""}
+<button class="primary-toggle" aria-label="Open the menu too"{OPENS}>menu</button>
 {INLINE_MATH % "center"}
 {PERIOD_AFTER_MATH % ("", "", ".")}
 {BRACE % "0"}
@@ -782,7 +810,7 @@ def test_harness_passes_a_healthy_page(fixture_visits):
         assert [c["kind"] for c in visit.audit["scrolled"]] == ["code"], visit.audit["scrolled"]
         assert not visit.audit["uncued"] and not visit.audit["glyphsCut"] and not figure_failures(visit)
         assert 0 < visit.bytes["sent"] <= visit.bytes["decoded"] and visit.audit["heading"] == "Good"
-    assert phone.menus["menu"] == {"buttons": 1, "opened": True, "detail": ""}
+    assert phone.menus["menu"] == {"buttons": 1, "opened": True, "closed": True, "detail": ""}
     assert "axe" in fixture_visits["good", AXE_MODE].seconds and not fixture_visits["good", AXE_MODE].axe
     # the five spans of one token kind: four unwrapped, one left for axe's colour contrast
     assert fixture_visits["good", AXE_MODE].axe_code_spans == [4, 1]
@@ -811,7 +839,13 @@ def test_harness_catches_every_fault(fixture_visits):
     layout = layout_failures(phone)
     assert any(f.startswith("cut off (math, 300 px of content in a 120 px box") for f in layout), layout
     assert any("pans sideways" in f and "pans" in f.split("sticking out:")[1] for f in layout), layout
-    assert menu_failures(phone) and not phone.menus["menu"]["opened"], phone.menus
+    # two menu buttons: the first opens nothing, the second a menu that Escape does not close
+    menu = phone.menus["menu"]
+    assert menu["buttons"] == 2 and not menu["opened"] and not menu["closed"], menu
+    assert "button 0 of '.primary-toggle': no " in menu["detail"], menu
+    assert "button 1 of '.primary-toggle': the menu is still open after Escape" in menu["detail"], menu
+    assert [f.split(":")[0] for f in menu_failures(phone)] == [
+        "the menu button opens nothing", "the menu does not close with Escape"], menu_failures(phone)
     assert any("tab stop for scrolling" in f for f in layout), layout
     assert baseline_failures(v) and max(map(abs, v.baselines)) > 5, v.baselines  # centred, not on the baseline
     assert v.audit["glyphsCut"] and "in a 20 px box" in v.audit["glyphsCut"][0], v.audit["glyphsCut"]
