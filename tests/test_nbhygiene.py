@@ -1,5 +1,6 @@
 """Notebooks are stored clean; the checker itself catches dirt."""
 
+import json
 from pathlib import Path
 
 import nbformat
@@ -17,7 +18,7 @@ def test_there_are_notebooks():
 
 @pytest.mark.parametrize("path", STORED, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_stored_notebook_is_clean(path):
-    issues = nbhygiene.problems(nbformat.read(path, as_version=4))
+    issues = nbhygiene.stored(path)[1]
     assert not issues, f"{path} is not clean ({issues}); run: PYTHONPATH=tools python -m nbhygiene clean {path}"
 
 
@@ -63,3 +64,18 @@ def test_command_line(tmp_path, capsys):
     assert nbhygiene.main(["clean", str(path)]) == 0
     assert nbhygiene.main(["check", str(path)]) == 0
     assert nbhygiene.main([]) == 2
+
+
+def test_a_cell_stored_without_an_id_is_found_and_given_one(tmp_path, capsys):
+    path = tmp_path / "old.ipynb"
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# Title"), nbformat.v4.new_code_cell("1")])
+    data = json.loads(nbformat.writes(nb))
+    del data["cells"][1]["id"]  # as a hand-edited notebook may be stored
+    path.write_text(json.dumps(data))
+    assert nbhygiene.stored(path)[1] == ["cell 1: has no id"]
+    assert nbhygiene.main(["check", str(path)]) == 1
+    assert "cell 1: has no id" in capsys.readouterr().out
+    assert nbhygiene.main(["clean", str(path)]) == 0
+    ids = [cell.get("id") for cell in json.loads(path.read_text())["cells"]]
+    assert all(ids) and len(set(ids)) == 2 and ids[0] == data["cells"][0]["id"]
+    assert nbhygiene.main(["check", str(path)]) == 0

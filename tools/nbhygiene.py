@@ -1,4 +1,4 @@
-"""Keep notebooks stored clean: no outputs, no execution counts, minimal metadata.
+"""Keep notebooks stored clean: no outputs, no execution counts, minimal metadata, an id on every cell.
 
     python -m nbhygiene check chapters appendix exercises solutions   # exit 1 and list problems
     python -m nbhygiene clean chapters appendix exercises solutions   # fix them in place
@@ -6,7 +6,9 @@
 
 from __future__ import annotations
 
+import json
 import sys
+import warnings
 from pathlib import Path
 
 import nbformat
@@ -33,6 +35,18 @@ def problems(nb) -> list[str]:
             if cell.get("execution_count") is not None:
                 found.append(f"cell {n}: has execution_count {cell.execution_count}")
     return found
+
+
+def stored(path) -> tuple:
+    """The notebook at ``path`` and its problems, those of the file as stored included: nbformat 4.5 requires an
+    id on every cell, and reading a notebook quietly invents the missing ones (with a warning that this will
+    become an error), so they are looked for in the file itself."""
+    cells = json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
+    found = [f"cell {n}: has no id" for n, cell in enumerate(cells) if "id" not in cell]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", nbformat.validator.MissingIDFieldWarning)
+        nb = nbformat.read(path, as_version=4)  # missing ids filled in, kept by clean's write
+    return nb, found + problems(nb)
 
 
 def clean(nb):
@@ -66,8 +80,7 @@ def main(argv=None) -> int:
     command, paths = argv[0], argv[1:] or ["chapters", "appendix", "exercises", "solutions"]
     status = 0
     for path in notebooks(paths):
-        nb = nbformat.read(path, as_version=4)
-        issues = problems(nb)
+        nb, issues = stored(path)
         if command == "clean" and issues:
             nbformat.write(clean(nb), path)
             print(f"cleaned {path}")
