@@ -10,7 +10,7 @@ and the laptop in dark mode. Each visit checks what a reader gets:
   wider than its box without a scrollbar that reaches it (display math,
   tables, code, outputs, images), no sideways pan of the page;
 * on the phone, the visible menu button opens the chapter list and the
-  "On this page" button opens the page's contents;
+  "On this page" button opens the page's contents; Escape closes each again;
 * answers pages show no authoring markers and have titles of their own;
 * axe-core (``axe-playwright-python``) finds no serious or critical problem;
 * every image loaded, with alt text; no missing local file, no page or
@@ -25,7 +25,7 @@ explorers compute the same numbers as ``explorers.py``.
 
 The harness checks itself on small local fixtures first (a live and a dead
 slider, an external request, a missing file, raw TeX, a page error, cut and
-panning content, a dead menu button), so a green run means the checks can fail.
+panning content, a dead menu button, a menu that does not close), so a green run means the checks can fail.
 
 Pages are visited concurrently (Playwright's async API in a thread), then the
 sliders are moved one page at a time so that no other tab competes for the CPU
