@@ -18,6 +18,7 @@ import contextlib
 import functools
 import gzip
 import http.server
+import sys
 import threading
 from pathlib import Path
 
@@ -53,6 +54,16 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         return None
 
 
+class _Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        # a browser that leaves a page, or closes, mid-download drops the connection: not an error of the server
+        if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            return
+        super().handle_error(request, client_address)
+
+
 @functools.lru_cache(maxsize=512)
 def _gzipped(path: Path, mtime_ns: int) -> bytes:
     return gzip.compress(path.read_bytes(), compresslevel=6, mtime=0)
@@ -62,8 +73,7 @@ def _gzipped(path: Path, mtime_ns: int) -> bytes:
 def serve(directory: Path, compress: bool = True):
     """Serve ``directory`` at an ephemeral port of 127.0.0.1; yield the base URL (ending in /)."""
     handler = functools.partial(type("Handler", (_Handler,), {"compress": compress}), directory=str(directory))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.daemon_threads = True
+    server = _Server(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

@@ -1,9 +1,13 @@
 """book_server: the book served as a static host serves it (gzip for text, never cached)."""
 
 import gzip
+import http.server
+import socket
+import struct
+import time
 import urllib.request
 
-from book_server import serve
+from book_server import _Server, serve
 
 
 def _get(url, gzip_ok=True):
@@ -43,3 +47,31 @@ def test_compression_can_be_switched_off(tmp_path):
     with serve(tmp_path, compress=False) as base:
         headers, body = _get(f"{base}a.css")
         assert headers["Content-Encoding"] is None and len(body) == 1900
+
+
+def test_a_browser_leaving_mid_download_is_not_reported_as_an_error(tmp_path, capfd):
+    """A reader (or a benchmark) that navigates away drops its connection while a file is still being sent;
+    the server must not print a traceback for it (make bench printed BrokenPipeError tracebacks)."""
+    (tmp_path / "big.bin").write_bytes(bytes(32 * 2**20))  # served uncompressed, in many writes
+    with serve(tmp_path) as base:
+        host, port = base.removeprefix("http://").rstrip("/").split(":")
+        client = socket.create_connection((host, int(port)))
+        client.sendall(b"GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert client.recv(1024).startswith(b"HTTP/1.0 200")
+        client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # close with a reset
+        client.close()
+        time.sleep(0.5)  # the server's next writes fail
+        _get(f"{base}big.bin", gzip_ok=False)  # and it still serves
+    assert "Traceback" not in capfd.readouterr().err
+
+
+def test_other_errors_of_a_request_are_still_reported(capsys):
+    server = _Server(("127.0.0.1", 0), http.server.BaseHTTPRequestHandler)
+    try:
+        try:
+            raise ValueError("a bug in a handler")
+        except ValueError:
+            server.handle_error(None, ("127.0.0.1", 1))
+    finally:
+        server.server_close()
+    assert "ValueError: a bug in a handler" in capsys.readouterr().err
