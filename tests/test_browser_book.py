@@ -299,7 +299,7 @@ async def _menu_opens(tab, toggle: str, target: str) -> dict:
     Returns {"buttons": visible toggles, "opened": bool, "closed": bool, "detail": str}. After each click the
     menu is closed with Escape (the theme's dialogs close on it) and must be gone from the screen, so that a
     menu left open cannot hide a dead second button, and the page is as it was for what the visit reads after.
-    A menu that stays open fails and the page is reloaded.
+    A menu that stays open fails; after any failure the page is reloaded.
     """
     buttons = tab.locator(toggle)
     visible = [n for n in range(await buttons.count()) if await buttons.nth(n).is_visible()]
@@ -310,13 +310,15 @@ async def _menu_opens(tab, toggle: str, target: str) -> dict:
         if not await tab.evaluate(ON_SCREEN_UNOBSTRUCTED, target):
             result["opened"] = False
             result["detail"] += f"button {n} of {toggle!r}: no {target!r} on screen after clicking. "
-            continue
-        await tab.keyboard.press("Escape")
-        if not await _within(tab, MENU_GONE, target, seconds=3):
+        else:
+            await tab.keyboard.press("Escape")
+            if await _within(tab, MENU_GONE, target, seconds=3):
+                continue  # closed: the page is as it was
             result["closed"] = False
             result["detail"] += f"button {n} of {toggle!r}: the menu is still open after Escape. "
-            await tab.reload(wait_until="load")
-            await tab.evaluate("() => document.fonts.ready.then(() => true)")
+        # a button that failed may have left anything open: start the next one from a fresh page
+        await tab.reload(wait_until="load")
+        await tab.evaluate("() => document.fonts.ready.then(() => true)")
     return result
 
 

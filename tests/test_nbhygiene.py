@@ -48,6 +48,16 @@ def test_clean_fixes_everything_and_keeps_tags_and_source():
     assert nb.cells[0].metadata["tags"] == ["keep-me"]
 
 
+def test_clean_gives_a_cell_without_an_id_a_new_one():
+    nb = dirty_notebook()
+    nb.cells.append(nbformat.v4.new_markdown_cell("text"))
+    del nb.cells[0]["id"]
+    kept = nb.cells[1].id
+    nbhygiene.clean(nb)
+    assert nb.cells[0].id and nb.cells[0].id != kept and nb.cells[1].id == kept
+    nbformat.validate(nb)
+
+
 def test_figure_alt_text_metadata_is_kept():
     nb = dirty_notebook()
     nb.cells[0].metadata["mystnb"] = {"image": {"alt": "A line rising from left to right."}}

@@ -12,6 +12,7 @@ import warnings
 from pathlib import Path
 
 import nbformat
+from nbformat.corpus.words import generate_corpus_id
 
 NOTEBOOK_METADATA = {"kernelspec", "language_info"}
 # "mystnb" carries per-cell rendering options for the book, e.g. the alt text of a
@@ -45,15 +46,19 @@ def stored(path) -> tuple:
     found = [f"cell {n}: has no id" for n, cell in enumerate(cells) if "id" not in cell]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", nbformat.validator.MissingIDFieldWarning)
-        nb = nbformat.read(path, as_version=4)  # missing ids filled in, kept by clean's write
+        nb = nbformat.read(path, as_version=4)
     return nb, found + problems(nb)
 
 
 def clean(nb):
-    """Strip outputs, counts and extra metadata from ``nb`` in place; return it."""
+    """Strip outputs, counts and extra metadata from ``nb`` in place, give every cell an id; return it."""
     for key in set(nb.metadata) - NOTEBOOK_METADATA:
         del nb.metadata[key]
+    taken = {cell.get("id") for cell in nb.cells}
     for cell in nb.cells:
+        if not cell.get("id"):
+            cell.id = next(new for new in iter(generate_corpus_id, None) if new not in taken)
+            taken.add(cell.id)
         for key in set(cell.get("metadata", {})) - CELL_METADATA:
             del cell.metadata[key]
         if cell.cell_type == "code":
