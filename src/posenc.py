@@ -187,6 +187,10 @@ def _check_positions(positions) -> np.ndarray:
         if not np.all(np.isfinite(arr)):
             raise ValueError("positions must be finite: found NaN or infinity")
         return arr.astype(np.float64)
+    if arr.dtype.kind == "u" and arr.size and arr.max() > np.iinfo(np.int64).max:
+        # as int64 they would wrap around to negative positions: a silently wrong table
+        raise ValueError(f"integer positions must be below 2**63, got {int(arr.max())} (pass floats for larger "
+                         "positions; accuracy is documented for |p| < 2**24)")
     return arr.astype(np.int64)
 
 

@@ -476,6 +476,9 @@ def test_exact_sinusoidal_is_the_formula_at_40_digits(d_model, base, layout):
         (lambda: posenc.sinusoidal([0.0, float("inf")], 8), ValueError, "positions.*finite"),
         (lambda: posenc.sinusoidal(np.zeros((2, 3)), 8), ValueError, "positions.*1-D.*\\(2, 3\\)"),
         (lambda: posenc.sinusoidal(["a", "b"], 8), TypeError, "positions"),
+        # uint64 above 2**63 wrapped around to negative positions as int64: a wrong table, silently
+        (lambda: posenc.sinusoidal(np.array([3, 2**63 + 5], dtype=np.uint64), 8), ValueError,
+         "positions must be below 2\\*\\*63, got 9223372036854775813"),
         (lambda: posenc.sinusoidal(5.0, 8), ValueError, "positions.*1-D"),
         (lambda: posenc.sinusoidal(5, 8, layout="sincos"), ValueError, "layout.*interleaved"),
         (lambda: posenc.sinusoidal(5, 8, dtype=np.int32), TypeError, "dtype"),
