@@ -4,9 +4,10 @@ Each pair of contenders runs alternately (A, B, A, B, ...) in the same
 process so that machine noise hits both alike; we report medians, p95, the
 ratio baseline / ours (> 1 means ours is faster) and each one's max error
 against the float64 table (itself checked against 40-digit mpmath in tests).
-The float32 pair runs again in two processes whose malloc is forced to fresh
+The float32 pair runs again in processes whose malloc is forced to fresh
 pages for every large block and to reusing freed blocks (``MEMORY_STATES``):
-the ratio depends on that state more than on the noise.
+the ratio depends on that state more than on the noise; the last of them
+also has torch's OpenMP workers passive, to show what their spinning costs.
 The explorers' slider step is timed in the browser that draws them, next to
 Python's numbers alone (``bench_explorers``); the book's math, as built
 against MathJax in the browser (``book_timing``); ``import posenc`` next to ``import torch`` alone
@@ -123,10 +124,14 @@ def bench_float32() -> None:
 # which a process gets depends on its history (freeing a mapped block raises the threshold), and the float32
 # ratios above moved between 0.24x and 0.85x from one run to the next. Each state forced, in a process of its own
 # (glibc's tunables; elsewhere they are ignored and both runs measure the default):
+REUSED = {"MALLOC_MMAP_THRESHOLD_": str(2**30), "MALLOC_TRIM_THRESHOLD_": str(2**30), "MALLOC_TOP_PAD_": str(2**28)}
 MEMORY_STATES = {
     "fresh pages for every large block": {"MALLOC_MMAP_THRESHOLD_": str(2**20)},
-    "freed blocks reused": {"MALLOC_MMAP_THRESHOLD_": str(2**30), "MALLOC_TRIM_THRESHOLD_": str(2**30),
-                            "MALLOC_TOP_PAD_": str(2**28)},
+    "freed blocks reused": REUSED,
+    # Not a memory state: a diagnosis of the one above. After each call the recipe's torch kernels leave their
+    # OpenMP workers spinning for a while (libgomp's default wait policy), on the cores posenc's threads then want;
+    # with the workers passive, what is left is the two computations (a reader's program has no such setting).
+    "freed blocks reused, torch's OpenMP workers passive": {**REUSED, "OMP_WAIT_POLICY": "PASSIVE"},
 }
 
 
