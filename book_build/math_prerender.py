@@ -38,11 +38,12 @@ SCRIPT = Path(__file__).with_name("math_prerender.js")
 MATH_CLASS = 'class="math notranslate nohighlight"'
 # a numbered equation ({eq} targets) also has an id and, before its TeX, its number with a permalink
 EQNO = r'<span class="eqno">[^<]*(?:<a [^>]*>[^<]*</a>)?</span>'
-MATH = re.compile(r'<(?P<tag>span|div) class="math notranslate nohighlight"(?P<attrs>(?: id="[^"]*")?)>\s*'
+MATH = re.compile(r'(?P<before>[(\[])?'
+                  r'<(?P<tag>span|div) class="math notranslate nohighlight"(?P<attrs>(?: id="[^"]*")?)>\s*'
                   rf'(?P<eqno>{EQNO})?\s*'
                   r'\\(?P<open>[(\[])(?P<tex>.*?)\\(?P<close>[)\]])\s*</(?P=tag)>'
                   r'(?P<after>[.,;:!?)\]]{1,3})?', re.S)
-UNREAD = re.compile(re.escape(MATH_CLASS) + rf"[^>]*>(?!(?:{EQNO})?<mjx-container)(.{{0,80}})", re.S)
+UNREAD = re.compile(re.escape(MATH_CLASS) + rf"[^>]*>(?!(?:{EQNO})?[(\[]?<mjx-container)(.{{0,80}})", re.S)
 FONT_FACE = re.compile(r'@font-face[^{]*\{[^}]*?font-family:\s*(MJX[\w-]+);[^}]*?url\("FONTS/([^"]+)"\)', re.S)
 FONT_CLASS = re.compile(r"\bTEX-(\w+)\b")
 # stretched delimiters draw from a chain of fonts (the browser fetches each one it falls back to)
@@ -99,14 +100,18 @@ def prerender(page: str, result: Typeset, fonts_url: str) -> str:
 
     Punctuation right after an inline formula ("$x$.") moves inside its span: the span is an inline flex
     box (the theme's), after which a line may break, so the period could start the next line; inside it
-    cannot, and it still sits on the baseline (book.css aligns the span's items on it).
+    cannot, and it still sits on the baseline (book.css aligns the span's items on it). An opening bracket
+    right before one ("($x$") moves in too, so that it cannot end a line whose formula starts the next.
     """
     renderings = iter(result.html)
 
     def rendered(m):
-        after = m["after"] or ""
-        inside, outside = (after, "") if m["tag"] == "span" else ("", after)
-        return f'<{m["tag"]} {MATH_CLASS}{m["attrs"]}>{m["eqno"] or ""}{next(renderings)}{inside}</{m["tag"]}>{outside}'
+        before, after = m["before"] or "", m["after"] or ""
+        inline = m["tag"] == "span"
+        opening, outside_before = (before, "") if inline else ("", before)
+        inside, outside = (after, "") if inline else ("", after)
+        return (f'{outside_before}<{m["tag"]} {MATH_CLASS}{m["attrs"]}>{m["eqno"] or ""}{opening}{next(renderings)}'
+                f'{inside}</{m["tag"]}>{outside}')
 
     return MATH.sub(rendered, page).replace("</head>", head_for(result, fonts_url) + "</head>", 1)
 

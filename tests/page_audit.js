@@ -17,6 +17,7 @@
 //   quizzes    how many quizzes the page has, and how many show their written-out answers
 //   searchBoxes how many search controls are visible
 //   punctuationAlone  punctuation after an inline formula that starts a line of its own (below the formula)
+//   bracketAlone      an opening bracket before an inline formula that ends a line (the formula starts the next)
 //   squeezed   inline formulas holding a fraction or a matrix (MathJax sets their parts at script size in text)
 //   seams      stretched braces (MathJax's mjx-stretchy-h) whose neighbouring pieces do not overlap: where the
 //              joint falls mid-pixel, a hairline of background shows through
@@ -155,6 +156,29 @@
     }
   }
 
+  // An opening bracket right before an inline formula ("($x$"), inside its span (math_prerender.py) or just
+  // before it, must stay on the formula's line: a line that ends with "(" reads as a typo too.
+  const bracketAlone = [];
+  for (const span of article.querySelectorAll('span.math')) {
+    const math = span.querySelector('mjx-container');
+    if (!math || !span.checkVisibility()) continue;
+    const inside = span.firstChild, before = span.previousSibling;
+    let text = null, at = 0;
+    if (inside && inside.nodeType === Node.TEXT_NODE && /^[(\[]/.test(inside.data)) text = inside;
+    else if (before && before.nodeType === Node.TEXT_NODE && /[(\[]$/.test(before.data)) {
+      text = before;
+      at = before.data.length - 1;
+    }
+    if (!text) continue;
+    const range = document.createRange();
+    range.setStart(text, at);
+    range.setEnd(text, at + 1);
+    const mark = range.getBoundingClientRect(), start = math.getClientRects()[0];
+    if (start && mark.height > 0 && mark.bottom <= start.top + SLACK) {
+      bracketAlone.push(`"${text.data[at]}" before ${describe(span)} ends a line ${Math.round(start.top - mark.top)} px above it`);
+    }
+  }
+
   // A fraction or a matrix in running text is typeset in text style: numerator, denominator and entries at
   // script size (70 %), with their own sub- and superscripts smaller still. They belong in display math.
   const squeezed = [...article.querySelectorAll('span.math')]
@@ -258,6 +282,6 @@
   const quizzes = {count: article.querySelectorAll('.pe-quiz').length,
                    answers: [...article.querySelectorAll('.pe-quiz-fallback')].filter(a => a.checkVisibility()).length};
   return {vw, pan, clipped, scrolled, uncued, glyphsCut, spuriousStops, rawTex, mathErrors, figures, panels, page, quizzes,
-          searchBoxes, punctuationAlone, squeezed, seams,
+          searchBoxes, punctuationAlone, bracketAlone, squeezed, seams,
           text: article.innerText, title: document.title, heading: heading ? heading.textContent.replace('#', '').trim() : null};
 }

@@ -708,6 +708,10 @@ background: #333"></mjx-c></mjx-beg><mjx-ext style="display: table-cell; width: 
 background: #333"></mjx-c></mjx-mid><mjx-ext style="display: table-cell; width: 50%%; overflow: clip; background: #333">
 </mjx-ext><mjx-end style="display: table-cell; width: 0"><mjx-c style="display: inline-block; width: 10px;
 margin-left: -2px; background: #333"></mjx-c></mjx-end></mjx-stretchy-h></div>"""
+# an opening bracket, then a formula that does not fit on the bracket's line: inside the inline flex span (the first
+# %s: its style, the second: the bracket) it moves with the formula; before the span (the third %s) it stays behind
+BRACKET_BEFORE_MATH = """<div style="width: 60px">words %s<span class="math" %s>%s<mjx-container
+style="display: inline-block; width: 50px">x</mjx-container></span></div>"""
 OPENS = ''' onclick="document.getElementById('menu').hidden = false"'''
 # the menu closes on Escape, as the theme's dialogs do (the bad page has no such handler)
 CLOSES = """<script>document.addEventListener('keydown', e => {
@@ -731,6 +735,7 @@ GOOD_PAGE = f"""<!doctype html><html lang="en"><head><meta charset="utf-8"><titl
 {MENU % OPENS}{CLOSES}
 {INLINE_MATH % "baseline"}
 {PERIOD_AFTER_MATH % ('style="display: inline-flex"', ".", "")}
+{BRACKET_BEFORE_MATH % ("", 'style="display: inline-flex"', "(")}
 {BRACE % "-2px"}
 {ICON % ICON_KEPT}
 <div class="highlight"><pre>{'<span class="n">x</span> + ' * 4}<span class="n">y</span></pre></div>
@@ -754,6 +759,7 @@ BAD_PAGE = f"""<!doctype html><html><head><meta charset="utf-8"><title>bad</titl
 <button class="primary-toggle" aria-label="Open the menu too"{OPENS}>menu</button>
 {INLINE_MATH % "center"}
 {PERIOD_AFTER_MATH % ("", "", ".")}
+{BRACKET_BEFORE_MATH % ("(", "", "")}
 {BRACE % "0"}
 {ICON % ICON_LEFT_OUT}
 <p>A fraction in the text: <span class="math"><mjx-container><mjx-math><mjx-mfrac><mjx-c>1/2</mjx-c></mjx-mfrac>
@@ -818,6 +824,7 @@ def test_harness_passes_a_healthy_page(fixture_visits):
     assert fixture_visits["good", AXE_MODE].axe_code_spans == [4, 1]
     assert len(v.baselines) == 1 and not baseline_failures(v), v.baselines
     assert not v.audit["punctuationAlone"] and not phone.audit["punctuationAlone"], v.audit["punctuationAlone"]
+    assert not v.audit["bracketAlone"] and not phone.audit["bracketAlone"], v.audit["bracketAlone"]
     assert [(i["icon"], i["drawn"]) for i in v.icons] == [(f"{ICON_KEPT:x}", True)], v.icons
     assert v.audit["squeezed"] == [], v.audit["squeezed"]
     assert v.audit["seams"] == [], v.audit["seams"]
@@ -853,6 +860,8 @@ def test_harness_catches_every_fault(fixture_visits):
     assert v.audit["glyphsCut"] and "in a 20 px box" in v.audit["glyphsCut"][0], v.audit["glyphsCut"]
     assert any("scrolls, no cue" in u for u in v.audit["uncued"]), v.audit["uncued"]
     assert any(p.startswith('"." after') for p in v.audit["punctuationAlone"]), v.audit["punctuationAlone"]
+    brackets = [b.split(" ends a line")[0] for b in v.audit["bracketAlone"]]
+    assert brackets == ['"(" before span.math: "x"'], v.audit["bracketAlone"]
     assert [(i["icon"], i["drawn"]) for i in v.icons] == [(f"{ICON_LEFT_OUT:x}", False)], v.icons
     assert len(v.audit["squeezed"]) == 1 and "1/2" in v.audit["squeezed"][0], v.audit["squeezed"]
     seams = v.audit["seams"]
@@ -970,6 +979,14 @@ def test_boxes_that_scroll_sideways_show_that_they_do(site, page, mode):
 def test_no_line_starts_with_the_punctuation_after_a_formula(site, page, mode):
     v = site(page, mode)
     assert not v.audit["punctuationAlone"], "\n".join(v.audit["punctuationAlone"])
+
+
+@pytest.mark.parametrize("mode", by_mode(MODES))
+@pytest.mark.parametrize("page", PAGES)
+def test_no_line_ends_with_the_bracket_before_a_formula(site, page, mode):
+    """"of $r$ ($0 \\le b, r < 64$)" once left its "(" at the end of a line on a phone (appendix A)."""
+    v = site(page, mode)
+    assert not v.audit["bracketAlone"], "\n".join(v.audit["bracketAlone"])
 
 
 @pytest.mark.parametrize("page", PAGES)

@@ -51,6 +51,22 @@ def test_punctuation_after_inline_math_moves_inside_its_span(book):
     assert re.search(r"</mjx-container></div>\s*<pre>", html)     # display math keeps its own box
 
 
+def test_an_opening_bracket_before_inline_math_moves_inside_its_span(tmp_path):
+    """So that no line ends with the bracket whose formula starts the next ("of $r$ ($0 \\le b$) are")."""
+    page = ('<html><head></head><body><p>of (<span class="math notranslate nohighlight">\\(0 \\le b\\)</span>) and '
+            '[<span class="math notranslate nohighlight">\\(x\\)</span>]</p>\n'
+            '(<div class="math notranslate nohighlight">\n\\[y\\]</div>)</body></html>')
+    (tmp_path / "page.html").write_text(page)
+    mp.prerender_book(tmp_path)
+    html = (tmp_path / "page.html").read_text()
+    assert re.search(r'of <span class="math notranslate nohighlight">\(<mjx-container.*?</mjx-container>\)</span> and',
+                     html, re.S)
+    assert re.search(r'and <span class="math notranslate nohighlight">\[<mjx-container.*?</mjx-container>\]</span>',
+                     html, re.S)
+    assert re.search(r'\(<div class="math notranslate nohighlight"><mjx-container.*?</mjx-container></div>\)', html,
+                     re.S)  # display math keeps its own box: the brackets stay outside
+
+
 def test_screen_readers_get_mathml_with_the_right_symbols(book):
     out, _ = book
     html = (out / "chapters" / "page.html").read_text()
