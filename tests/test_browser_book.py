@@ -5,7 +5,8 @@ to another host blocked, in three modes: a phone (390 px), a laptop (1280 px)
 and the laptop in dark mode. Each visit checks what a reader gets:
 
 * math typeset (at build time, by MathJax 3: no raw TeX left, in the prose or
-  inside the rendered math; no TeX error), inline math on the text's baseline;
+  inside the rendered math; no TeX error), inline math on the text's baseline, no line that starts with
+  the punctuation after a formula or ends with the bracket before one;
 * geometry, measured from the rendered boxes (``page_audit.js``): no content
   wider than its box without a scrollbar that reaches it (display math,
   tables, code, outputs, images), no sideways pan of the page;
