@@ -137,45 +137,34 @@
     }
   }
 
-  // Punctuation right after an inline formula ("$x$."), inside its span (math_prerender.py) or just after it,
-  // must stay on the formula's line: a line that starts with the period reads as a typo.
-  const punctuationAlone = [];
-  for (const span of article.querySelectorAll('span.math')) {
-    const math = span.querySelector('mjx-container');
-    if (!math || !span.checkVisibility()) continue;
-    const inside = span.lastChild, next = span.nextSibling;
-    const text = [inside, next].find(t => t && t.nodeType === Node.TEXT_NODE && /^[.,;:!?)\]]/.test(t.data));
-    if (!text) continue;
-    const range = document.createRange();
-    range.setStart(text, 0);
-    range.setEnd(text, 1);
-    const mark = range.getBoundingClientRect(), rects = math.getClientRects();
-    const end = rects[rects.length - 1];
-    if (end && mark.height > 0 && mark.top >= end.bottom - SLACK) {
-      punctuationAlone.push(`"${text.data[0]}" after ${describe(span)} starts a line ${Math.round(mark.top - end.top)} px below`);
-    }
-  }
-
-  // An opening bracket right before an inline formula ("($x$"), inside its span (math_prerender.py) or just
-  // before it, must stay on the formula's line: a line that ends with "(" reads as a typo too.
-  const bracketAlone = [];
-  for (const span of article.querySelectorAll('span.math')) {
-    const math = span.querySelector('mjx-container');
-    if (!math || !span.checkVisibility()) continue;
-    const inside = span.firstChild, before = span.previousSibling;
-    let text = null, at = 0;
-    if (inside && inside.nodeType === Node.TEXT_NODE && /^[(\[]/.test(inside.data)) text = inside;
-    else if (before && before.nodeType === Node.TEXT_NODE && /[(\[]$/.test(before.data)) {
-      text = before;
-      at = before.data.length - 1;
-    }
-    if (!text) continue;
+  // Punctuation right after an inline formula ("$x$.") and an opening bracket right before one ("($x$"),
+  // inside its span (math_prerender.py) or just outside it, must stay on the formula's line: a line that starts
+  // with the period, or ends with the bracket, reads as a typo.
+  const punctuationAlone = [], bracketAlone = [];
+  const textNode = node => node && node.nodeType === Node.TEXT_NODE ? node : null;
+  const charBox = (text, at) => {
     const range = document.createRange();
     range.setStart(text, at);
     range.setEnd(text, at + 1);
-    const mark = range.getBoundingClientRect(), start = math.getClientRects()[0];
-    if (start && mark.height > 0 && mark.bottom <= start.top + SLACK) {
-      bracketAlone.push(`"${text.data[at]}" before ${describe(span)} ends a line ${Math.round(start.top - mark.top)} px above it`);
+    return range.getBoundingClientRect();
+  };
+  for (const span of article.querySelectorAll('span.math')) {
+    const math = span.querySelector('mjx-container');
+    if (!math || !span.checkVisibility()) continue;
+    const rects = math.getClientRects(), start = rects[0], end = rects[rects.length - 1];
+    const after = [span.lastChild, span.nextSibling].map(textNode).find(t => t && /^[.,;:!?)\]]/.test(t.data));
+    if (after && end) {
+      const mark = charBox(after, 0);
+      if (mark.height > 0 && mark.top >= end.bottom - SLACK)
+        punctuationAlone.push(`"${after.data[0]}" after ${describe(span)} starts a line ${Math.round(mark.top - end.top)} px below`);
+    }
+    const inside = textNode(span.firstChild), outside = textNode(span.previousSibling);
+    const [before, at] = inside && /^[(\[]/.test(inside.data) ? [inside, 0]
+      : outside && /[(\[]$/.test(outside.data) ? [outside, outside.data.length - 1] : [null, 0];
+    if (before && start) {
+      const mark = charBox(before, at);
+      if (mark.height > 0 && mark.bottom <= start.top + SLACK)
+        bracketAlone.push(`"${before.data[at]}" before ${describe(span)} ends a line ${Math.round(start.top - mark.top)} px above it`);
     }
   }
 
