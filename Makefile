@@ -9,7 +9,7 @@ HTML   := _build/html/index.html
 # the book's build code and the maintainer tools are run from their folders, never installed
 TOOLS  := PYTHONPATH=tools:book_build
 
-.PHONY: book book-strict check lint lock lock-check test screenshots lab bench pdf exercises clean help
+.PHONY: book book-strict check colab-cell lint lock lock-check test screenshots lab bench pdf exercises clean help
 
 help:
 	@echo "make book   build the HTML book into _build/html"
@@ -92,6 +92,10 @@ pdf: book
 
 lab: $(STAMP)
 	$(BIN)/jupyter lab --ip=127.0.0.1 --no-browser $(if $(filter 0,$(shell id -u)),--allow-root,)
+
+# every notebook's first cell (the Colab install) rewritten from html.baseurl / repository.url in _config.yml
+colab-cell: $(STAMP)
+	$(TOOLS) $(BIN)/python -m colab_cell
 
 exercises: $(STAMP)
 	$(TOOLS) $(BIN)/python -m make_exercises $(if $(FORCE),--force,)

@@ -25,6 +25,8 @@
   cannot announce as a list (axe: aria-required-children).
 * The book's own ``_static/`` files reach the output whenever they change,
   also in a build that rewrites no page (Sphinx skips copying then).
+* The book hands out what practice needs (``book_kit.py``): the course wheel and the practice kit
+  under ``_downloads/``, the kit in every practice page's download menu.
 * Solution pages show answers, not authoring markers: the ``# BEGIN SOLUTION``
   and ``# END SOLUTION`` lines (which ``make exercises`` needs in the source)
   are dropped from the code shown in ``solutions/``.
@@ -321,6 +323,7 @@ def repository_links(app, config) -> None:
 
 def setup(app):
     import book_citations
+    import book_kit
 
     book_citations.register()  # before any bibliography is read: the style _config.yml names
     app.connect("doctree-resolved", book_citations.cited_in)
@@ -339,4 +342,5 @@ def setup(app):
     app.connect("build-finished", typeset_math)
     app.connect("build-finished", refresh_own_static_files)
     app.connect("build-finished", book_figures.dark_twins)
+    app.connect("build-finished", book_kit.hand_out)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

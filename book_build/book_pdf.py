@@ -22,6 +22,7 @@ import shutil
 import sys
 from pathlib import Path
 
+import download_menu
 from book_server import CHROMIUM_ARGS, serve
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -64,14 +65,8 @@ EVERY_FIGURE = """async () => {
 FOOTER = ('<div style="font-size: 8px; width: 100%; text-align: center; color: #555">'
           '<span class="pageNumber"></span> / <span class="totalPages"></span></div>')
 
-MENU_ENTRY = """      <li><a href="{href}" download
-   class="btn btn-sm btn-download-book-pdf-button dropdown-item"
-   title="Download the whole book as one PDF">
-<span class="btn__icon-container"><i class="fas fa-book"></i></span>
-<span class="btn__text-container">book .pdf</span>
-</a></li>
-"""
-PRINT_BUTTON = re.compile(r'(<li>\s*<button onclick="window\.print\(\)".*?</li>\n)', re.S)
+MENU_ENTRY = dict(css="btn-download-book-pdf-button", icon="fas fa-book", label="book .pdf",
+                  title="Download the whole book as one PDF")
 
 
 def book_title() -> tuple[str, str]:
@@ -115,18 +110,8 @@ def print_book(source: Path = SINGLE, target: Path = TARGET) -> dict:
 
 def offer_in_menus(html_dir: Path = HTML, pdf: Path = TARGET) -> int:
     """Add the whole-book PDF to the download menu of every page of the HTML book; returns how many pages."""
-    count = 0
-    for page in html_dir.rglob("*.html"):
-        text = page.read_text(encoding="utf-8")
-        if "btn-download-book-pdf-button" in text:
-            continue
-        href = os.path.relpath(pdf, page.parent).replace(os.sep, "/")
-        entry = MENU_ENTRY.format(href=href)
-        new, n = PRINT_BUTTON.subn(lambda m, entry=entry: m.group(1) + entry, text, count=1)
-        if n:
-            page.write_text(new, encoding="utf-8")
-            count += 1
-    return count
+    return sum(download_menu.offer(page, href=os.path.relpath(pdf, page.parent).replace(os.sep, "/"), **MENU_ENTRY)
+               for page in html_dir.rglob("*.html"))
 
 
 def main(argv: list[str]) -> int:

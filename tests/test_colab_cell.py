@@ -1,15 +1,20 @@
-"""One setting, ``repository.url`` in _config.yml, decides every link to the repository.
+"""Two settings in _config.yml say where the course is published: ``html.baseurl`` and ``repository.url``.
 
-Empty (the default): the book has no launch buttons and no repository button
+Both empty (the default): the book has no launch buttons and no repository button
 (``book_assets.repository_links``), and every notebook's first code cell, on Colab,
-installs an uploaded wheel or says how to get one, never a URL. Set: the buttons are
-in the theme options and the cell installs the course from exactly that URL.
-``tools/colab_cell.py`` writes the cell from the setting; both cases are checked here.
+installs an uploaded wheel or says how to get one, never a URL. ``repository.url`` set: the
+buttons are in the theme options and the cell installs the course from exactly that URL.
+``html.baseurl`` set: the cell downloads the wheel the book hands out at that address (served
+here from a local server), and a failed download is explained without a traceback.
+``tools/colab_cell.py`` writes the cell from the settings; every case is checked here.
 """
 
+import functools
+import http.server
 import re
 import shutil
 import sys
+import threading
 import tomllib
 import types
 from pathlib import Path
@@ -20,6 +25,7 @@ import yaml
 from jupyter_book.config import get_final_config
 
 import book_assets
+import book_kit
 import colab_cell
 import nbhygiene
 
@@ -53,14 +59,15 @@ def run_cell(source, on_colab):
     return calls
 
 
-def config_copy(tmp_path, **repository):
-    """_config.yml with its repository section changed (a value None deletes the key)."""
+def config_copy(tmp_path, baseurl="", **repository):
+    """_config.yml with its repository section changed (a value None deletes the key) and html.baseurl set."""
     config = yaml.safe_load((ROOT / "_config.yml").read_text())
     for key, value in repository.items():
         if value is None:
             config["repository"].pop(key, None)
         else:
             config["repository"][key] = value
+    config["html"]["baseurl"] = baseurl
     path = tmp_path / "_config.yml"
     path.write_text(yaml.safe_dump(config))
     return path
@@ -79,8 +86,9 @@ def theme_options(config_path):
 # The setting, and the links of the book
 # --------------------------------------------------------------------------
 
-def test_no_repository_is_configured_by_default():
+def test_no_repository_and_no_book_address_are_configured_by_default():
     assert colab_cell.repository() == ("", "main")
+    assert colab_cell.book_address() == ""
     assert colab_cell.PACKAGE == PROJECT
     assert "use_repository_button" not in CONFIG["html"], "the repository button follows repository.url"
 
@@ -126,8 +134,8 @@ def test_there_are_notebooks_in_all_four_folders():
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_first_code_cell_is_the_one_for_the_setting(path):
     cells = code_cells(path)
-    assert cells[0].source == colab_cell.cell_source(*colab_cell.repository()), (
-        f"{path}: run `PYTHONPATH=tools .venv/bin/python -m colab_cell` to write the cell from _config.yml")
+    assert cells[0].source == colab_cell.cell_source(*colab_cell.settings()), (
+        f"{path}: run `make colab-cell` to write the cell from _config.yml")
     assert cells[0].metadata.get("tags") == ["remove-cell"], f"{path}: the book must not show the Colab cell"
     for cell in cells[1:]:
         assert not re.search(r"pip\s+install", cell.source), f"{path}: only the Colab cell may install packages"
@@ -140,10 +148,11 @@ def test_without_a_repository_the_cell_names_no_url_and_installs_an_uploaded_whe
     assert run_cell(source, on_colab=False) == [] and capsys.readouterr().out == ""
     assert run_cell(source, on_colab=True) == []
     told = capsys.readouterr().out
-    assert "pip wheel --no-deps . -w dist" in told and "upload" in told
-    wheel = tmp_path / f"{PROJECT.replace('-', '_')}-0.1.0-py3-none-any.whl"
+    assert "practice kit" in told and "upload" in told
+    wheel = tmp_path / book_kit.wheel_name()
     wheel.write_bytes(b"")
     assert run_cell(source, on_colab=True) == [("pip", f'install -q "{wheel}"')]
+    assert capsys.readouterr().out == ""  # nothing already loaded was replaced: no restart asked for
 
 
 def test_with_a_repository_the_cell_installs_exactly_it_on_colab_only():
@@ -165,3 +174,79 @@ def test_the_maintainer_command_rewrites_every_notebook_from_the_setting(tmp_pat
     for path in written:
         assert code_cells(path)[0].source == colab_cell.cell_source(PUBLISHED, "main"), path
         assert nbhygiene.problems(nbformat.read(path, as_version=4)) == [], path
+
+
+# --------------------------------------------------------------------------
+# html.baseurl: the wheel the hosted book hands out
+# --------------------------------------------------------------------------
+
+HOSTED = "https://someone.github.io/positional-encoding-course/"
+
+
+@pytest.fixture
+def served(tmp_path):
+    """A local server of ``tmp_path / "site"`` (as the hosted book serves _build/html); its base URL."""
+    site = tmp_path / "site"
+    (site / book_kit.DOWNLOADS).mkdir(parents=True)
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
+    handler.log_message = lambda *args: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield site, f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+
+
+def hosted_cell(base: str) -> str:
+    """The cell for HOSTED, pointed at ``base`` instead (the same code, another address)."""
+    source = colab_cell.cell_source(address=HOSTED)
+    assert colab_cell.wheel_url(HOSTED) in source
+    return source.replace(HOSTED, base)
+
+
+def test_a_book_address_is_read_normalised_and_checked(tmp_path):
+    assert colab_cell.book_address(config_copy(tmp_path, baseurl=HOSTED.rstrip("/"))) == HOSTED
+    assert colab_cell.settings(config_copy(tmp_path, baseurl=HOSTED, url=PUBLISHED)) == (PUBLISHED, "main", HOSTED)
+    for bad in ["http://someone.github.io/x/", "someone.github.io/x", "https://x.org/?a=1"]:
+        with pytest.raises(ValueError, match="html.baseurl"):
+            colab_cell.book_address(config_copy(tmp_path, baseurl=bad))
+
+
+def test_with_a_book_address_the_cell_installs_the_wheel_the_book_hands_out(served, tmp_path, monkeypatch, capsys):
+    site, base = served
+    source = colab_cell.cell_source(PUBLISHED, "main", HOSTED)  # the book's address comes before the repository
+    assert URL.findall(source) == [f"{HOSTED}_downloads/{book_kit.wheel_name()}"]
+    wheel = site / book_kit.DOWNLOADS / book_kit.wheel_name()
+    wheel.write_bytes(b"the wheel")
+    monkeypatch.chdir(tmp_path)
+    assert run_cell(hosted_cell(base), on_colab=False) == [] and capsys.readouterr().out == ""
+    assert run_cell(hosted_cell(base), on_colab=True) == [("pip", f'install -q "{wheel.name}"')]
+    assert (tmp_path / wheel.name).read_bytes() == b"the wheel" and capsys.readouterr().out == ""
+
+
+@pytest.mark.parametrize("failure", ["missing", "no server"])
+def test_a_failed_download_is_explained_without_a_traceback(served, tmp_path, monkeypatch, capsys, failure):
+    site, base = served
+    if failure == "no server":  # a port nothing listens on
+        import socket
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            base = f"http://127.0.0.1:{s.getsockname()[1]}/"
+    monkeypatch.chdir(tmp_path)
+    assert run_cell(hosted_cell(base), on_colab=True) == []  # nothing installed, nothing raised
+    told = capsys.readouterr().out
+    assert told.startswith("Could not download the course library from http://127.0.0.1:")
+    assert ("404" in told) if failure == "missing" else ("refused" in told.lower())
+    assert "practice kit" in told and "run this cell again" in told
+    # the way out it names: a wheel uploaded next to the notebook is installed without a download
+    (tmp_path / book_kit.wheel_name()).write_bytes(b"")
+    assert run_cell(hosted_cell(base), on_colab=True) == [("pip", f'install -q "{tmp_path / book_kit.wheel_name()}"')]
+
+
+def test_a_package_replaced_under_a_running_session_asks_for_a_restart(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "ipywidgets", types.SimpleNamespace(__version__="0.0.1"))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / book_kit.wheel_name()).write_bytes(b"")
+    assert len(run_cell(colab_cell.cell_source(), on_colab=True)) == 1
+    told = capsys.readouterr().out
+    assert "replaced ipywidgets" in told and "Restart session" in told

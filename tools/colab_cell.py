@@ -1,14 +1,23 @@
-"""Write every notebook's first code cell, the Colab install cell, from ``repository.url`` in ``_config.yml``.
+"""Write every notebook's first code cell, the Colab install cell, from ``_config.yml``.
 
+    make colab-cell                 # = PYTHONPATH=tools:book_build python -m colab_cell
     python -m colab_cell            # rewrite the cell in chapters/, appendix/, solutions/; regenerate exercises/
     python -m colab_cell --check    # exit 1 and list the notebooks whose first cell is not the generated one
 
-``repository.url`` is the one setting that says where the course is published. Empty or absent
-(the default), the book shows no launch or repository buttons (``book_assets.repository_links``)
-and the cell, on Colab, installs a wheel the learner uploaded or prints how to get one: it never
-points at a repository that may not exist. Set to a real repository (``https://github.com/owner/name``,
-with ``repository.branch``), the book shows the buttons and the cell installs the course from it.
-Outside Colab the cell does nothing either way.
+Two settings say where the course is published; outside Colab the cell does nothing either way.
+
+* ``html.baseurl``, the book's public address (``https://owner.github.io/name/``): the cell downloads the
+  course wheel the book hands out (``book_build/book_kit.py``: ``_downloads/posenc_course-VERSION-...whl``)
+  and installs it, so a reader of the hosted book needs nothing else. A failed download is explained in
+  one message (what happened, what to do), not a traceback.
+* else ``repository.url`` (``https://github.com/owner/name``, with ``repository.branch``): the cell installs
+  the course from the repository. This setting also gives the book its launch and repository buttons
+  (``book_assets.repository_links``).
+* neither (the default): the cell installs a wheel the learner uploaded next to the notebook (from the
+  practice kit), or says how to get one; it never points at an address that may not exist.
+
+After installing, the cell says whether the session must be restarted: only when the install replaced a
+package the session had already imported (the course declares ranges, so on Colab it replaces none).
 """
 
 from __future__ import annotations
@@ -28,38 +37,75 @@ SOURCES = ["chapters", "appendix", "solutions"]  # exercises/ are generated from
 PACKAGE = "posenc-course"  # the distribution's name in pyproject.toml (tests/test_colab_cell.py checks it)
 
 HEADER = """\
-# On Google Colab, this cell installs the course library (posenc, the grader and
-# the course helpers); anywhere else it does nothing (install the course once, as
-# "How to take this course" says). It is the one exception to "no pip install in
-# notebooks": a notebook opened alone on Colab has no other way to get the library.
-# Written by `python -m colab_cell` from repository.url in _config.yml: do not edit.
+# On Colab this cell installs the course library (posenc, the grader, the course helpers);
+# anywhere else it does nothing. Written by `python -m colab_cell` from _config.yml: do not edit.
 import sys
 """
 
-FROM_REPOSITORY = HEADER + """
-REPOSITORY = "{url}"
-if "google.colab" in sys.modules:
-    package = f"{package} @ git+{{REPOSITORY}}@{branch}"
-    get_ipython().run_line_magic("pip", f'install -q "{{package}}"')
+# After the install: the packages a Colab session may have imported before this cell, whose replacement
+# needs a restart. (Templates: $NAME is filled in by cell_source; the braces are the cell's own f-strings.)
+INSTALL = """\
+loaded = {m: sys.modules[m].__version__ for m in ("numpy", "torch", "matplotlib", "IPython", "ipywidgets")
+          if m in sys.modules}
+get_ipython().run_line_magic("pip", f'install -q "{$WHAT}"')
+from importlib.metadata import version
+replaced = [m for m, v in loaded.items() if version(m) != v]
+if replaced:
+    print(f"The install replaced {', '.join(replaced)}, already loaded: restart the session "
+          "(Runtime > Restart session), then run the notebook from the top.")
 """
+
+FROM_BOOK = HEADER + """
+WHEEL = "$WHEEL_URL"
+if "google.colab" in sys.modules:
+    from pathlib import Path
+    from urllib.request import urlretrieve
+    uploaded = sorted(Path.cwd().glob("posenc_course-*.whl"))
+    try:
+        wheel = str(uploaded[-1]) if uploaded else urlretrieve(WHEEL, WHEEL.rsplit("/", 1)[-1])[0]
+    except (OSError, ValueError) as error:
+        wheel = None
+        print(f"Could not download the course library from {WHEEL} ({error}). Check the connection and "
+              "run this cell again, or upload the .whl of the book's practice kit (Files panel) and run it again.")
+    if wheel:
+$INSTALL8"""
+
+FROM_REPOSITORY = HEADER + """
+REPOSITORY = "$URL"
+if "google.colab" in sys.modules:
+    package = f"$PACKAGE @ git+{REPOSITORY}@$BRANCH"
+$INSTALL4"""
 
 FROM_WHEEL = HEADER + """from pathlib import Path
 
-# No public repository is configured: install the wheel uploaded next to this notebook.
+# No public address is configured: install the wheel uploaded next to this notebook.
 wheels = sorted(Path.cwd().glob("posenc_course-*.whl"))
-if "google.colab" in sys.modules and wheels:
-    get_ipython().run_line_magic("pip", f'install -q "{wheels[-1]}"')
+if "google.colab" in sys.modules and not wheels:
+    print("The course library is not installed. Download the practice kit from the book (How to take this "
+          "course), upload its .whl with Colab's Files panel, and run this cell again.")
 elif "google.colab" in sys.modules:
-    print("The course library is not installed. On your computer, in a copy of the course, run\\n"
-          "    python -m pip wheel --no-deps . -w dist\\n"
-          "then upload dist/posenc_course-*.whl with Colab's Files panel and run this cell again.")
-"""
+    wheel = wheels[-1]
+$INSTALL4"""
+
+
+def fill(template: str, **values: str) -> str:
+    """``template`` with each ``$NAME`` replaced (INSTALL4/INSTALL8: the install step, indented 4 or 8)."""
+    import textwrap
+
+    install = INSTALL.replace("$WHAT", values.pop("WHAT", "wheel"))
+    values |= {"INSTALL4": textwrap.indent(install, " " * 4), "INSTALL8": textwrap.indent(install, " " * 8)}
+    for name in sorted(values, key=len, reverse=True):
+        template = template.replace(f"${name}", values[name])
+    return template
+
+
+def config(config_path: Path = ROOT / "_config.yml") -> dict:
+    return yaml.safe_load(Path(config_path).read_text()) or {}
 
 
 def repository(config_path: Path = ROOT / "_config.yml") -> tuple[str, str]:
     """(url, branch) of the published repository in ``_config.yml``; url is "" when none is configured."""
-    config = yaml.safe_load(Path(config_path).read_text()) or {}
-    settings = config.get("repository") or {}
+    settings = config(config_path).get("repository") or {}
     url = (settings.get("url") or "").strip()
     branch = str(settings.get("branch") or "main").strip()
     if url and (not url.startswith("https://") or url.endswith(("/", ".git")) or url.count("/") < 4):
@@ -68,10 +114,36 @@ def repository(config_path: Path = ROOT / "_config.yml") -> tuple[str, str]:
     return url, branch
 
 
-def cell_source(url: str, branch: str = "main") -> str:
-    """The first code cell of every notebook for this repository setting."""
-    text = FROM_REPOSITORY.format(url=url, branch=branch, package=PACKAGE) if url else FROM_WHEEL
+def book_address(config_path: Path = ROOT / "_config.yml") -> str:
+    """``html.baseurl``, the book's public address, ending in "/"; "" when none is configured."""
+    address = str((config(config_path).get("html") or {}).get("baseurl") or "").strip()
+    if address and (not address.startswith("https://") or "?" in address or "#" in address):
+        raise ValueError(f"html.baseurl in {config_path} must be the book's https:// address "
+                         f"(e.g. https://owner.github.io/name/), or be empty; it is {address!r}")
+    return address and address.rstrip("/") + "/"
+
+
+def wheel_url(address: str) -> str:
+    """Where the book at ``address`` hands out the course wheel (book_build/book_kit.py)."""
+    import book_kit
+
+    return f"{address}{book_kit.DOWNLOADS}/{book_kit.wheel_name()}"
+
+
+def cell_source(url: str = "", branch: str = "main", address: str = "") -> str:
+    """The first code cell of every notebook for these settings (``address``: html.baseurl, first)."""
+    if address:
+        text = fill(FROM_BOOK, WHEEL_URL=wheel_url(address))
+    elif url:
+        text = fill(FROM_REPOSITORY, URL=url, BRANCH=branch, PACKAGE=PACKAGE, WHAT="package")
+    else:
+        text = fill(FROM_WHEEL)
     return text.rstrip("\n")
+
+
+def settings(config_path: Path = ROOT / "_config.yml") -> tuple[str, str, str]:
+    """The arguments of ``cell_source`` that ``_config.yml`` gives."""
+    return (*repository(config_path), book_address(config_path))
 
 
 # The book does not show the cell (its readers need no install; on Colab and in Jupyter the tag changes nothing).
@@ -86,7 +158,7 @@ def main(argv=None, root: Path = ROOT) -> int:
     parser = argparse.ArgumentParser(prog="python -m colab_cell", description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="only report notebooks whose cell is out of date")
     args = parser.parse_args(argv)
-    source = cell_source(*repository(root / "_config.yml"))
+    source = cell_source(*settings(root / "_config.yml"))
     names = SOURCES + (["exercises"] if args.check else [])
     folders = [root / name for name in names if (root / name).is_dir()]
     stale = []
@@ -103,7 +175,7 @@ def main(argv=None, root: Path = ROOT) -> int:
     if args.check:
         for path in stale:
             print(f"{path.relative_to(root)}: the first code cell is not the one for repository.url in _config.yml "
-                  "(run: PYTHONPATH=tools python -m colab_cell)")
+                  "(run: make colab-cell)")
         return 1 if stale else 0
     return make_exercises.main([], root=root)
 

@@ -1,0 +1,163 @@
+"""What the book hands out for practice: the course wheel and the practice kit, under ``_downloads/``.
+
+A reader of the built book needs no copy of the repository to practise. Every build writes
+
+* ``_downloads/posenc_course-VERSION-py3-none-any.whl``: the course library (``posenc``, the grader,
+  the course helpers), built from ``pyproject.toml`` and ``src/`` as ``pip wheel`` builds it;
+* ``_downloads/posenc-course-practice.zip``: one folder, ``posenc-course-practice/``, holding the
+  exercise notebooks, that wheel and a README with the install line (``KIT_README``).
+
+"How to take this course" links both; every practice page offers the kit in its download menu, next to
+its ``.ipynb``. When ``html.baseurl`` names the book's public address, every notebook's first cell on
+Colab downloads the wheel from there (``tools/colab_cell.py``). The wheel is rebuilt only when the
+learner-facing code changed (``book_assets.sources_digest``), the kit whenever its contents differ.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import tomllib
+import zipfile
+from pathlib import Path
+
+import download_menu
+
+ROOT = Path(__file__).resolve().parent.parent
+DOWNLOADS = "_downloads"
+KIT = "posenc-course-practice"
+KIT_ZIP = f"{KIT}.zip"
+PRACTICE_PAGES = ("exercises/", "solutions/")
+
+KIT_README = """\
+# Practice kit: Positional Encoding in Transformers
+
+This folder holds the practice notebooks of the book, one per chapter (`01_order_problem.ipynb` for
+chapter 1, and so on), and the course library they import, `{wheel}`: the formulas (`posenc`), the
+grader (`grading`) and the course's helpers. Each question cell ends with `check("NN.k", answer)`:
+replace each `...` with your answer and run the cell.
+
+## Install (once)
+
+You need Python 3.11 or newer. In a terminal, in this folder:
+
+    python -m venv .venv
+    source .venv/bin/activate        # Windows PowerShell: .venv\\Scripts\\Activate.ps1
+    {install}
+    jupyter lab
+
+then open `01_order_problem.ipynb`. The install keeps what your environment already has when it is
+recent enough (PyTorch, numpy, IPython, ipywidgets, matplotlib) and adds JupyterLab. On Linux without
+an NVIDIA GPU, install PyTorch's CPU build first, before the line above (pip otherwise downloads
+several GB of CUDA libraries):
+
+    {torch_cpu}
+
+**VS Code:** open this folder, create the environment as above in its terminal, open a notebook and
+choose the `.venv` kernel with *Select Kernel*. **Colab:** upload a notebook (*File > Upload
+notebook*) and `{wheel}` (the *Files* panel), then run the notebook's first cell: it installs the wheel.
+
+Your progress is kept in `~/.posenc-course/progress.json`; `summary("02")` shows a chapter's.
+"""
+
+
+def distribution() -> tuple[str, str]:
+    """(name, version) of the course distribution, from pyproject.toml."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    return project["name"], project["version"]
+
+
+def wheel_name() -> str:
+    name, version = distribution()
+    return f"{re.sub(r'[-.]+', '_', name)}-{version}-py3-none-any.whl"
+
+
+def install_command(wheel: str | None = None) -> str:
+    """The one line that installs the course library and JupyterLab from the wheel in the current folder."""
+    return f'python -m pip install "{wheel or wheel_name()}[lab]"'
+
+
+TORCH_CPU = "python -m pip install torch --index-url https://download.pytorch.org/whl/cpu"
+
+
+def build_wheel(target: Path, root: Path = ROOT) -> Path:
+    """Build the course wheel into ``target`` from a copy of pyproject.toml and src/ (nothing written in ``root``)."""
+    target.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="posenc-wheel-") as tmp:
+        source = Path(tmp) / "source"
+        source.mkdir()
+        shutil.copy2(root / "pyproject.toml", source)
+        shutil.copytree(root / "src", source / "src",
+                        ignore=shutil.ignore_patterns("*.egg-info", "__pycache__", "*.pyc"))
+        done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "--wheel-dir", tmp,
+                               str(source)], capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise RuntimeError(f"building the course wheel failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
+        (built,) = Path(tmp).glob("*.whl")
+        wheel = target / built.name
+        shutil.copyfile(built, wheel)
+    return wheel
+
+
+def kit_bytes(wheel: Path, root: Path = ROOT) -> bytes:
+    """The practice kit as zip bytes: exercises, the wheel, the README (fixed timestamps: same input, same bytes)."""
+    members = [(f"{KIT}/README.md", KIT_README.format(wheel=wheel.name, install=install_command(wheel.name),
+                                                       torch_cpu=TORCH_CPU).encode())]
+    members += [(f"{KIT}/{nb.name}", nb.read_bytes()) for nb in sorted((root / "exercises").glob("*.ipynb"))]
+    members.append((f"{KIT}/{wheel.name}", wheel.read_bytes()))
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data in members:
+            info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            z.writestr(info, data)
+    return buffer.getvalue()
+
+
+def write_downloads(outdir: Path, root: Path = ROOT, digest: str | None = None) -> tuple[Path, Path]:
+    """Write the wheel and the kit into ``outdir/_downloads``; returns their paths.
+
+    With ``digest`` (the learner code's), a wheel built from the same code is kept instead of rebuilt.
+    """
+    downloads = Path(outdir) / DOWNLOADS
+    wheel = downloads / wheel_name()
+    stamp = downloads / f".{wheel.name}.digest"
+    if digest is None or not wheel.exists() or not stamp.exists() or stamp.read_text() != digest:
+        wheel = build_wheel(downloads, root)
+        if digest is not None:
+            stamp.write_text(digest)
+    kit = downloads / KIT_ZIP
+    data = kit_bytes(wheel, root)
+    if not kit.exists() or kit.read_bytes() != data:
+        kit.write_bytes(data)
+    return wheel, kit
+
+
+MENU_ENTRY = dict(css="btn-download-practice-kit-button", icon="fas fa-file-zipper", label="practice kit .zip",
+                  title="Download every practice notebook with the course library and how to install it")
+
+
+def offer_in_practice_menus(outdir: Path, kit: Path) -> int:
+    """Add the kit to the download menu of every practice page that lacks it; returns how many were given it."""
+    count = 0
+    for prefix in PRACTICE_PAGES:
+        for page in sorted((Path(outdir) / prefix).glob("*.html")):
+            href = os.path.relpath(kit, page.parent).replace(os.sep, "/")
+            count += download_menu.offer(page, href=href, **MENU_ENTRY)
+    return count
+
+
+def hand_out(app, exception) -> None:
+    """build-finished: the wheel and the kit into _downloads/, the kit into the practice pages' menus."""
+    if exception is not None or app.builder.format != "html":
+        return
+    import book_assets
+
+    _, kit = write_downloads(Path(app.outdir), Path(app.srcdir), digest=book_assets.sources_digest(Path(app.srcdir)))
+    offer_in_practice_menus(Path(app.outdir), kit)
