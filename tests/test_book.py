@@ -215,3 +215,21 @@ def test_the_download_menu_offers_the_whole_book(build, tmp_path):
     assert book_pdf.offer_in_menus(tmp_path, pdf) == 1
     assert 'href="../_downloads/positional-encoding-in-transformers.pdf" download' in page.read_text()
     assert book_pdf.offer_in_menus(tmp_path, pdf) == 0  # once
+
+
+def test_the_book_hands_out_the_kit_and_the_wheel_where_its_pages_link_them(build):
+    import zipfile
+
+    import book_kit
+
+    kit, wheel = HTML / book_kit.DOWNLOADS / book_kit.KIT_ZIP, HTML / book_kit.DOWNLOADS / book_kit.wheel_name()
+    with zipfile.ZipFile(kit) as z:
+        assert z.read(f"{book_kit.KIT}/{wheel.name}") == wheel.read_bytes()
+    page = HTML / "how_to_take_this_course.html"
+    links = set(re.findall(r'href="(_downloads/[^"]+)"', page.read_text()))
+    assert links == {f"_downloads/{kit.name}", f"_downloads/{wheel.name}"}
+    for link in links:
+        assert (page.parent / link).is_file(), link
+    for folder in ("exercises", "solutions"):
+        for practice in sorted((HTML / folder).glob("*.html")):
+            assert f'href="../_downloads/{kit.name}" download' in practice.read_text(), practice.name

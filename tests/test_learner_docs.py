@@ -1,10 +1,10 @@
 """The learner's way in (how_to_take_this_course.md, exercises/README.md) stays true to the repository.
 
-What the pages tell a learner to run must exist: the files they name, the requirements file and what
-it installs, any pip extra, the Python version, the wheel command of the Colab cell, the grader's
-functions and statuses. The chapter times are recomputed here from the notebooks, with the formula
-the page states, and must match its table. The cross-references must resolve (the strict build
-checks them too, but only in the slow tier).
+What the pages tell a learner to run must exist: the files they name, the kit and the wheel the book
+hands out and the line that installs them, any pip extra, the Python version, the lower bounds they
+state, the wheel the Colab cell installs, the grader's functions and statuses. The chapter times are
+recomputed here from the notebooks, with the formula the page states, and must match its table. The
+cross-references must resolve (the strict build checks them too, but only in the slow tier).
 """
 
 import ast
@@ -17,6 +17,7 @@ import nbformat
 import pytest
 import yaml
 
+import book_kit
 import colab_cell
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,7 +25,6 @@ PAGE = ROOT / "how_to_take_this_course.md"
 EXERCISES_README = ROOT / "exercises" / "README.md"
 DOCS = [PAGE, EXERCISES_README]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
-REQUIREMENTS = (ROOT / "requirements.txt").read_text()
 
 # the page's estimate: text at 120 words a minute, a minute per code cell; in the exercises, 3 minutes
 # per question and 10 per coding question; rounded to 5 minutes
@@ -110,14 +110,31 @@ def test_the_time_table_is_computed_from_the_notebooks():
     assert f"about {hours(reading)} hours of reading and {hours(exercises)} hours of exercises" in text(PAGE)
 
 
-def test_the_requirements_file_installs_the_course_and_what_the_page_runs():
-    assert "-r requirements.txt" in text(PAGE) and "-r requirements.txt" in text(EXERCISES_README)
-    lines = [line.split("#")[0].strip() for line in REQUIREMENTS.splitlines()]
-    assert "-e ." in lines, "the pages say requirements.txt installs the course itself"
+def test_the_page_installs_the_kits_wheel_and_the_exercises_readme_the_sources():
+    assert book_kit.install_command() in text(PAGE)
+    assert 'python -m pip install ".[lab]"' in text(EXERCISES_README)
+    extra = " ".join(PYPROJECT["project"]["optional-dependencies"]["lab"])
     for package in ["jupyterlab", "ipykernel"]:  # `jupyter lab`, and the kernel VS Code selects
-        assert any(line.startswith(f"{package}==") for line in lines), package
-    for constraint in re.findall(r"^-c (\S+)", REQUIREMENTS, re.MULTILINE):
-        assert (ROOT / constraint).exists(), constraint
+        assert package in extra, package
+    for doc in DOCS:
+        assert book_kit.TORCH_CPU in text(doc), f"{doc.name}: the CPU build of torch for Linux without a GPU"
+        assert "-r requirements.txt" not in text(doc), f"{doc.name}: requirements.txt is the maintainers' lock"
+
+
+def test_the_page_links_the_kit_and_the_wheel_the_book_hands_out():
+    links = re.findall(r'<a href="([^"]+)" download>([^<]+)</a>', text(PAGE))
+    assert (f"{book_kit.DOWNLOADS}/{book_kit.KIT_ZIP}", book_kit.KIT_ZIP) in links
+    assert (f"{book_kit.DOWNLOADS}/{book_kit.wheel_name()}", book_kit.wheel_name()) in links
+
+
+def test_the_lower_bounds_the_page_states_are_the_declared_ones():
+    names = {"PyTorch": "torch", "numpy": "numpy", "IPython": "ipython", "ipywidgets": "ipywidgets"}
+    stated = re.findall(r"(PyTorch|numpy|IPython|ipywidgets) ([\d.]+) or newer", " ".join(text(PAGE).split()))
+    assert {name for name, _ in stated} == set(names), stated
+    declared = dict(re.match(r"([\w-]+)>=([\d.]+)", spec).groups()
+                    for spec in PYPROJECT["project"]["dependencies"])
+    for name, version in stated:
+        assert declared[names[name]] == version, f"the page says {name} {version}, pyproject {declared[names[name]]}"
 
 
 @pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.relative_to(ROOT).as_posix())
@@ -127,7 +144,9 @@ def test_the_files_and_extras_the_page_names_exist(doc):
     named |= set(re.findall(r"-r ([\w./-]+)", body))
     assert named, "the page names no file at all: the pattern is wrong"
     for name in named:
-        assert (ROOT / name).exists() or (doc.parent / name).exists(), f"{doc.name} names {name}, which does not exist"
+        # (the page speaks of the kit's folder too, which holds the exercise notebooks)
+        assert any((folder / name).exists() for folder in (ROOT, doc.parent, ROOT / "exercises")), (
+            f"{doc.name} names {name}, which does not exist")
     for link in re.findall(r"\]\(([^)#]+)\)", body):
         assert (doc.parent / link).resolve().exists(), f"{doc.name} links to {link}, which does not exist"
     extras = PYPROJECT["project"].get("optional-dependencies", {})
@@ -138,13 +157,11 @@ def test_the_files_and_extras_the_page_names_exist(doc):
 
 
 @pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.relative_to(ROOT).as_posix())
-def test_the_colab_wheel_is_the_one_the_cell_installs(doc):
-    command = "python -m pip wheel --no-deps . -w dist"
-    assert command in text(doc) and command in colab_cell.cell_source("")
-    pattern = re.search(r"`dist/(posenc_course-\*\.whl)`", text(doc))[1]
-    wheel = f"{PYPROJECT['project']['name'].replace('-', '_')}-{PYPROJECT['project']['version']}-py3-none-any.whl"
-    assert fnmatch(wheel, pattern) and pattern in colab_cell.cell_source("")
-    assert "lab:" in text(ROOT / "Makefile"), "the pages mention make lab"
+def test_the_wheel_the_page_names_is_the_one_the_colab_cell_installs(doc):
+    assert f"`{book_kit.wheel_name()}`" in text(doc)
+    pattern = re.search(r'glob\("([^"]+)"\)', colab_cell.cell_source())[1]
+    assert fnmatch(book_kit.wheel_name(), pattern)
+    assert "practice kit" in colab_cell.cell_source() and "practice kit" in text(doc)
 
 
 def grader_source(name):

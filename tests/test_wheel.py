@@ -1,94 +1,80 @@
-"""The course as a learner installs it: a wheel, a fresh virtual environment, no repository (issue 17).
+"""The course as a reader of the built book gets it: the practice kit, a fresh virtual environment, no repository.
 
-The wheel is built from a copy of ``pyproject.toml`` and ``src/`` (so the build writes nothing into
-the working tree), with the build-system pins of ``pyproject.toml`` (pip's build isolation). It is
-installed with its dependencies and the ``notebook`` extra into a new virtual environment, next to
-PyTables (whose import name ``tables`` one of our modules used to take), by pip as a learner would
-run it: no constraints file, pip's cache reused. Everything then runs with that environment's
-Python, from a folder outside the repository, with no ``PYTHONPATH``, no user site-packages and
-Jupyter's paths in the temporary folder: every learner-facing module (the list read from the wheel)
-imports, ``tables`` is PyTables, each explorer is created with its static HTML twin, and one exercise
-notebook and one chapter notebook, copied there as if downloaded, execute with nbclient.
+The kit is made by the function the book build calls (``book_kit.write_downloads``: the wheel built from
+``pyproject.toml`` and ``src/``, the exercises, a README), unpacked into a folder outside the repository,
+and its README followed: its install line runs as written (the course wheel with the ``lab`` extra, pip's
+cache reused, no constraints file), next to PyTables (whose import name ``tables`` one of our modules used
+to take). Only PyTorch comes another way: the README's CPU-build line needs PyTorch's own index, which this
+machine cannot reach, so the CPU build CI pins is linked in first (``support.learner_env``). Everything then
+runs with that environment's Python, from the kit's folder, with no ``PYTHONPATH``, no user site-packages and
+Jupyter's paths in the temporary folder: every learner-facing module (the list read from the wheel) imports,
+``tables`` is PyTables, each explorer is created with its static HTML twin, and the kit's first exercise
+notebook (one question answered) and a chapter notebook downloaded from the book execute with nbclient,
+the answer graded correct.
 
-Slow (about a minute: most of it is pip unpacking torch), so in the full tier only.
+Slow (pip installs JupyterLab), so in the full tier only.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
-import subprocess
-import sys
+import shlex
 import time
 import tomllib
 import zipfile
 from pathlib import Path
 
 import pytest
+from support import learner_env
+
+import book_kit
 
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[1]
 SRC = REPO / "src"
 PYTABLES = "tables==3.11.1"  # PyTables, preinstalled on Colab; this release has a wheel for Python 3.11 here
-EXERCISE = "exercises/01_order_problem.ipynb"
+EXERCISE = "01_order_problem.ipynb"
 CHAPTER = "chapters/02_sinusoidal_formula.ipynb"
 TOP_LEVEL = {"posenc", "grading", "posenc_course"}  # what the wheel may put into site-packages
 
 
-def run(args, **kwargs) -> subprocess.CompletedProcess:
-    done = subprocess.run([str(a) for a in args], capture_output=True, text=True, check=False, **kwargs)
-    assert done.returncode == 0, f"{' '.join(map(str, args))} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
-    return done
+def readme_install_line(readme: str) -> list[str]:
+    """The kit README's install line for the course (not its PyTorch CPU line), as pip arguments."""
+    (line,) = [line.strip() for line in readme.splitlines() if "pip install" in line and "[lab]" in line]
+    words = shlex.split(line)
+    assert words[:4] == ["python", "-m", "pip", "install"], line
+    return words[4:]
 
 
 @pytest.fixture(scope="module")
 def learner(tmp_path_factory):
-    """Build the wheel, install it in a fresh venv; the venv's Python, a clean environment, the timings."""
+    """The kit unpacked, its README followed in a fresh venv; the venv's Python, a clean environment, timings."""
     tmp = tmp_path_factory.mktemp("wheel")
-    assert not tmp.resolve().is_relative_to(REPO), f"the temporary folder {tmp} is inside the repository"
     timings = {}
     start = time.perf_counter()
-    source = tmp / "source"
-    source.mkdir()
-    shutil.copy2(REPO / "pyproject.toml", source)
-    shutil.copytree(SRC, source / "src", ignore=shutil.ignore_patterns("*.egg-info", "__pycache__", "*.pyc"))
-    run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "--wheel-dir", tmp / "dist", source])
-    (wheel,) = (tmp / "dist").glob("posenc_course-*.whl")
-    timings["build the wheel"] = time.perf_counter() - start
+    wheel, kit = book_kit.write_downloads(tmp / "book")  # what the book hands out under _downloads/
+    with zipfile.ZipFile(kit) as z:
+        z.extractall(tmp)
+    home = tmp / book_kit.KIT  # the reader's folder: outside the repository
+    timings["build the wheel and the kit"] = time.perf_counter() - start
 
     start = time.perf_counter()
     venv = tmp / "venv"
-    run([sys.executable, "-m", "venv", "--without-pip", venv])  # this .venv's pip installs into it (--python)
-    python = venv / "bin" / "python"
-    run([sys.executable, "-m", "pip", "--python", python, "install", "--quiet", "--no-compile",
-         f"{wheel}[notebook]", PYTABLES])
-    timings["fresh venv + pip install"] = time.perf_counter() - start
-
-    home = tmp / "learner"  # the learner's folder: outside the repository, where the notebooks land
-    home.mkdir()
-    # A learner's shell sets none of these; PYTHONDONTWRITEBYTECODE (set on some CI machines) would
-    # make every process of the venv compile torch from source again, since pip ran with --no-compile.
-    env = {k: v for k, v in os.environ.items()
-           if k not in {"PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV", "PYTHONSAFEPATH",
-                        "PYTHONDONTWRITEBYTECODE"}
-           and not k.startswith(("JUPYTER", "IPYTHON", "MPL"))}
-    env.update(PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}", PYTHONNOUSERSITE="1",
-               JUPYTER_PATH=str(tmp / "jupyter"), JUPYTER_DATA_DIR=str(tmp / "jupyter"),
-               JUPYTER_CONFIG_DIR=str(tmp / "jupyter-config"), IPYTHONDIR=str(tmp / "ipython"),
-               MPLCONFIGDIR=str(tmp / "mpl"))
-    yield {"wheel": wheel, "venv": venv, "python": python, "home": home, "env": env, "timings": timings}
+    python = learner_env.create(venv)
+    install = readme_install_line((home / "README.md").read_text())
+    learner_env.pip(python, "install", "--quiet", "--no-compile", *install, PYTABLES, cwd=home)
+    timings["fresh venv + the README's pip install"] = time.perf_counter() - start
+    env = learner_env.clean_env(venv, tmp)
+    yield {"wheel": home / wheel.name, "venv": venv, "python": python, "home": home, "env": env,
+           "timings": timings, "install": install}
     print("\nwheel test timings: " + ", ".join(f"{k} {v:.1f} s" for k, v in timings.items()))
 
 
 def in_venv(learner, script: str, *args) -> dict:
     """Run a script with the venv's Python in the learner's folder; it prints one JSON object."""
-    path = learner["home"] / "probe.py"
-    path.write_text(script)
-    done = run([learner["python"], path, *args], cwd=learner["home"], env=learner["env"], timeout=900)
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return learner_env.script(learner["python"], script, *args, cwd=learner["home"], env=learner["env"])
 
 
 def wheel_names(wheel: Path) -> list[str]:
@@ -186,65 +172,27 @@ def test_every_learner_module_imports_from_the_venv_outside_the_repository(learn
         assert "text/html" in made["bundle"] and "application/vnd.jupyter.widget-view+json" in made["bundle"], name
 
 
-RUN_NOTEBOOKS = r"""
-import json, sys
-import nbclient, nbformat
-from jupyter_client.kernelspec import KernelSpecManager
-
-result = {"kernel": KernelSpecManager().get_kernel_spec("python3").argv, "notebooks": {}}
-for path in sys.argv[1:]:
-    nb = nbformat.read(path, as_version=4)
-    nbclient.NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": "."}}).execute()
-    nbformat.write(nb, path)
-    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
-    result["notebooks"][path] = {
-        "errors": [o.get("ename") for o in outputs if o.output_type == "error"],
-        "stream": "".join(o.get("text", "") for o in outputs if o.output_type == "stream"),
-        "mime": sorted({k for o in outputs for k in o.get("data", {})}),
-        "html": "".join(o["data"].get("text/html", "") for o in outputs if "data" in o),
-    }
-print(json.dumps(result))
-"""
-
-WHERE_FROM = ("import json, sys, posenc, grading, posenc_course.explorers as e\n"
-              "print(json.dumps({'executable': sys.executable, "
-              "'files': [posenc.__file__, grading.__file__, e.__file__]}))")
+def test_the_readme_installs_the_wheel_beside_it_with_jupyterlab(learner):
+    assert learner["install"] == [f"{learner['wheel'].name}[lab]"]
+    installed = learner_env.freeze(learner["python"])
+    assert installed["posenc-course"] == tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
+    assert "jupyterlab" in installed and "ipykernel" in installed
 
 
-def code_cells(nb: dict) -> list[dict]:
-    return [c for c in nb["cells"] if c["cell_type"] == "code"]
-
-
-def download(learner, relative: str) -> tuple[Path, dict]:
-    """The notebook as a learner downloads it, into the learner's folder (a last cell reports where code came from)."""
-    nb = json.loads((REPO / relative).read_text())
-    nb["cells"].append({"cell_type": "code", "execution_count": None, "id": "where-from", "metadata": {},
-                        "outputs": [], "source": WHERE_FROM})
-    return learner["home"] / Path(relative).name, nb
-
-
-def source(cell: dict) -> str:
-    return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
-
-
-def test_a_downloaded_exercise_and_chapter_execute_with_the_installed_course(learner):
-    exercise, nb = download(learner, EXERCISE)
-    questions = [q for c in code_cells(nb) for q in re.findall(r'check\("([^"]+)"', source(c))]
+def test_the_kits_exercise_and_a_downloaded_chapter_execute_with_the_installed_course(learner):
+    home = learner["home"]
+    exercise = home / EXERCISE
+    questions = learner_env.answered_exercise(exercise, REPO / "solutions" / EXERCISE, exercise)
     assert len(questions) >= 3, questions
-    # the learner answers the first question as the solution does, and leaves the rest
-    solution = json.loads((REPO / EXERCISE.replace("exercises/", "solutions/")).read_text())
-    (answer,) = (source(c) for c in code_cells(solution) if f'check("{questions[0]}"' in source(c))
-    answer = "\n".join(line for line in answer.splitlines() if "SOLUTION" not in line)
-    (blank,) = (c for c in code_cells(nb) if f'check("{questions[0]}"' in source(c))
-    blank["source"] = answer
-    exercise.write_text(json.dumps(nb))
-    chapter, nb = download(learner, CHAPTER)
+    chapter = home / Path(CHAPTER).name  # downloaded from the chapter's page (.ipynb)
+    nb = json.loads((REPO / CHAPTER).read_text())
+    nb["cells"].append(learner_env.where_from_cell())
     chapter.write_text(json.dumps(nb))
 
-    got = in_venv(learner, RUN_NOTEBOOKS, exercise.name, chapter.name)
+    got = in_venv(learner, learner_env.RUN_NOTEBOOKS, exercise.name, chapter.name)
     for path, ran in got["notebooks"].items():
         assert ran["errors"] == [], f"{path}: {ran['errors']}"
-        where = json.loads(ran["stream"].strip().splitlines()[-1])
+        where = learner_env.where_from(ran["stream"])
         assert Path(where["executable"]).parent == learner["venv"] / "bin", where  # the venv's kernel
         assert all(under(f, learner["venv"]) for f in where["files"]), where
 

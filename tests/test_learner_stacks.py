@@ -1,0 +1,145 @@
+"""The course library installed where learners are: beside a Colab-like stack, and at the lowest declared versions.
+
+* **Colab-like.** A fresh venv outside the repository holds what a Colab runtime has preinstalled
+  (``COLAB``: IPython 7.34, ipywidgets 7.7, numpy 2.0, matplotlib 3.10, an old ipykernel, torch).
+  Installing the course wheel as the notebooks' first cell does (``pip install <wheel>``, no extra)
+  must change none of those packages (``pip list`` before and after); then an exercise notebook (one
+  question answered) and a chapter notebook execute there with nbclient, ``check()`` answering.
+* **Lowest versions.** Every runtime dependency of ``pyproject.toml`` at its lower bound (``lowest()``),
+  torch excepted: PyPI's torch for Linux is a CUDA build of several GB, and this machine has only the
+  CPU build CI pins, so torch is that build (2.13.0), the nearest one that can be installed here. The
+  core's and the grader's tests run there with that venv's Python, and an exercise notebook executes.
+
+Slow (pip installs two environments; torch is linked, not unpacked: ``support.learner_env``).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import tomllib
+from pathlib import Path
+
+import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from support import learner_env
+
+import book_kit
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[1]
+PROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+EXERCISE = "02_sinusoidal_formula.ipynb"
+CHAPTER = "chapters/02_sinusoidal_formula.ipynb"
+
+# What a Colab runtime has preinstalled, of what the course imports or runs on (its versions, read off a Colab
+# runtime; tests/test_packaging.py checks the declared ranges admit them). torch is linked in (learner_env).
+COLAB = ["ipython==7.34.0", "ipywidgets==7.7.1", "widgetsnbextension==3.6.10", "numpy==2.0.2",
+         "matplotlib==3.10.0", "matplotlib-inline==0.1.7", "cycler==0.12.1", "traitlets==5.7.1",
+         "ipykernel==6.17.1", "cloudpickle==3.1.1", "psutil==5.9.5", "mpmath==1.3.0",
+         "nbclient==0.10.2", "nbformat==5.10.4", learner_env.TORCH]
+
+
+def lowest() -> list[str]:
+    """Every runtime dependency pinned at its lower bound (torch: the build this machine has, see above)."""
+    pins = []
+    for requirement in map(Requirement, PROJECT["dependencies"]):
+        if canonicalize_name(requirement.name) == "torch":
+            pins.append(learner_env.TORCH)
+            continue
+        (low,) = [spec.version for spec in requirement.specifier if spec.operator == ">="]
+        pins.append(f"{requirement.name}=={low}")
+    return pins
+
+
+# The core's and the grader's tests, run from the repository against the installed wheel (the explorers' test
+# that reads the book's build code is left out: Sphinx is not a learner's dependency).
+LOWEST_TESTS = ["tests/test_posenc.py", "tests/test_grading.py", "tests/test_grading_kinds.py",
+                "tests/test_grading_feedback.py", "tests/test_grading_store.py", "tests/test_explorers.py",
+                "tests/test_plotting.py", "tests/test_tables.py", "tests/test_quizzes.py",
+                "--deselect", "tests/test_explorers.py::test_book_recognises_a_cell_that_only_displays_an_explorer"]
+# what runs them, at the lock's versions; the kernel is Colab's, which the old IPython needs
+TOOLS = ["pytest", "pytest-xdist", "hypothesis", "pyyaml", "nbclient", "nbformat"]
+
+
+def test_tools() -> list[str]:
+    lock = dict(re.findall(r"^([A-Za-z0-9][\w.-]*)==(\S+)", (REPO / "requirements.txt").read_text(), re.MULTILINE))
+    lock = {canonicalize_name(name): version for name, version in lock.items()}
+    return [f"{name}=={lock[canonicalize_name(name)]}" for name in TOOLS] + ["ipykernel==6.17.1"]
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory):
+    return book_kit.build_wheel(tmp_path_factory.mktemp("dist"))
+
+
+def notebooks_run(python: Path, home: Path, env: dict) -> tuple[dict, list[str]]:
+    """The exercise (first question answered) and the chapter, executed in ``home``; (results, question ids)."""
+    questions = learner_env.answered_exercise(REPO / "exercises" / EXERCISE, REPO / "solutions" / EXERCISE,
+                                              home / EXERCISE)
+    chapter = home / f"chapter-{Path(CHAPTER).name}"  # (the exercise notebook has the same name)
+    chapter.write_bytes((REPO / CHAPTER).read_bytes())
+    got = learner_env.script(python, learner_env.RUN_NOTEBOOKS, EXERCISE, chapter.name, cwd=home, env=env)
+    return got["notebooks"], questions
+
+
+def assert_graded(ran: dict, questions: list[str], venv: Path) -> None:
+    assert ran["errors"] == [], ran["errors"]
+    where = learner_env.where_from(ran["stream"])
+    assert Path(where["executable"]).parent == venv / "bin", where
+    assert f"{questions[0]} ✓ correct" in ran["stream"], ran["stream"][-2000:]
+    assert f"Chapter {questions[0].split('.')[0]}: 1 of {len(questions)} correct." in ran["stream"]
+
+
+def test_installing_the_wheel_beside_a_colab_stack_replaces_nothing_and_the_notebooks_run(wheel, tmp_path):
+    venv = tmp_path / "colab"
+    python = learner_env.create(venv)
+    learner_env.pip(python, "install", "--quiet", "--no-compile", *COLAB)
+    before = learner_env.freeze(python)
+    start = time.perf_counter()
+    learner_env.pip(python, "install", "--quiet", "--no-compile", wheel)  # what the Colab cell runs
+    seconds = time.perf_counter() - start
+    after = learner_env.freeze(python)
+
+    changed = {name: (version, after.get(name)) for name, version in before.items() if after.get(name) != version}
+    assert not changed, f"installing the course replaced preinstalled packages: {changed}"
+    added = sorted(set(after) - set(before))
+    assert "posenc-course" in added and "torch" not in added
+    print(f"\nColab-like stack: the wheel installed in {seconds:.1f} s, adding {added}")
+
+    home = tmp_path / "home"
+    home.mkdir()
+    ran, questions = notebooks_run(python, home, learner_env.clean_env(venv, tmp_path))
+    assert_graded(ran[EXERCISE], questions, venv)
+    chapter = ran[f"chapter-{Path(CHAPTER).name}"]
+    assert chapter["errors"] == [], chapter["errors"]
+    # figures are SVG, explorers widgets (ipywidgets 7 displays a widget by its view alone: the static HTML twin
+    # that ipywidgets 8 adds is what the book shows, not what Colab's widget manager renders)
+    assert "image/svg+xml" in chapter["mime"] and "application/vnd.jupyter.widget-view+json" in chapter["mime"]
+
+
+def test_the_lowest_declared_versions_pass_the_core_and_grader_tests(wheel, tmp_path):
+    venv = tmp_path / "lowest"
+    python = learner_env.create(venv)
+    pins = lowest()
+    learner_env.pip(python, "install", "--quiet", "--no-compile", *pins, *test_tools())
+    learner_env.pip(python, "install", "--quiet", "--no-compile", "--no-deps", wheel)
+    installed = learner_env.freeze(python)
+    for pin in pins:
+        name, version = pin.split("==")
+        got = installed[canonicalize_name(name)]
+        assert got.split("+")[0] == version, f"{name}: {got} installed, the lowest declared is {version}"
+
+    env = learner_env.clean_env(venv, tmp_path)
+    done = learner_env.run([python, "-m", "pytest", *LOWEST_TESTS, "-q", "-p", "no:cacheprovider",
+                            "-p", "no:randomly", "-m", "not slow", "-x"],
+                           cwd=REPO, env=env | {"POSENC_PROGRESS": str(tmp_path / "progress.json")}, timeout=900)
+    assert re.search(r"\d+ passed", done.stdout), done.stdout[-2000:]
+    print(f"\nlowest versions ({', '.join(pins)}): {done.stdout.strip().splitlines()[-1]}")
+
+    home = tmp_path / "home"
+    home.mkdir()
+    ran, questions = notebooks_run(python, home, env)
+    assert_graded(ran[EXERCISE], questions, venv)
