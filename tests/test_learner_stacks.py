@@ -57,14 +57,11 @@ def lowest() -> list[str]:
 
 
 # The core's and the grader's tests, run from the repository against the installed wheel. Left out: the explorers'
-# test that reads the book's build code (Sphinx is not a learner's dependency), and the one that expects the static
-# HTML twin in an explorer's display bundle: ipywidgets 7 displays a widget by its view alone (the twin is what
-# the book, built with the lock's ipywidgets 8, shows; Jupyter with ipywidgets 7 renders the view).
+# test that reads the book's build code (Sphinx is not a learner's dependency).
 LOWEST_TESTS = ["tests/test_posenc.py", "tests/test_grading.py", "tests/test_grading_kinds.py",
                 "tests/test_grading_feedback.py", "tests/test_grading_store.py", "tests/test_explorers.py",
                 "tests/test_plotting.py", "tests/test_tables.py", "tests/test_quizzes.py",
-                "--deselect", "tests/test_explorers.py::test_book_recognises_a_cell_that_only_displays_an_explorer",
-                "--deselect", "tests/test_explorers.py::test_display_bundle_has_widget_view_and_static_twin"]
+                "--deselect", "tests/test_explorers.py::test_book_recognises_a_cell_that_only_displays_an_explorer"]
 # what runs them, at the lock's versions, and Colab's kernel (KERNEL)
 TOOLS = ["pytest", "pytest-xdist", "hypothesis", "pyyaml"]
 
@@ -120,9 +117,9 @@ def test_installing_the_wheel_beside_a_colab_stack_replaces_nothing_and_the_note
     assert_graded(ran[EXERCISE], questions, venv)
     chapter = ran[f"chapter-{Path(CHAPTER).name}"]
     assert chapter["errors"] == [], chapter["errors"]
-    # figures are SVG, explorers widgets (ipywidgets 7 displays a widget by its view alone: the static HTML twin
-    # that ipywidgets 8 adds is what the book shows, not what Colab's widget manager renders)
+    # figures are SVG; explorers are the panel (sliders and canvas) with their static twin, under ipywidgets 7 too
     assert "image/svg+xml" in chapter["mime"] and "application/vnd.jupyter.widget-view+json" in chapter["mime"]
+    assert 'class="posenc-explorer"' in chapter["html"]
 
 
 def test_the_lowest_declared_versions_pass_the_core_and_grader_tests(wheel, tmp_path):

@@ -281,9 +281,21 @@ class Explorer(anywidget.AnyWidget):
                 f'</div>\n<script type="module">{module}</script>')
 
     def _repr_mimebundle_(self, include=None, exclude=None, **kwargs):
-        bundle = self.panel._repr_mimebundle_(include=include, exclude=exclude) or {}
+        if hasattr(self.panel, "_repr_mimebundle_"):
+            bundle = self.panel._repr_mimebundle_(include=include, exclude=exclude) or {}
+        else:  # ipywidgets 7 (Colab's): the same view of the panel, which its widgets build in _ipython_display_
+            bundle = {"text/plain": repr(self.panel), "application/vnd.jupyter.widget-view+json": {
+                "version_major": 2, "version_minor": 0, "model_id": self.panel.model_id}}
         bundle["text/html"] = self.static_html()
         return bundle
+
+    if not hasattr(widgets.Widget, "_repr_mimebundle_"):
+        # ipywidgets 7 displays a widget through _ipython_display_, which IPython prefers to _repr_mimebundle_:
+        # without this, Colab showed the bare canvas, without its sliders and without the static twin
+        def _ipython_display_(self, **kwargs):
+            from IPython.display import display
+
+            display(self._repr_mimebundle_(), raw=True)
 
 
 class FormulaExplorer(Explorer):
