@@ -1,4 +1,4 @@
-"""The theme's icon fonts cut down to the icons the book shows (issue 21).
+"""The theme's icon fonts cut down to the icons the book shows.
 
 pydata-sphinx-theme ships Font Awesome 6 as three web fonts (solid 156 KB, brands 118 KB, regular 25 KB),
 and every page that shows a header icon loads the solid one whole for about ten glyphs. After the build,
@@ -63,6 +63,13 @@ def code_points_used(outdir: Path) -> set[int]:
     for path in [*outdir.rglob("*.html"), *scripts]:
         used |= {names[c] for c in USED_CLASS.findall(path.read_text(encoding="utf-8", errors="replace"))
                  if c in names}
+    # the download menus' own entries, which reach the pages after the fonts are cut (book_kit) or after the
+    # build (book_pdf, make pdf)
+    import book_kit
+    import book_pdf
+
+    for entry in (book_kit.MENU_ENTRY, book_pdf.MENU_ENTRY):
+        used |= {names[c] for c in USED_CLASS.findall(entry["icon"]) if c in names}
     return used
 
 

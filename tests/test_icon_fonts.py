@@ -46,6 +46,20 @@ def test_code_points_used_finds_classes_in_pages_and_scripts_and_icons_in_style_
     assert icon_fonts.code_points_used(tmp_path) == {0xF0C9, 0xF185, 0xF0F3}
 
 
+def test_the_icons_of_our_download_menu_entries_are_kept_though_they_arrive_after_the_cut(tmp_path):
+    import book_kit
+    import book_pdf
+
+    (tmp_path / "_static").mkdir()
+    (tmp_path / "_static" / "theme.css").write_text(THEME_CSS.read_text(encoding="utf-8"))
+    (tmp_path / "page.html").write_text("<p>a page whose menu gets its entries later</p>")
+    names = icon_fonts.class_code_points(THEME_CSS.read_text(encoding="utf-8"))
+    wanted = {names[c] for entry in (book_kit.MENU_ENTRY, book_pdf.MENU_ENTRY) for c in entry["icon"].split()
+              if c in names}
+    assert len(wanted) == 2  # the kit's file-zipper and the PDF's book, both Font Awesome icons
+    assert wanted <= icon_fonts.code_points_used(tmp_path)
+
+
 @pytest.mark.parametrize("name", icon_fonts.FONTS)
 @pytest.mark.parametrize("suffix, flavor", [(".woff2", "woff2"), (".ttf", None)])
 def test_subset_keeps_exactly_the_glyphs_asked_for_that_the_font_has(name, suffix, flavor):
