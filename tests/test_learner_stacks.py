@@ -1,7 +1,7 @@
 """The course library installed where learners are: beside a Colab-like stack, and at the lowest declared versions.
 
 * **Colab-like.** A fresh venv outside the repository holds what a Colab runtime has preinstalled
-  (``COLAB``: IPython 7.34, ipywidgets 7.7, numpy 2.0, matplotlib 3.10, an old ipykernel, torch).
+  (``learner_env.COLAB``: IPython 7.34, ipywidgets 7.7, numpy 2.0, matplotlib 3.10, an old ipykernel, torch).
   Installing the course wheel as the notebooks' first cell does (``pip install <wheel>``, no extra)
   must change none of those packages (``pip list`` before and after); then an exercise notebook (one
   question answered) and a chapter notebook execute there with nbclient, ``check()`` answering.
@@ -35,13 +35,8 @@ PROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
 EXERCISE = "02_sinusoidal_formula.ipynb"
 CHAPTER = "chapters/02_sinusoidal_formula.ipynb"
 
-# Colab's kernel and what runs notebooks headless (the old IPython needs an ipykernel of its time)
-KERNEL = ["ipykernel==6.17.1", "nbclient==0.10.2", "nbformat==5.10.4"]
-# What a Colab runtime has preinstalled, of what the course imports or runs on (its versions, read off a Colab
-# runtime; tests/test_packaging.py checks the declared ranges admit them). torch is linked in (learner_env).
-COLAB = ["ipython==7.34.0", "ipywidgets==7.7.1", "widgetsnbextension==3.6.10", "numpy==2.0.2",
-         "matplotlib==3.10.0", "matplotlib-inline==0.1.7", "cycler==0.12.1", "traitlets==5.7.1",
-         "cloudpickle==3.1.1", "psutil==5.9.5", "mpmath==1.3.0", *KERNEL, learner_env.TORCH]
+COLAB = [f"{name}=={version}" for name, version in learner_env.COLAB.items()] + [learner_env.TORCH]
+KERNEL = [f"{name}=={version}" for name, version in learner_env.KERNEL.items()]
 
 
 def lowest() -> list[str]:

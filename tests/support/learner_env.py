@@ -21,6 +21,13 @@ import tempfile
 from pathlib import Path
 
 TORCH = "torch==2.13.0"  # CI's torch: the CPU build this machine's pip finds (pip.conf's find-links)
+# Colab's kernel and what runs notebooks headless (the old IPython needs an ipykernel of its time)
+KERNEL = {"ipykernel": "6.17.1", "nbclient": "0.10.2", "nbformat": "5.10.4"}
+# What a Colab runtime has preinstalled, of what the course imports or runs on (the versions reported for a Colab
+# runtime; tests/test_packaging.py checks that the declared ranges admit them). torch is linked in (``create``).
+COLAB = {"ipython": "7.34.0", "ipywidgets": "7.7.1", "widgetsnbextension": "3.6.10", "numpy": "2.0.2",
+         "matplotlib": "3.10.0", "matplotlib-inline": "0.1.7", "cycler": "0.12.1", "traitlets": "5.7.1",
+         "cloudpickle": "3.1.1", "psutil": "5.9.5", "mpmath": "1.3.0", **KERNEL}
 CACHE = Path(os.environ.get("POSENC_TEST_CACHE") or Path.home() / ".cache" / "posenc-course-tests")
 REPO = Path(__file__).resolve().parents[2]
 
