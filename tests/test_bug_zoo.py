@@ -372,7 +372,7 @@ def float32_recipe(n, d, variant, base=10000.0):
 
 @pytest.mark.parametrize("n, d, variant", [(2048, 64, "fairseq"), (2048, 512, "concatenated")])
 def test_the_reported_float32_tables_are_identified(n, d, variant):
-    """The tables of issue 12: off by more than 1e-4 from the exact variant, still identified."""
+    """The reported float32 tables: off by more than 1e-4 from the exact variant, still identified."""
     table = float32_recipe(n, d, variant)
     assert np.abs(table.double().numpy() - bug_zoo.variant_table(n, d, variant)).max() > 1e-4
     assert bug_zoo.identify_variant(table) == variant

@@ -1,7 +1,7 @@
 """The elimination bot (tools/grading_bot.py): select every option, drop the letters the feedback names.
 
 Against the grader it must solve no multi-select question within its tries; against feedback that names the
-letters to drop (what the grader said before issue 19) it solves every one on the second try, so a bot that
+letters to drop (what the grader once said) it solves every one on the second try, so a bot that
 could not read feedback would fail here.
 """
 

@@ -1,4 +1,4 @@
-"""The grader's feedback (issue 10, rows 6, 7, 8, 10 and 11): expected values out of the
+"""The grader's feedback: expected values out of the
 notebook's reach, numeric feedback that does not give the answer away, every real dtype
 read and complex values refused, messages that are right and specific, chapter
 arguments normalised. Each test starts from the failing input of the issue."""
@@ -133,7 +133,7 @@ def test_no_numeric_message_holds_a_number_to_compute_the_answer_from(qid):
 
 
 def leaky_how_far(x, want, *_, **__):
-    """The numeric feedback before issue 10: a ratio to three digits, or a percentage."""
+    """The numeric feedback the grader once gave: a ratio to three digits, or a percentage."""
     if want != 0 and x != 0 and (x > 0) != (want > 0):
         return "the sign is wrong."
     ratio = x / want
@@ -353,7 +353,7 @@ def test_an_unknown_chapter_names_the_chapters(chapter, capsys):
 
 
 # --------------------------------------------------------------------------
-# Issue 19: answers are compared as plain arrays; iterables of numbers are read
+# Answers are compared as plain arrays; iterables of numbers are read
 # --------------------------------------------------------------------------
 
 @pytest.mark.parametrize("answer,words", [

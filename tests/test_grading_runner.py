@@ -1,4 +1,4 @@
-"""The function runner holds against careless and hostile answers (issue 10, rows 1-5 and part of 10).
+"""The function runner holds against careless and hostile answers.
 
 Each test gives the failing input of the issue and asserts the required behaviour:
 every test input runs and is verified; a check ends within its limit + 2 s; after
@@ -428,7 +428,7 @@ def test_other_posenc_helpers_and_other_questions_are_allowed(capsys):
 
 
 # --------------------------------------------------------------------------
-# Issue 19: counts are the worker's own, and no process the learner started outlives the check
+# Counts are the worker's own, and no process the learner started outlives the check
 # --------------------------------------------------------------------------
 
 PIDS = None  # a folder where the learner's processes below write their pids

@@ -269,7 +269,7 @@ def test_a_row_does_not_depend_on_the_other_positions(n, start, d_model, layout,
     dtype=st.sampled_from([np.float32, np.float64]),
 )
 def test_a_row_does_not_depend_on_the_other_positions_mixed(positions, d_model, layout, dtype):
-    """Integers, integer-valued floats and fractions in one request: each row as when asked alone (issue 18)."""
+    """Integers, integer-valued floats and fractions in one request: each row as when asked alone."""
     table = posenc.sinusoidal(np.array(positions, dtype=np.float64), d_model, layout=layout, dtype=dtype)
     for row, p in enumerate(positions):
         np.testing.assert_array_equal(posenc.sinusoidal([float(p)], d_model, layout=layout, dtype=dtype)[0], table[row])
@@ -296,7 +296,7 @@ def test_a_table_does_not_depend_on_the_number_of_threads():
     dtype=st.sampled_from([torch.float32, torch.float64, torch.bfloat16]),
 )
 def test_module_output_does_not_depend_on_earlier_calls(history, d_model, layout, dtype):
-    """Issue 12: seq=3000 then seq=10 gave other bits than seq=10 alone (up to 1.8e-7)."""
+    """A regression: seq=3000 then seq=10 once gave other bits than seq=10 alone (up to 1.8e-7)."""
     module = posenc.SinusoidalPositionalEncoding(d_model, layout=layout)
     for seq in history:
         out = module(torch.zeros(1, seq, d_model, dtype=dtype))

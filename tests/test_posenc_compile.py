@@ -1,4 +1,4 @@
-"""posenc's torch code under torch.compile(fullgraph=True) and torch.jit.trace (issue 12).
+"""posenc's torch code under torch.compile(fullgraph=True) and torch.jit.trace.
 
 Practitioners copy SinusoidalPositionalEncoding, LearnedPositionalEmbedding
 and apply_rope into compiled models. Each must compile as one graph with the
@@ -82,7 +82,7 @@ def test_sinusoidal_module_compiles(backend, d_model, layout):
 @pytest.mark.filterwarnings("ignore::UserWarning")
 @pytest.mark.parametrize("d_model, layout", [(64, "interleaved"), (33, "concatenated")])
 def test_sinusoidal_module_compiles_with_dynamic_shapes(backend, d_model, layout):
-    """dynamic=True (issue 18): one graph with a symbolic seq, across table growth, both backends."""
+    """dynamic=True: one graph with a symbolic seq, across table growth, both backends."""
     module = torch.compile(posenc.SinusoidalPositionalEncoding(d_model, layout=layout),
                            fullgraph=True, backend=backend, dynamic=True)
     fresh = posenc.SinusoidalPositionalEncoding(d_model, layout=layout)

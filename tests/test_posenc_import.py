@@ -1,4 +1,4 @@
-"""``import posenc`` stays cheap, and torch.compile(dynamic=True) works (issue 17).
+"""``import posenc`` stays cheap, and torch.compile(dynamic=True) works.
 
 ``import posenc`` must not import ``torch._dynamo`` (seconds on top of ``import torch``;
 every notebook kernel and test process pays it): checked in a fresh process, which is

@@ -1,4 +1,4 @@
-"""The course's numbers need nothing wider than float64 (issue 18).
+"""The course's numbers need nothing wider than float64.
 
 ``np.longdouble`` is the x87 80-bit type on x86-64 Linux, float64 on Windows
 and on macOS arm64, and slow software quad on aarch64 Linux. The documented

@@ -264,7 +264,7 @@ def bench_import(processes: int = 5) -> dict:
     Each process is ``python -c "..."`` with this interpreter and times its own import statement
     (so interpreter start-up, common to both, is left out): wall time, and CPU time, which a busy
     machine disturbs less. The difference of the medians is what ``import posenc`` adds to a
-    notebook kernel or a test process (issue 17: at most 0.3 s).
+    notebook kernel or a test process (the target: at most 0.3 s).
     """
     probe = ("import time; w, c = time.perf_counter(), time.process_time(); {}; "
              "print(time.perf_counter() - w, time.process_time() - c)")

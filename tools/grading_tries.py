@@ -659,7 +659,7 @@ def array_tries(qid, q):
     signs = np.where(np.arange(want.size) % 2, 1, -1).reshape(want.shape)
     correct["inside the tolerance"] = want + 0.4 * allowed * signs
     tries = [Try(qid, "correct", label, _const(answer)) for label, answer in correct.items()]
-    if want.ndim == 1:  # iterables of numbers are read (issue 19); built when the try runs: they are used up
+    if want.ndim == 1:  # iterables of numbers are read; built when the try runs: they are used up
         tries += [Try(qid, "correct", "generator", lambda: (x for x in want.tolist())),
                   Try(qid, "correct", "map object", lambda: map(float, want.tolist()))]
     bf16 = torch.from_numpy(want).to(torch.bfloat16)
@@ -878,7 +878,7 @@ def _next_after(out):
 
 
 def _right_only_when_small(k, d):
-    """Row 1 of issue 10: raises (as asked) for odd d, right only for d <= 8 and |k| <= 10."""
+    """Raises (as asked) for odd d, right only for d <= 8 and |k| <= 10."""
     if d % 2:
         raise ValueError("odd")
     return posenc.rotation(k, d) if d <= 8 and abs(k) <= 10 else np.eye(d)
@@ -927,7 +927,7 @@ def function_tries(qid, q):
     else:  # exact: the next representable number is already wrong
         wrong["first element one ulp off"] = _mapped(reference, _next_after)
     wrong |= {"negated": _mapped(reference, lambda out: -out), "zeros": _mapped(reference, lambda out: out * 0)}
-    if qid != "05.7":  # array tricks (issue 19): compared as plain arrays, they are what their data are
+    if qid != "05.7":  # array tricks: compared as plain arrays, they are what their data are
         wrong |= {"every value masked": _mapped(reference, lambda out: np.ma.masked_all(np.shape(out))),
                   "zeros in a subclass whose comparisons lie": _mapped(reference, lambda out: np.zeros_like(
                       np.asarray(out, dtype=np.float64)).view(LyingArray))}
@@ -1029,7 +1029,7 @@ class ExitArray:
 
 
 def _forks_then(reference):
-    """os.fork() without waiting on every call: the child runs on into the grader's loop (issue 19)."""
+    """os.fork() without waiting on every call: the child runs on into the grader's loop."""
     def answer(*args, **kwargs):
         os.fork()
         return reference(*args, **kwargs)
