@@ -21,6 +21,9 @@ from grading.runner import _run
 
 
 CORRECT, WRONG, UNANSWERED, INTERRUPTED = "correct", "wrong", "unanswered", "interrupted"
+# The grader itself failed (an import state it cannot handle, a worker that could not start): not the learner's
+# mistake, so never recorded as wrong.
+UNCHECKABLE = "could not check"
 # Seconds a learner's function may take over all its test inputs: each question's own ``limit`` (stated in its
 # Accepted line), generous enough for honest beginner code (a Python double loop filling 05.7's table takes
 # 2.7 s here) on a slow, loaded laptop. TIME_LIMIT, when set, overrides every question's (the tests shorten it).
