@@ -469,7 +469,7 @@ def test_progress_survives_a_kernel_restart(notebook):
     tab, panel = notebook["tab"], notebook["panel"]
     before = run_in_new_cell(tab, panel, "import os; os.getpid()")
     saved = json.loads(notebook["progress_file"].read_text())
-    assert saved["questions"].get(QUESTION) == "correct", saved
+    assert saved["questions"].get(QUESTION, {}).get("solved"), saved
     tab.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Kernel$")).click()
     tab.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Restart Kernel")).first.click()
     tab.locator(".jp-Dialog-button", has_text=re.compile(r"^Restart$")).click()
@@ -477,7 +477,7 @@ def test_progress_survives_a_kernel_restart(notebook):
     after = run_in_new_cell(tab, panel, 'import os; print(os.getpid())\nfrom grading import summary\nsummary("02")')
     assert after.splitlines()[0].strip() != before.strip(), (before, after)  # a new kernel process
     tab.screenshot(path=str(SHOT_DIR / "04_progress_after_restart.png"))
-    assert "Chapter 02: 1 of 7 correct." in after, after
+    assert "Chapter 02: 1 of 7 solved" in after, after
     assert f"Progress is saved in {notebook['progress_file']}" in after, after
 
 

@@ -160,13 +160,27 @@ def test_an_answer_too_strange_to_inspect_gets_a_message(capsys):
             raise RuntimeError("no")
 
     verdict, out = feedback(capsys, "02.3", Evil(0.01))
-    assert not verdict and "could not check" in out
+    assert not verdict and "✗ the grader could not inspect your answer (RuntimeError: no)" in out, out
 
 
 def test_unknown_question_id(capsys):
-    for qid in ["02.99", 2.3, None]:
+    for qid, said in [("02.99", "'02.99' is not a question id (chapter 02 has 02.1 to 02.7)"),
+                      ("12.1", "'12.1' is not a question id (ids look like \"02.3\", chapters 01 to 08)"),
+                      (2.3, 'the question id must be a string such as "02.3", not 2.3'),
+                      (None, 'check needs a question id, the first argument: e.g. check("02.3", answer)')]:
         verdict, out = feedback(capsys, qid, 1.0)
-        assert not verdict and "not a question id" in out
+        assert not verdict and out == f"check: {said}.\n" if qid is not None else out == f"{said}.\n", out
+
+
+def test_an_id_written_without_the_leading_zero_is_understood(capsys):
+    assert feedback(capsys, "2.3", 0.01) == (True, "02.3 ✓ correct\n")
+    assert grading.progress("02")["02.3"] == "solved"
+
+
+def test_check_without_an_answer_says_what_is_missing(capsys):
+    verdict, out = feedback(capsys, "02.3", grading._NOT_GIVEN)
+    assert not verdict and out == 'check("02.3", answer) needs your answer as its second argument.\n'
+    assert grading.progress("02")["02.3"] == "untried"
 
 
 def test_check_shows_nothing_extra_in_jupyter():
@@ -192,7 +206,7 @@ def test_placeholders_are_not_answered_yet(qid, capsys):
     placeholder = ... if QUESTIONS[qid].kind != "function" else (Stub if qid == "05.7" else stub)
     verdict, out = feedback(capsys, qid, placeholder)
     assert not verdict and "not answered yet" in out, out
-    assert grading.progress(qid[:2])[qid] == "unanswered"
+    assert grading.progress(qid[:2])[qid] == "untried"  # an unanswered cell records nothing
 
 
 def answer_all(chapter, skip=()):
@@ -204,49 +218,88 @@ def answer_all(chapter, skip=()):
 def test_summary_counts_and_lists(capsys):
     answer_all("02", skip={"02.3", "02.5", "02.7"})
     check("02.3", 1e-4)   # wrong
-    check("02.5", ...)    # unanswered; 02.7 never checked
+    check("02.3", 1e-4)   # wrong again
+    check("02.5", ...)    # unanswered: records nothing; 02.7 never checked
+    check("02.1", "A")    # solved before: stays solved
     capsys.readouterr()
     grading.summary("02")
-    out = capsys.readouterr().out
-    assert "Chapter 02: 4 of 7 correct." in out
-    assert re.search(r"wrong: 02\.3", out) and re.search(r"not answered yet: 02\.5", out)
-    assert re.search(r"not checked yet.*02\.7", out)
-    assert "All answers are correct" not in out
-    with pytest.raises(AssertionError, match=r"02\.3 \(wrong\).*02\.5 \(unanswered\).*02\.7 \(unchecked\)"):
+    assert capsys.readouterr().out.splitlines()[:4] == [
+        "Chapter 02: 4 of 7 solved, 1 attempted, 2 untried.",
+        "  solved: 02.1 (solved; your last try was wrong), 02.2, 02.4, 02.6",
+        "  attempted, not solved yet: 02.3 (2 tries, the last wrong)",
+        "  untried (run their cells): 02.5, 02.7",
+    ]
+    latest = "02.1 (wrong), 02.3 (wrong), 02.5 (untried), 02.7 (untried)"
+    with pytest.raises(AssertionError, match=re.escape(latest) + "$"):
         grading.assert_all_correct("02")
 
 
+def test_summary_and_progress_without_a_chapter_cover_the_course(capsys):
+    answer_all("02")
+    check("03.1", "Z")
+    states = grading.progress()
+    assert list(states) == list(QUESTIONS)
+    assert [q for q, s in states.items() if s == "solved"] == [q for q in QUESTIONS if q.startswith("02.")]
+    assert states["03.1"] == "wrong" and states["01.1"] == "untried"
+    capsys.readouterr()
+    grading.summary()
+    lines = capsys.readouterr().out.splitlines()
+    n = len(QUESTIONS)
+    assert lines[0] == f"The course: 7 of {n} questions solved, 1 attempted, {n - 8} untried."
+    assert "  Chapter 02: 7 of 7 solved." in lines and "  Chapter 01: 0 of 7 solved; 7 untried." in lines
+    assert any(line.startswith("  Chapter 03: 0 of 7 solved; attempted: 03.1; 6 untried.") for line in lines), lines
+    with pytest.raises(AssertionError, match=r"^the course: not all answers are correct: 01\.1 \(untried\)"):
+        grading.assert_all_correct()
+
+
 @pytest.mark.parametrize("chapter", CHAPTERS)
-def test_never_all_correct_while_something_is_missing(chapter, capsys):
-    """Each question in turn set back to unanswered (the placeholder run again) after all were right."""
+def test_solved_stays_solved_and_assert_all_correct_reads_the_latest_try(chapter, capsys):
+    """After all were right, each question in turn: the placeholder run again changes nothing; a wrong try
+    leaves it solved (summary says the last try was wrong), but assert_all_correct, which the solutions
+    notebooks end with, names it."""
     qids = [q for q in QUESTIONS if q.startswith(chapter + ".")]
     answer_all(chapter)
+    solved = {q: "solved" for q in qids}
+    for q in qids:
+        check(q, ...)
+        assert grading.progress(chapter) == solved
+    grading.assert_all_correct(chapter)
     for missing in qids:
-        check(missing, ...)
+        wrong = next(t for t in tries(missing) if t.category == "wrong")
+        check(missing, wrong.make())
         capsys.readouterr()
         grading.summary(chapter)
         out = capsys.readouterr().out
-        assert f"{len(qids) - 1} of {len(qids)} correct" in out and "All answers are correct" not in out
-        with pytest.raises(AssertionError, match=re.escape(missing)):
+        assert grading.progress(chapter) == solved
+        assert f"{len(qids)} of {len(qids)} solved" in out and f"{missing} (solved; your last try was wrong)" in out
+        assert "Every question is solved." in out
+        with pytest.raises(AssertionError, match=re.escape(f"{missing} (wrong)")):
             grading.assert_all_correct(chapter)
         check(missing, QUESTIONS[missing].reference())
-    capsys.readouterr()
-    grading.summary(chapter)
-    assert "All answers are correct" in capsys.readouterr().out
     grading.assert_all_correct(chapter)
 
 
-def test_a_later_wrong_answer_replaces_an_earlier_right_one():
-    check("02.3", 0.01)
+def test_tries_are_counted_and_a_solved_question_is_never_unsolved():
     check("02.3", 0.02)
-    assert grading.progress("02")["02.3"] == "wrong"
+    check("02.3", 0.01)
+    check("02.3", ...)
+    check("02.3", 0.02)
+    assert grading.progress("02")["02.3"] == "solved"
+    entry = grading._store.entries["02.3"]
+    assert (entry["solved"], entry["tries"], entry["last"]) == (True, 3, "wrong")
 
 
-def test_unknown_chapter(capsys):
-    grading.summary("99")
-    assert "No questions" in capsys.readouterr().out
-    with pytest.raises(AssertionError):
-        grading.assert_all_correct("99")
+@pytest.mark.parametrize("function", ["summary", "progress", "reset", "assert_all_correct"])
+def test_an_unknown_chapter_gets_one_line_naming_the_chapters(function, capsys):
+    said = (f"{function}: chapter must be one of 01, 02, 03, 04, 05, 06, 07, 08 (or left out for the whole course), "
+            "not '99'.")
+    if function == "assert_all_correct":
+        with pytest.raises(AssertionError) as raised:
+            grading.assert_all_correct("99")
+        assert str(raised.value) == said and raised.value._render_traceback_() == [f"AssertionError: {said}"]
+    else:
+        assert getattr(grading, function)("99") in (None, {})
+        assert capsys.readouterr().out == said + "\n"
 
 
 # --------------------------------------------------------------------------

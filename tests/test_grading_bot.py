@@ -44,7 +44,7 @@ def test_the_report_says_none_and_returns_0(capsys):
     out = capsys.readouterr().out
     expected = f"elimination bot: solved within 3 tries 0 of {len(MULTI_SELECT)} multi-select questions"
     assert out.startswith(expected), out
-    assert grading.progress("01")["01.1"] == "unchecked"  # the bot's tries are not the learner's progress
+    assert grading.progress("01")["01.1"] == "untried"  # the bot's tries are not the learner's progress
 
 
 def test_named_letters_reads_capitals_standing_alone():

@@ -291,9 +291,9 @@ def test_interrupt_stops_the_learner_code_and_records_interrupted(method, capsys
     assert out.strip().splitlines()[-1] == \
         "02.5 · interrupted: stopped before every test input ran; run the cell again to check it."
     assert "Traceback" not in out and "KeyboardInterrupt" not in out
-    assert grading.progress("02")["02.5"] == "interrupted"  # no longer the earlier "correct"
+    assert grading.progress("02")["02.5"] == "solved"  # the earlier right answer is not undone
     grading.summary("02")
-    assert "interrupted (run again): 02.5" in capsys.readouterr().out
+    assert "02.5 (solved; your last try was interrupted)" in capsys.readouterr().out
     with pytest.raises(AssertionError, match=r"02\.5 \(interrupted\)"):
         grading.assert_all_correct("02")
     assert_nothing_left_running()

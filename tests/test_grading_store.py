@@ -1,8 +1,10 @@
-"""Progress on disk (grading/store.py): read back after a restart, written atomically, a damaged or foreign
-file refused with a message and never written over, a reset that sets such a file aside."""
+"""Progress on disk (grading/store.py): read back after a restart, solved stays solved, written atomically, an
+earlier version's file upgraded, a damaged or foreign file refused with a message and never written over, a reset
+that sets such a file aside."""
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -11,7 +13,7 @@ import pytest
 
 import grading
 from grading import store
-from grading.store import FORMAT, Store
+from grading.store import FORMAT, VERSION, Store
 from support.grading_session import feedback, fresh_progress  # noqa: F401  (an autouse fixture)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -21,15 +23,36 @@ def saved(path):
     return json.loads(path.read_text())
 
 
+def results(path):
+    """question id -> (solved, tries, last) of the file at ``path``."""
+    return {q: (e["solved"], e["tries"], e["last"]) for q, e in saved(path)["questions"].items()}
+
+
 def test_what_is_recorded_is_read_back_by_the_next_kernel(tmp_path):
     path = tmp_path / "sub" / "progress.json"
     first = Store(path)
     assert first.load() == "" and not path.exists()  # no file yet: an empty record
-    assert first.record("02.3", "correct") == "" and first.record("01.1", revealed=True) == ""
-    assert saved(path) == {"format": FORMAT, "version": 1, "questions": {"02.3": "correct"}, "revealed": ["01.1"]}
+    assert first.record("02.3", "correct") == "" and first.reveal("01.1") == ""
+    data = saved(path)
+    assert (data["format"], data["version"], data["revealed"]) == (FORMAT, VERSION, ["01.1"])
+    assert results(path) == {"02.3": (True, 1, "correct")}
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", data["questions"]["02.3"]["when"])
     second = Store(path)
     assert second.load() == ""
-    assert second.status == {"02.3": "correct"} and second.revealed == {"01.1"}
+    assert second.entries == data["questions"] and second.revealed == {"01.1"}
+
+
+def test_solved_stays_solved_tries_are_counted_and_could_not_check_is_no_try(tmp_path):
+    path = tmp_path / "progress.json"
+    s = Store(path)
+    s.load()
+    for result in ["wrong", "correct", "wrong", "interrupted", "could not check"]:
+        s.record("02.5", result)
+    assert results(path) == {"02.5": (True, 4, "could not check")}
+    s.record("02.6", "could not check")
+    assert results(path)["02.6"] == (False, 0, "could not check")
+    with pytest.raises(ValueError, match="result must be one of"):
+        s.record("02.6", "unanswered")  # an unanswered cell is not recorded: grading.check never passes it
 
 
 def test_two_kernels_do_not_undo_each_other(tmp_path):
@@ -37,10 +60,29 @@ def test_two_kernels_do_not_undo_each_other(tmp_path):
     a, b = Store(path), Store(path)
     a.load(), b.load()
     a.record("02.3", "correct")
-    b.record("03.2", "wrong")  # b loaded before a wrote: it merges, it does not drop 02.3
-    assert saved(path)["questions"] == {"02.3": "correct", "03.2": "wrong"}
+    b.record("03.2", "wrong")  # b loaded before a wrote: it adds to the file, it does not drop 02.3
+    assert results(path) == {"02.3": (True, 1, "correct"), "03.2": (False, 1, "wrong")}
     a.record("03.2", "correct")
-    assert saved(path)["questions"] == {"02.3": "correct", "03.2": "correct"}
+    b.record("02.3", "wrong")  # b had not seen a's 02.3: its try counts, and 02.3 stays solved
+    assert results(path) == {"02.3": (True, 2, "wrong"), "03.2": (True, 2, "correct")}
+    assert a.entries != b.entries and Store(path).load() == ""
+
+
+def test_a_file_of_version_1_is_upgraded_not_discarded(tmp_path):
+    """Version 1 kept only each question's latest status."""
+    path = tmp_path / "progress.json"
+    old = {"format": FORMAT, "version": 1, "revealed": ["01.1"],
+           "questions": {"02.3": "correct", "02.4": "wrong", "02.5": "unanswered", "02.6": "interrupted"}}
+    path.write_text(json.dumps(old))
+    s = Store(path)
+    assert s.load() == ""
+    assert {q: (e["solved"], e["tries"], e["last"]) for q, e in s.entries.items()} == {
+        "02.3": (True, 1, "correct"), "02.4": (False, 1, "wrong"), "02.6": (False, 1, "interrupted")}
+    assert path.read_text() == json.dumps(old)  # read, not yet rewritten
+    s.record("02.4", "correct")
+    assert saved(path)["version"] == VERSION and saved(path)["revealed"] == ["01.1"]
+    assert results(path) == {"02.3": (True, 1, "correct"), "02.4": (True, 2, "correct"),
+                             "02.6": (False, 1, "interrupted")}
 
 
 def test_a_write_that_fails_halfway_leaves_the_old_file_whole(tmp_path, monkeypatch):
@@ -55,6 +97,7 @@ def test_a_write_that_fails_halfway_leaves_the_old_file_whole(tmp_path, monkeypa
 
     monkeypatch.setattr(store.json, "dump", breaks)
     assert "could not be written (No space left on device)" in s.record("02.4", "wrong")
+    assert s.entries["02.4"]["last"] == "wrong"  # kept in memory
     assert path.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["progress.json"]  # no temporary file left
 
@@ -63,8 +106,14 @@ def test_a_write_that_fails_halfway_leaves_the_old_file_whole(tmp_path, monkeypa
     ("{not json", "is not valid JSON"),
     (json.dumps({"theme": "dark"}), "is not a progress file of this course"),
     (json.dumps([1, 2]), "is not a progress file of this course"),
-    (json.dumps({"format": FORMAT, "version": 2, "questions": {}}), "version 2; this grader reads version 1"),
+    (json.dumps({"format": FORMAT, "version": VERSION + 1, "questions": {}}),
+     f"version {VERSION + 1}, written by a newer release of the course; upgrade the course to read it"),
+    (json.dumps({"format": FORMAT, "version": "2", "questions": {}}), "which this grader does not know"),
     (json.dumps({"format": FORMAT, "version": 1, "questions": {"02.3": "great"}}), "not a map of question ids"),
+    (json.dumps({"format": FORMAT, "version": 2, "questions": {"02.3": "correct"}}), "not a map of question ids"),
+    (json.dumps({"format": FORMAT, "version": 2, "questions": {"02.3": {"solved": True, "tries": -1,
+                                                                       "last": "correct", "when": None}}}),
+     "not a map of question ids"),
     (json.dumps({"format": FORMAT, "version": 1, "questions": {}, "revealed": "01.1"}), "not a list"),
 ])
 def test_a_damaged_or_foreign_file_is_refused_and_never_written_over(content, why, tmp_path, capsys):
@@ -73,7 +122,7 @@ def test_a_damaged_or_foreign_file_is_refused_and_never_written_over(content, wh
     s = Store(path)
     message = s.load()
     assert why in message and str(path) in message and "left as it is" in message, message
-    assert s.record("02.3", "correct") == "" and s.status == {"02.3": "correct"}  # kept in memory
+    assert s.record("02.3", "correct") == "" and s.entries["02.3"]["solved"]  # kept in memory
     assert path.read_text() == content
     assert s.where().startswith("Progress is kept in memory only: the file")
 
@@ -98,7 +147,7 @@ def test_reset_sets_a_refused_file_aside_and_starts_afresh(tmp_path):
     assert (tmp_path / "progress.json.refused").read_text() == "{damaged"
     assert saved(path)["questions"] == {} and s.problem == ""
     s.record("02.3", "correct")
-    assert saved(path)["questions"] == {"02.3": "correct"}
+    assert results(path) == {"02.3": (True, 1, "correct")}
 
 
 def test_the_place_is_the_environment_variable_or_the_home_folder(monkeypatch, tmp_path):
@@ -112,14 +161,25 @@ def test_the_place_is_the_environment_variable_or_the_home_folder(monkeypatch, t
 def test_check_records_summary_says_where_and_reset_forgets(capsys, tmp_path):
     path = tmp_path / "progress.json"  # the fixture's file
     assert feedback(capsys, "02.3", 0.01)[0]
-    assert saved(path)["questions"] == {"02.3": "correct"}
+    assert results(path) == {"02.3": (True, 1, "correct")}
     grading._use_progress_file(path)  # what a restarted kernel does at import
-    assert grading.progress("02")["02.3"] == "correct"
+    assert grading.progress("02")["02.3"] == "solved"
     grading.summary("02")
     assert f"Progress is saved in {path} (grading.reset() starts afresh)." in capsys.readouterr().out
     grading.reset()
     assert "now records nothing" in capsys.readouterr().out
-    assert grading.progress("02")["02.3"] == "unchecked" and saved(path)["questions"] == {}
+    assert grading.progress("02")["02.3"] == "untried" and saved(path)["questions"] == {}
+
+
+def test_reset_of_one_chapter_keeps_the_others(capsys, tmp_path):
+    path = tmp_path / "progress.json"
+    check = grading.check
+    check("02.3", 0.01), check("03.1", "Z"), check("01.1", "B")
+    grading.reveal("01.1")
+    capsys.readouterr()
+    grading.reset("01")
+    assert capsys.readouterr().out == "Progress of chapter 01 reset; the other chapters' is kept.\n"
+    assert set(results(path)) == {"02.3", "03.1"} and saved(path)["revealed"] == []
 
 
 def test_a_refused_file_is_named_by_check_and_summary_but_grading_goes_on(capsys, tmp_path):
@@ -129,19 +189,25 @@ def test_a_refused_file_is_named_by_check_and_summary_but_grading_goes_on(capsys
     assert feedback(capsys, "02.3", 0.01) == (True, "02.3 ✓ correct\n")
     grading.summary("02")
     out = capsys.readouterr().out
-    assert "Chapter 02: 1 of 7 correct." in out and f"kept in memory only: the file {path} is not valid JSON" in out
+    assert "Chapter 02: 1 of 7 solved" in out and f"kept in memory only: the file {path} is not valid JSON" in out
     assert path.read_text() == "{damaged"
 
 
-def test_progress_survives_a_restart_of_the_python_process(tmp_path):
-    """Two processes, one after the other, as a kernel and the same kernel restarted."""
+def test_solved_survives_later_tries_and_a_restart_of_the_python_process(tmp_path):
+    """Two processes, one after the other, as a kernel and the same kernel restarted: right, then the blank
+    cell run again, then wrong; the question is solved in both."""
     env = {**os.environ, "POSENC_PROGRESS": str(tmp_path / "progress.json"),
            "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
     run = [sys.executable, "-c"]
-    first = subprocess.run(run + ["from grading import check; check('02.3', 0.01); check('02.4', 1.0)"], env=env,
-                           capture_output=True, text=True, timeout=120)
-    assert first.returncode == 0 and "02.3 ✓ correct" in first.stdout, first.stdout + first.stderr
-    second = subprocess.run(run + ["from grading import summary; summary('02')"], env=env, capture_output=True,
-                            text=True, timeout=120)
-    assert "Chapter 02: 1 of 7 correct." in second.stdout and "wrong: 02.4" in second.stdout, second.stdout
+    first = subprocess.run(run + ["from grading import check, progress; check('02.3', 0.01); check('02.3', ...); "
+                                  "check('02.3', 0.5); check('02.4', 1.0); print(progress('02')['02.3'])"],
+                           env=env, capture_output=True, text=True, timeout=120)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert first.stdout.splitlines()[0] == "02.3 ✓ correct" and first.stdout.splitlines()[-1] == "solved"
+    second = subprocess.run(run + ["from grading import progress, summary; print(progress()['02.3']); summary('02')"],
+                            env=env, capture_output=True, text=True, timeout=120)
+    lines = second.stdout.splitlines()
+    assert lines[:4] == ["solved", "Chapter 02: 1 of 7 solved, 1 attempted, 5 untried.",
+                         "  solved: 02.3 (solved; your last try was wrong)",
+                         "  attempted, not solved yet: 02.4 (1 try, the last wrong)"], second.stdout + second.stderr
     assert f"Progress is saved in {tmp_path / 'progress.json'}" in second.stdout

@@ -56,7 +56,7 @@ def overhead(qid, method, repeat=5) -> float:
     finally:
         torch.set_num_threads(threads)
         runner.METHOD = saved
-        grading._status.pop(qid, None)
+        grading._store.entries.pop(qid, None)
     return statistics.median(checked[1:]) - statistics.median(direct[1:])
 
 
@@ -73,7 +73,7 @@ def main(argv=None) -> int:
         with contextlib.redirect_stdout(io.StringIO()):
             grading.check("02.5", QUESTIONS["02.5"].reference())
         runner.METHOD = saved
-        grading._status.pop("02.5", None)
+        grading._store.entries.pop("02.5", None)
         print(f"spawn, cold (no worker started ahead): 02.5 checked in {time.perf_counter() - start:.2f} s")
     for method in args.methods:
         costs = {qid: overhead(qid, method, args.repeat) for qid in function_questions()}

@@ -7,7 +7,7 @@ prints
     correct answers rejected: 0 of N; wrong answers accepted: 0 of M; hostile inputs handled: K of K
 
 then every try that went wrong, and how many hostile inputs (all objects whose own methods raise or lie
-about their type) got the engine's last resort "the grader could not check this answer (<their error>)".
+about their type) got the engine's last resort "the grader could not inspect your answer (<their error>)".
 A correct answer counts as rejected unless it gets its one "✓ correct" line; a wrong answer counts as
 accepted unless it gets one "✗" line (with its hint's words, for the known mistakes); a hostile input is
 handled when it gets one line of feedback and no verdict of correct. Anything ``check`` lets out, a
@@ -58,7 +58,7 @@ class Tally:
             out += [f"  {category} {t.id}: {problem}" for t, problem in self.failed[category]]
         if self.fallback:
             out.append(f"  {self.fallback} hostile inputs, all objects whose own methods raise or lie about their "
-                       "type, got the fallback line \"the grader could not check this answer (<their error>)\"")
+                       "type, got the fallback line \"the grader could not inspect your answer (<their error>)\"")
         return out
 
 

@@ -14,9 +14,9 @@ Three categories, each try one ``check(qid, answer)`` call:
 
 ``judge`` says what is wrong with how the grader handled one try (None: nothing): a correct answer must be
 accepted, a wrong one rejected with a "✗" line (and the mistake's own words), and every try must get exactly
-one line of feedback, with no traceback and no warning from the grader's code. "The grader could not check
-this answer (...)", the engine's last resort, is accepted only for objects whose own methods raise or lie
-about their type (``Try.evil``), and only when it names their error.
+one line of feedback, with no traceback and no warning from the grader's code. "The grader could not inspect your
+answer (...)", the engine's last resort, is accepted only for objects whose own methods raise or lie about
+their type (``Try.evil``), and only when it names their error.
 
 Nothing is built at import: ``tries(qid)`` and ``all_tries()`` build the tries when asked.
 """
@@ -1258,8 +1258,9 @@ def judge(t: Try, verdict, out: str, raised=None, warned=()) -> Result:
     if len(lines) != 1 or not lines[0].startswith(f"{t.qid} "):
         return Result(f"expected one line of feedback, got {len(lines)}: {out[:300]!r}")
     line = lines[0]
-    fallback = "could not check" in line and t.evil and ("evil" in line or "Liar" in line)
-    if not fallback and ("could not check" in line or "Traceback" in line or "_TimeUp" in line):
+    last_resort = "could not check" in line or "could not inspect" in line
+    fallback = last_resort and t.evil and ("evil" in line or "Liar" in line)
+    if not fallback and (last_resort or "Traceback" in line or "_TimeUp" in line):
         return Result(f"grader-internal error: {line}")
     if warned:
         w = warned[0]

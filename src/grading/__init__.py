@@ -5,7 +5,8 @@ In a notebook::
     from grading import check, summary
     answer = posenc.frequencies(512)[128]
     check("02.3", answer)      # prints one line of feedback; True if correct
-    summary("02")              # "Chapter 02: 6 of 7 correct." and what is left
+    summary("02")              # "Chapter 02: 6 of 7 solved, 1 attempted, 0 untried." and which
+    summary()                  # the whole course
 
 Four kinds of question:
 
@@ -35,28 +36,51 @@ module per chapter) are separate. An answer left as ``...`` (the placeholder of 
 notebooks) is "not answered yet". ``check`` never lets an exception of its own
 reach the learner: whatever it is given, it prints a message.
 
-Progress (the latest status of each question) is kept on disk, in ``~/.posenc-course/progress.json`` or
-``$POSENC_PROGRESS`` (``grading.store``), and so survives a kernel restart; ``summary`` says where it is, and
-``reset()`` forgets it.
+Progress is kept on disk, in ``~/.posenc-course/progress.json`` or ``$POSENC_PROGRESS`` (``grading.store``), and
+so survives a kernel restart: a question once solved stays solved whatever is tried later (each graded try is
+counted, and the latest result kept); an unanswered cell records nothing; a check the grader itself could not
+carry out ("could not check") is never recorded as wrong. ``summary()`` says what is solved, attempted and
+untried, and where the file is; ``reset()`` forgets it all.
+
+Every public function answers a learner's slip (no argument, None, a wrong type, an unknown id) with one printed
+line that names the argument and what it accepts, never with a traceback.
 """
 
 from __future__ import annotations
 
+import importlib.metadata
+import re
+import sys
+
 from grading.bank import QUESTIONS
-from grading.feedback import _short
-from grading.kinds import CORRECT, INTERRUPTED, UNANSWERED, WRONG
+from grading.feedback import _ordinary, _short
+from grading.kinds import CORRECT, INTERRUPTED, UNANSWERED, UNCHECKABLE, WRONG
 from grading import runner as _runner
 from grading.store import Store as _Store, default_path
 
 __all__ = ["check", "summary", "assert_all_correct", "progress", "reveal", "reset", "QUESTIONS"]
 
 _store = _Store(default_path())  # the progress file (grading/store.py): read now, written after every check
-_status = _store.status          # question id -> latest status (the store's own dict)
-_revealed = _store.revealed      # choice questions whose answer the learner asked to see
 if _store.load():
     print(f"grading: {_store.problem}")
 _checking = False  # a check is running: a check called from the learner's code is refused
 _refused = False   # ... and that refusal has been printed once
+_NOT_GIVEN = object()  # check's answer when the learner gave none (None is an answer, and gets feedback)
+_CHAPTERS = sorted({q.split(".")[0] for q in QUESTIONS})
+# The packages whose copy in memory must be the one installed: an install that replaces one after the kernel
+# imported it leaves the kernel with a mix of old and new files (module name -> distribution name).
+_WATCHED = {"numpy": "numpy", "torch": "torch", "matplotlib": "matplotlib", "IPython": "ipython",
+            "ipywidgets": "ipywidgets", "traitlets": "traitlets", "anywidget": "anywidget"}
+
+
+def _installed(distribution):
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+_COURSE = _installed("posenc-course")  # the course's own version as this kernel imported it
 
 
 if _runner.METHOD == "spawn" and not _runner._serving:  # off Linux: the first check's worker imports now
@@ -93,8 +117,12 @@ class Verdict:
         pass
 
 
-def check(qid, answer) -> Verdict:
-    """Grade ``answer`` to question ``qid``, print feedback, record progress."""
+MARKS = {CORRECT: "✓ correct", WRONG: "✗", UNANSWERED: "· not answered yet:", INTERRUPTED: "· interrupted:",
+         UNCHECKABLE: "· could not check:"}
+
+
+def check(qid=None, answer=_NOT_GIVEN) -> Verdict:
+    """Grade ``answer`` to question ``qid`` (e.g. ``check("02.3", answer)``), print feedback, record progress."""
     global _checking, _refused
     if _checking:  # called from the learner's code while a check runs it
         if not _refused:  # once: the learner's function may call it on every test input
@@ -102,9 +130,12 @@ def check(qid, answer) -> Verdict:
                   "after the function is defined.")
         _refused = True
         return Verdict(False)
-    question = QUESTIONS.get(qid) if isinstance(qid, str) else None
+    question = _question(qid, "check")
     if question is None:
-        print(f"{qid!r} is not a question id; ids look like '02.3' ({len(QUESTIONS)} questions known).")
+        return Verdict(False)
+    qid = question.qid
+    if answer is _NOT_GIVEN:
+        print(f'check("{qid}", answer) needs your answer as its second argument.')
         return Verdict(False)
     _checking, _refused = True, False
     try:
@@ -114,9 +145,13 @@ def check(qid, answer) -> Verdict:
             status, message = question.judge(answer)
     except KeyboardInterrupt:  # the Interrupt button: the learner's code has been stopped
         status, message = INTERRUPTED, "stopped before every test input ran; run the cell again to check it."
-    except Exception as exc:  # a bug of ours or an answer too strange to inspect
-        status = WRONG
-        message = f"the grader could not check this answer ({type(exc).__name__}: {_short(exc)})."
+    except Exception as exc:  # an answer too strange to read, a bug of ours, or packages changed under the kernel
+        failed = f"({type(exc).__name__}: {_short(exc)})"
+        if isinstance(exc, _runner.GraderFailure) or _ordinary(answer) or _stale():
+            status, message = UNCHECKABLE, f"the grader failed {failed}"
+        else:
+            status, message = WRONG, (f"the grader could not inspect your answer {failed}; give plain numbers, a "
+                                      "list or an array.")
     except BaseException as exc:  # SystemExit, GeneratorExit ... raised by the answer itself (e.g. its __array__)
         status = WRONG
         text = _short(exc)
@@ -124,23 +159,53 @@ def check(qid, answer) -> Verdict:
                    "give plain numbers, a list or an array.")
     finally:
         _checking = False
-    _save(_store.record(qid, status))
-    mark = {CORRECT: "✓ correct", WRONG: "✗", UNANSWERED: "· not answered yet:", INTERRUPTED: "· interrupted:"}[status]
-    print(f"{qid} {mark}" + ("" if status == CORRECT and not message else f" {message}"))
+    if status == UNCHECKABLE:
+        message = _uncheckable(message)
+    if status != UNANSWERED:  # an unanswered cell changes nothing: "Run All" on a blank notebook loses nothing
+        _save(_store.record(qid, status))
+    print(f"{qid} {MARKS[status]}" + ("" if status == CORRECT and not message else f" {message}"))
     return Verdict(status == CORRECT)
 
 
-def reveal(qid) -> None:
+def _uncheckable(what: str) -> str:
+    """The one line for a check the grader could not carry out: what failed, that it is not held against the
+    answer, and what to do (naming the packages replaced under the running kernel, if any)."""
+    what = what.rstrip(".;")
+    stale = _stale()
+    if stale:
+        return (f"{what}; that says nothing about your answer and is not recorded as wrong. {'; '.join(stale)}: "
+                "an install replaced them after this kernel started. Restart the kernel, then run the notebook "
+                "from the top.")
+    return (f"{what}; that says nothing about your answer and is not recorded as wrong. Restart the kernel, then "
+            "run the notebook from the top; if it happens again, please report it.")
+
+
+def _stale() -> list[str]:
+    """"numpy 1.26.4 is loaded but 2.0.2 is installed", for each watched package (and the course itself) whose
+    copy in this kernel is not the installed one."""
+    found = []
+    for module, distribution in _WATCHED.items():
+        loaded = getattr(sys.modules.get(module), "__version__", None)
+        installed = _installed(distribution) if loaded else None
+        if loaded and installed and str(loaded) != installed:
+            found.append(f"{module} {loaded} is loaded but {installed} is installed")
+    course = _installed("posenc-course")
+    if _COURSE and course and course != _COURSE:
+        found.append(f"the course {_COURSE} is loaded but {course} is installed")
+    return found
+
+
+def reveal(qid=None) -> None:
     """Print the answer of choice question ``qid`` with every option's explanation (recorded as shown)."""
-    question = QUESTIONS.get(qid) if isinstance(qid, str) else None
+    question = _question(qid, "reveal")
     if question is None:
-        print(f"{qid!r} is not a question id; ids look like '02.3' ({len(QUESTIONS)} questions known).")
         return
+    qid = question.qid
     if question.kind != "choice":
         print(f"{qid}: only the answers of choice questions are shown here; the worked answer of every question "
               f"is in the solutions notebook of chapter {qid[:2]}.")
         return
-    _save(_store.record(qid, revealed=True))
+    _save(_store.reveal(qid))
     print(f"{qid} answer: {question.reference()} — why each option is right or wrong:\n{question.explained()}")
 
 
@@ -156,61 +221,130 @@ def _use_progress_file(path) -> None:
     _store.load()
 
 
-def progress(chapter) -> dict[str, str]:
-    """Status of every question of ``chapter``: correct, wrong, unanswered or unchecked.
+SOLVED, UNTRIED = "solved", "untried"
+STATES = (SOLVED, WRONG, INTERRUPTED, UNCHECKABLE, UNTRIED)  # what progress() says of a question
 
-    ``chapter`` may be written "02", "2", " 02", 2 or 2.0; an unknown one raises
-    ValueError naming the chapters that exist.
+
+def progress(chapter=None) -> dict[str, str]:
+    """The state of every question of ``chapter`` (every chapter when it is left out): "solved" (once solved,
+    whatever came after), else the latest result ("wrong", "interrupted", "could not check"), or "untried".
+
+    ``chapter`` may be written "02", "2", 2 or 2.0; anything else prints the chapters that exist and gives {}.
     """
-    chapter = _chapter(chapter)
-    return {q: _status.get(q, "unchecked") for q in QUESTIONS if q.split(".")[0] == chapter}
+    chapters = _chapters(chapter, "progress")
+    if chapters is None:
+        return {}
+    return {q: _state(q) for q in QUESTIONS if q[:2] in chapters}
 
 
-def summary(chapter) -> None:
-    """Print "n of m correct" for ``chapter`` and list what is not correct yet."""
-    try:
-        states = progress(chapter)
-    except ValueError as exc:
-        print(exc)
+def _state(qid) -> str:
+    entry = _store.entries.get(qid)
+    return UNTRIED if entry is None else SOLVED if entry["solved"] else entry["last"]
+
+
+def summary(chapter=None) -> None:
+    """Print what is solved, attempted and untried, for ``chapter`` or (left out) for every chapter."""
+    chapters = _chapters(chapter, "summary")
+    if chapters is None:
         return
-    done = [q for q, s in states.items() if s == CORRECT]
-    print(f"Chapter {_chapter(chapter)}: {len(done)} of {len(states)} correct.")
-    for status, label in [(WRONG, "wrong"), (UNANSWERED, "not answered yet"), (INTERRUPTED, "interrupted (run again)"),
-                          ("unchecked", "not checked yet (run their cells)")]:
-        ids = [q for q, s in states.items() if s == status]
-        if ids:
-            print(f"  {label}: {', '.join(ids)}")
+    if len(chapters) == 1:
+        _chapter_summary(chapters[0])
+    else:
+        states = progress()
+        solved = sum(s == SOLVED for s in states.values())
+        untried = sum(s == UNTRIED for s in states.values())
+        print(f"The course: {solved} of {len(states)} questions solved, {len(states) - solved - untried} "
+              f"attempted, {untried} untried.")
+        for c in chapters:
+            _chapter_summary(c, brief=True)
+        print('  summary("02") lists the questions of one chapter.')
     print(f"  {_store.where()}")
-    shown = sorted(q for q in states if q in _revealed)
+    if all(_state(q) == SOLVED for q in QUESTIONS if q[:2] in chapters):
+        print("  Every question is solved.")
+
+
+def _chapter_summary(chapter, brief=False) -> None:
+    states = progress(chapter)
+    solved = [q for q, s in states.items() if s == SOLVED]
+    attempted = [q for q, s in states.items() if s not in (SOLVED, UNTRIED)]
+    untried = [q for q, s in states.items() if s == UNTRIED]
+    if brief:
+        print(f"  Chapter {chapter}: {len(solved)} of {len(states)} solved"
+              + (f"; attempted: {', '.join(attempted)}" if attempted else "")
+              + (f"; {len(untried)} untried" if untried else "") + ".")
+        return
+    print(f"Chapter {chapter}: {len(solved)} of {len(states)} solved, {len(attempted)} attempted, "
+          f"{len(untried)} untried.")
+    for label, ids in [("solved", solved), ("attempted, not solved yet", attempted),
+                       ("untried (run their cells)", untried)]:
+        if ids:
+            print(f"  {label}: {', '.join(_detail(q) for q in ids)}")
+    shown = sorted(q for q in states if q in _store.revealed)
     if shown:
         print(f"  answer shown (grading.reveal): {', '.join(shown)}")
-    if len(done) == len(states):
-        print("  All answers are correct.")
 
 
-def assert_all_correct(chapter) -> None:
-    """Raise AssertionError naming every question of ``chapter`` not answered correctly
-    (or the chapters that exist, when ``chapter`` is not one of them)."""
-    try:
-        states = progress(chapter)
-    except ValueError as exc:
-        raise AssertionError(str(exc)) from None
-    bad = {q: s for q, s in states.items() if s != CORRECT}
+def _detail(qid) -> str:
+    """'02.3', or '02.3 (solved; your last try was wrong)', or '02.4 (2 tries, the last wrong)'."""
+    entry = _store.entries.get(qid)
+    if entry is None or (entry["solved"] and entry["last"] == CORRECT):
+        return qid
+    if entry["solved"]:
+        return f"{qid} (solved; your last try was {entry['last']})"
+    tries = f"{entry['tries']} tr{'y' if entry['tries'] == 1 else 'ies'}"
+    if entry["last"] == UNCHECKABLE:
+        return f"{qid} ({tries}; the last check could not be carried out: run it again)"
+    return f"{qid} ({tries}, the last {entry['last']})"
+
+
+class _Failed(AssertionError):
+    """assert_all_correct's failure, shown in Jupyter as its one line (the traceback is the grader's own)."""
+
+    def _render_traceback_(self):
+        return [f"AssertionError: {self}"]
+
+
+def assert_all_correct(chapter=None) -> None:
+    """Raise AssertionError naming every question of ``chapter`` (every chapter when it is left out) whose
+    latest check was not correct: the solutions notebooks end with it, so that a wrong solution fails CI
+    even where the question was solved before."""
+    chapters = _chapters(chapter, "assert_all_correct", say=_fail)
+    bad = {q: (_store.entries.get(q) or {}).get("last") or UNTRIED for q in QUESTIONS if q[:2] in chapters}
+    bad = {q: last for q, last in bad.items() if last != CORRECT}
     if bad:
+        where = f"chapter {chapters[0]}" if len(chapters) == 1 else "the course"
         listing = ", ".join(f"{q} ({s})" for q, s in bad.items())
-        raise AssertionError(f"chapter {_chapter(chapter)}: not all answers are correct: {listing}")
+        raise _Failed(f"{where}: not all answers are correct: {listing}")
 
 
-def reset() -> None:
-    """Forget every recorded result, in memory and in the progress file (a refused file is moved aside)."""
-    done = _store.reset()
+def _fail(text):
+    raise _Failed(text)
+
+
+def reset(chapter=None) -> None:
+    """Forget every recorded result (in memory and in the progress file; a refused file is moved aside), or
+    only those of ``chapter``."""
+    if chapter is None:
+        done = _store.reset()
+    else:
+        chapters = _chapters(chapter, "reset")
+        if chapters is None:
+            return
+        done = _store.forget([q for q in QUESTIONS if q[:2] in chapters]) or (
+            f"Progress of chapter {chapters[0]} reset; the other chapters' is kept.")
     if done:
         print(done)
 
 
-def _chapter(chapter) -> str:
-    """The two-digit chapter id ("02") of 2, 2.0, "2", " 02" or "02"; ValueError for anything else."""
-    chapters = sorted({q.split(".")[0] for q in QUESTIONS})
+# --------------------------------------------------------------------------
+# Reading the arguments a learner gives
+# --------------------------------------------------------------------------
+
+def _chapters(chapter, caller, say=print) -> list[str] | None:
+    """The chapter ids (["02"]) that ``chapter`` means (None: all of them); for anything else, ``say`` one line
+    that names the argument and what it accepts, and give None."""
+    if chapter is None:
+        return list(_CHAPTERS)
     name = None
     if isinstance(chapter, str):
         name = f"{int(chapter):02d}" if chapter.strip().isdecimal() else None
@@ -220,6 +354,35 @@ def _chapter(chapter) -> str:
         except (TypeError, ValueError, OverflowError):
             value = None
         name = f"{int(value):02d}" if value is not None and value.is_integer() else None
-    if name not in chapters:
-        raise ValueError(f"No questions for chapter {chapter!r}: the chapters are {', '.join(chapters)}.")
-    return name
+    if name not in _CHAPTERS:
+        say(f"{caller}: chapter must be one of {', '.join(_CHAPTERS)} (or left out for the whole course), "
+            f"not {_shown(chapter)}.")
+        return None
+    return [name]
+
+
+def _question(qid, caller):
+    """The question ``qid`` names ("02.3"; "2.3" too), or None after printing one line saying what an id is."""
+    example = f'{caller}("02.3", answer)' if caller == "check" else f'{caller}("01.1")'
+    if qid is None:
+        print(f"{caller} needs a question id, the first argument: e.g. {example}.")
+        return None
+    if not isinstance(qid, str):
+        print(f"{caller}: the question id must be a string such as \"02.3\", not {_shown(qid)}.")
+        return None
+    match = re.fullmatch(r"\s*(\d+)\.(\d+)\s*", qid)
+    normal = f"{int(match[1]):02d}.{int(match[2])}" if match else qid
+    if normal not in QUESTIONS:
+        chapter = [q for q in QUESTIONS if q[:2] == normal[:2]] if match else []
+        known = (f"chapter {normal[:2]} has {chapter[0]} to {chapter[-1]}" if chapter
+                 else f"ids look like \"02.3\", chapters {_CHAPTERS[0]} to {_CHAPTERS[-1]}")
+        print(f"{caller}: {qid!r} is not a question id ({known}).")
+        return None
+    return QUESTIONS[normal]
+
+
+def _shown(value) -> str:
+    """A learner's value in a message: its repr (cut short) and, if not obvious from it, its type."""
+    text = repr(value)
+    text = text if len(text) <= 40 else text[:37] + "..."
+    return text if isinstance(value, (str, int, float)) else f"{text} (a {type(value).__name__})"

@@ -15,15 +15,13 @@ from grading.feedback import _digits, _tolerance  # (for Numeric, Choice and Arr
 
 import posenc
 from grading import reference
-from grading.feedback import (_as_array, _as_number, _close, _describe, _how_far, _index, _plain, _safely, _same, _seed,
-                              _short)
+from grading.feedback import (_as_array, _as_number, _close, _describe, _how_far, _index, _ordinary, _plain, _safely,
+                              _same, _seed, _short)
 from grading.runner import _run
+# The verdicts grading.store records (UNCHECKABLE: the grader itself failed, which says nothing about the answer)
+from grading.store import CORRECT, INTERRUPTED, UNCHECKABLE, WRONG  # noqa: F401
 
-
-CORRECT, WRONG, UNANSWERED, INTERRUPTED = "correct", "wrong", "unanswered", "interrupted"
-# The grader itself failed (an import state it cannot handle, a worker that could not start): not the learner's
-# mistake, so never recorded as wrong.
-UNCHECKABLE = "could not check"
+UNANSWERED = "unanswered"  # the placeholder, or a function that returns None: nothing is recorded
 # Seconds a learner's function may take over all its test inputs: each question's own ``limit`` (stated in its
 # Accepted line), generous enough for honest beginner code (a Python double loop filling 05.7's table takes
 # 2.7 s here) on a slow, loaded laptop. TIME_LIMIT, when set, overrides every question's (the tests shorten it).
@@ -289,6 +287,10 @@ class Function(Question):
             return WRONG, ("your function could not be sent to the worker process that runs it "
                            f"({_short_text(outcome.unsent)}): define it, and what it uses, in the notebook or in an "
                            "importable module, without open files, locks or generators.")
+        if outcome.result is None and not outcome.started:  # the grader's failure: the job never reached a worker
+            why = f" ({outcome.died})" if outcome.died else " in time"
+            return UNCHECKABLE, (f"the worker process that runs your function could not start{why}; restart the "
+                                 "kernel, then run the notebook from the top.")
         if outcome.timed_out:
             return WRONG, (f"too slow: {outcome.done} of {len(cases)} test inputs finished within {limit:g} s "
                            "(an endless loop, or a loop that could be vectorised?).")
@@ -315,7 +317,13 @@ class Function(Question):
             if first_none is not None and (exc is not None or out is not None):
                 return WRONG, (f"your function returned None for {first_none.label} "
                                "(is a return missing in one branch?).")
-            problem = self._problem(case, given, out, exc)
+            try:
+                problem = self._problem(case, given, out, exc)
+            except Exception as error:  # an output whose own methods raise or lie; the grader's bug otherwise
+                if _ordinary(out):
+                    raise
+                return WRONG, (f"the grader could not inspect what your function returned for {case.label} "
+                               f"({type(error).__name__}: {_short(error)}); return a plain array or tensor.")
             if problem:
                 return WRONG, problem
             if exc is None and out is None and first_none is None:

@@ -71,6 +71,10 @@ _RUNNER, _ENDED = b"C", b"E"  # from a keeper (Linux): the pid of the process th
 _HEADER = struct.Struct("<cII")  # kind, sender's pid, body length
 
 
+class GraderFailure(RuntimeError):
+    """The grader's own code failed in the worker (never the learner's code, whose errors are verdicts)."""
+
+
 @dataclass
 class Outcome:
     result: object = None    # what ``work`` returned; None if it did not finish
@@ -470,7 +474,7 @@ def _collect(reader, worker, limit, startup) -> Outcome:
             elif kind == _RESULT:
                 payload = json.loads(body)
                 if "error" in payload:  # a bug of the grader's, not of the learner's code
-                    raise RuntimeError(payload["error"])
+                    raise GraderFailure(payload["error"])
                 if "unsent" in payload:
                     outcome.unsent = payload["unsent"]
                     return outcome

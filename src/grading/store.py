@@ -2,31 +2,43 @@
 
 The file is ``$POSENC_PROGRESS`` when that environment variable is set, else ``~/.posenc-course/progress.json``
 (``~`` is the home folder: ``/home/you`` on Linux, ``/Users/you`` on macOS, ``C:\\Users\\you`` on Windows,
-``/root`` on Colab, where it lasts only as long as the runtime). It holds the latest status of each question
-checked and the choice questions whose answer was shown::
+``/root`` on Colab, where it lasts only as long as the runtime). For each question tried it holds whether it was
+ever solved, how many tries were graded, the latest result and when it came; and the choice questions whose
+answer was shown::
 
-    {"format": "posenc-course progress", "version": 1,
-     "questions": {"02.3": "correct", "02.5": "wrong"}, "revealed": ["01.1"]}
+    {"format": "posenc-course progress", "version": 2,
+     "questions": {"02.3": {"solved": true, "tries": 3, "last": "wrong", "when": "2026-12-04T20:31:07Z"}},
+     "revealed": ["01.1"]}
 
+* A question once solved stays solved: later tries are counted and their result kept as ``last``, but they never
+  un-solve it. An unanswered cell (the ``...`` placeholder, a function that returns None) records nothing.
+  A check the grader itself could not carry out is kept as ``last`` but is not a try: it says nothing about
+  the answer.
 * It is written after every check, atomically (a temporary file in the same folder, then ``os.replace``): a
   kernel killed halfway leaves the old file or the new one, never half of one. Two notebooks open at once
-  do not undo each other: each write merges what this kernel changed into what the file holds.
-* A file that cannot be read as such a progress file (damaged, another program's, another version's) is
-  refused with a message saying what is wrong and where it is; the grader then keeps progress in memory
+  do not undo each other: each check is applied to what the file holds when it is written.
+* A file of an earlier version is read and upgraded (version 1 kept only the latest status of each question:
+  "correct" becomes solved, every status but "unanswered" one try); it is written in the current version at
+  the next check. A file that cannot be read as a progress file (damaged, another program's, a newer release's)
+  is refused with a message saying what is wrong and where it is; the grader then keeps progress in memory
   only and never writes over that file. ``grading.reset()`` moves it aside (``progress.json.refused``, kept
   for you to look at) and starts a new one.
 """
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import tempfile
 from pathlib import Path
 
 FORMAT = "posenc-course progress"
-VERSION = 1
-STATUSES = {"correct", "wrong", "unanswered", "interrupted"}
+VERSION = 2
+CORRECT, WRONG, INTERRUPTED, UNCHECKABLE = "correct", "wrong", "interrupted", "could not check"
+RESULTS = {CORRECT, WRONG, INTERRUPTED, UNCHECKABLE}  # what a graded check leaves as "last"
+TRIES = {CORRECT, WRONG, INTERRUPTED}                  # ... and which of them count as a try
+_V1_STATUSES = {"correct", "wrong", "unanswered", "interrupted"}
 
 
 def default_path() -> Path:
@@ -35,17 +47,33 @@ def default_path() -> Path:
     return Path(chosen).expanduser() if chosen else Path.home() / ".posenc-course" / "progress.json"
 
 
+def _now() -> str:
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _entry(solved=False, tries=0, last=None, when=None) -> dict:
+    return {"solved": solved, "tries": tries, "last": last, "when": when}
+
+
+def _apply(entry: dict | None, result: str, when: str) -> dict:
+    """``entry`` (None: never tried) after one check whose result is ``result``."""
+    entry = dict(entry) if entry else _entry()
+    entry["solved"] = entry["solved"] or result == CORRECT
+    entry["tries"] += result in TRIES
+    entry["last"], entry["when"] = result, when
+    return entry
+
+
 class Store:
-    """The progress of one learner: ``status`` (question id -> status) and ``revealed`` (question ids), kept in
-    the file ``path`` (None: in memory only)."""
+    """The progress of one learner: ``entries`` (question id -> its record, as in the file) and ``revealed``
+    (question ids), kept in the file ``path`` (None: in memory only)."""
 
     def __init__(self, path: Path | None):
         self.path = None if path is None else Path(path)
-        self.status: dict[str, str] = {}
+        self.entries: dict[str, dict] = {}
         self.revealed: set[str] = set()
-        self.changed: set[str] = set()  # what this kernel recorded since it loaded the file
         self.problem = ""               # why the file is not used ("": it is used)
-        self.durable = True             # fsync before the rename (5 ms a check here; the tests go without)
+        self.durable = True             # fsync before the rename (the tests go without)
 
     # ------------------------------------------------------------------
     def where(self) -> str:
@@ -58,61 +86,69 @@ class Store:
 
     def load(self) -> str:
         """Read the file (a missing one is an empty record); return the refusal message, or ""."""
-        self.status.clear()
+        self.entries.clear()
         self.revealed.clear()
-        self.changed.clear()
         self.problem = ""
         if self.path is None:
             return ""
         data, why = _read(self.path)
         if why:
-            self.problem = (f"the file {self.path} {why}, so it is left as it is. Move or delete it, or run "
-                            "grading.reset() to set it aside and start a new one.")
+            self.problem = self._refusal(why)
             return self.problem
         if data is not None:
-            self.status.update(data["questions"])
+            self.entries.update(data["questions"])
             self.revealed.update(data["revealed"])
         return ""
 
-    def record(self, qid: str, status: str | None = None, revealed: bool = False) -> str:
-        """Record a status (or that ``qid``'s answer was shown) and save; return a message if saving failed."""
-        if status is not None:
-            self.status[qid] = status
-        if revealed:
-            self.revealed.add(qid)
-        self.changed.add(qid)
-        return self.save()
+    def record(self, qid: str, result: str) -> str:
+        """Record one graded check of ``qid`` (a result of RESULTS) and save; return a message if saving failed."""
+        if result not in RESULTS:
+            raise ValueError(f"result must be one of {sorted(RESULTS)}, not {result!r}")
+        return self._change(lambda entries, revealed: entries.__setitem__(qid, _apply(entries.get(qid), result,
+                                                                                           _now())))
 
-    def save(self) -> str:
+    def reveal(self, qid: str) -> str:
+        """Record that the answer of ``qid`` was shown, and save."""
+        return self._change(lambda entries, revealed: revealed.add(qid))
+
+    def forget(self, qids) -> str:
+        """Forget what is recorded of the questions ``qids`` (answers shown included), and save."""
+        def change(entries, revealed):
+            for qid in qids:
+                entries.pop(qid, None)
+                revealed.discard(qid)
+        return self._change(change)
+
+    def _change(self, change) -> str:
+        """Apply ``change(entries, revealed)`` to what the file holds now (another kernel may have written it
+        since this one read it), keep the result in memory and write it back."""
         if self.path is None or self.problem:
+            change(self.entries, self.revealed)
             return ""
         on_disk, why = _read(self.path)
         if why:  # someone replaced the file since it was loaded: refuse it now, never write over it
-            self.problem = (f"the file {self.path} {why} (it changed since it was read), so it is left as it is. "
-                            "Move or delete it, or run grading.reset() to set it aside and start a new one.")
+            self.problem = self._refusal(why + " (it changed since it was read)")
+            change(self.entries, self.revealed)
             return self.problem
-        questions = dict(on_disk["questions"]) if on_disk else {}
+        entries = dict(on_disk["questions"]) if on_disk else {}
         revealed = set(on_disk["revealed"]) if on_disk else set()
-        for qid in self.changed:  # what this kernel recorded wins; the rest is the file's (another notebook's)
-            if qid in self.status:
-                questions[qid] = self.status[qid]
-            if qid in self.revealed:
-                revealed.add(qid)
-        self.status.update({q: s for q, s in questions.items() if q not in self.changed})
-        self.revealed |= revealed
+        change(entries, revealed)
+        self.entries, self.revealed = entries, revealed
         try:
-            _write(self.path, {"format": FORMAT, "version": VERSION, "questions": dict(sorted(questions.items())),
-                               "revealed": sorted(revealed)}, self.durable)
+            _write(self.path, _document(entries, revealed), self.durable)
         except OSError as exc:
             self.problem = f"the file {self.path} could not be written ({exc.strerror or exc})."
             return self.problem
         return ""
 
+    def _refusal(self, why: str) -> str:
+        return (f"the file {self.path} {why}, so it is left as it is. Move or delete it, or run "
+                "grading.reset() to set it aside and start a new one.")
+
     def reset(self) -> str:
         """Forget everything, in memory and in the file; a refused file is moved aside. Returns what was done."""
-        self.status.clear()
+        self.entries.clear()
         self.revealed.clear()
-        self.changed.clear()
         if self.path is None:
             return ""
         done = ""
@@ -125,15 +161,33 @@ class Store:
             done = f"The refused file was moved to {aside}. "
         self.problem = ""
         try:
-            _write(self.path, {"format": FORMAT, "version": VERSION, "questions": {}, "revealed": []})
+            _write(self.path, _document({}, set()))
         except OSError as exc:
             self.problem = f"the file {self.path} could not be written ({exc.strerror or exc})."
             return done + self.problem
         return done + f"Progress reset: {self.path} now records nothing."
 
 
+def _document(entries: dict, revealed: set) -> dict:
+    return {"format": FORMAT, "version": VERSION, "questions": dict(sorted(entries.items())),
+            "revealed": sorted(revealed)}
+
+
+def _valid_entry(entry) -> bool:
+    return (isinstance(entry, dict) and set(entry) == {"solved", "tries", "last", "when"}
+            and isinstance(entry["solved"], bool)
+            and isinstance(entry["tries"], int) and not isinstance(entry["tries"], bool) and entry["tries"] >= 0
+            and entry["last"] in RESULTS and isinstance(entry["when"], (str, type(None))))
+
+
+def _upgrade_v1(questions: dict) -> dict:
+    """Version 1's latest status of each question as version 2's records (nothing for "unanswered")."""
+    return {qid: _apply(None, status, None) for qid, status in questions.items() if status != "unanswered"}
+
+
 def _read(path: Path):
-    """(data, "") for a valid progress file, (None, "") for a missing one, (None, why) otherwise."""
+    """(data, "") for a valid progress file (upgraded to this version), (None, "") for a missing one,
+    (None, why) otherwise."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -146,11 +200,21 @@ def _read(path: Path):
         return None, "is not valid JSON (damaged?)"
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         return None, "is not a progress file of this course"
-    if data.get("version") != VERSION:
-        return None, f"is a progress file of version {data.get('version')!r}; this grader reads version {VERSION}"
+    version = data.get("version")
+    if version not in (1, VERSION):
+        newer = isinstance(version, int) and not isinstance(version, bool) and version > VERSION
+        return None, (f"is a progress file of version {version!r}, "
+                      + ("written by a newer release of the course; upgrade the course to read it"
+                         if newer else f"which this grader does not know (it reads versions 1 to {VERSION})"))
     questions, revealed = data.get("questions"), data.get("revealed", [])
-    if not isinstance(questions, dict) or not all(isinstance(q, str) and s in STATUSES for q, s in questions.items()):
-        return None, "has a \"questions\" entry that is not a map of question ids to statuses"
+    if version == 1:
+        if not isinstance(questions, dict) or not all(isinstance(q, str) and s in _V1_STATUSES
+                                                      for q, s in questions.items()):
+            return None, "has a \"questions\" entry that is not a map of question ids to statuses"
+        questions = _upgrade_v1(questions)
+    elif not isinstance(questions, dict) or not all(isinstance(q, str) and _valid_entry(e)
+                                                    for q, e in questions.items()):
+        return None, "has a \"questions\" entry that is not a map of question ids to their records"
     if not isinstance(revealed, list) or not all(isinstance(q, str) for q in revealed):
         return None, "has a \"revealed\" entry that is not a list of question ids"
     return {"questions": questions, "revealed": revealed}, ""
