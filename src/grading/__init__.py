@@ -174,8 +174,8 @@ def _uncheckable(what: str) -> str:
     stale = _stale()
     if stale:
         return (f"{what}; that says nothing about your answer and is not recorded as wrong. {'; '.join(stale)}: "
-                "an install replaced them after this kernel started. Restart the kernel, then run the notebook "
-                "from the top.")
+                f"an install replaced {'it' if len(stale) == 1 else 'them'} after this kernel started. Restart the "
+                "kernel, then run the notebook from the top.")
     return (f"{what}; that says nothing about your answer and is not recorded as wrong. Restart the kernel, then "
             "run the notebook from the top; if it happens again, please report it.")
 
