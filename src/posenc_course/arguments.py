@@ -275,7 +275,9 @@ def _numbers(value):
 
     if type(value).__module__.startswith("torch"):
         try:
-            value = value.detach().cpu().numpy()
+            if value.is_complex() or value.dtype == sys.modules["torch"].bool:
+                return None
+            value = value.detach().cpu().double().numpy()  # double: numpy has no bfloat16
         except Exception:
             return None
     try:
