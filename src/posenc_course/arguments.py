@@ -172,7 +172,7 @@ class Bool(Spec):
     text = "True or False"
 
     def ok(self, value) -> bool:
-        return isinstance(value, bool) or type(value).__name__ == "bool_"
+        return isinstance(value, bool) or (type(value).__module__ == "numpy" and type(value).__name__ in ("bool", "bool_"))
 
 
 class Text(Spec):

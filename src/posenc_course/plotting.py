@@ -51,6 +51,10 @@ def legible(fig):
     """Raise every text of ``fig`` (titles, labels, tick labels, legends, annotations) to at least
     ``min_font_pt`` of the width it is shown at (its tight bounding box, which a legend or title outside the
     axes can make wider than the figure); returns ``fig``."""
+    if not hasattr(fig.canvas, "get_renderer"):  # a Figure() made without pyplot has no canvas that draws
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        FigureCanvasAgg(fig)
     for _ in range(8):  # larger text can widen the box again; 2 % to spare, so that it settles above the floor
         fig.canvas.draw()  # the layout (constrained_layout) as it will be saved
         shown = fig.get_tightbbox(fig.canvas.get_renderer()).width + 2 * mpl.rcParams["savefig.pad_inches"]
