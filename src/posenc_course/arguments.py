@@ -172,7 +172,8 @@ class Bool(Spec):
     text = "True or False"
 
     def ok(self, value) -> bool:
-        return isinstance(value, bool) or (type(value).__module__ == "numpy" and type(value).__name__ in ("bool", "bool_"))
+        numpy_bool = type(value).__module__ == "numpy" and type(value).__name__ in ("bool", "bool_")
+        return isinstance(value, bool) or numpy_bool
 
 
 class Text(Spec):
