@@ -66,7 +66,7 @@ class ArgumentError(ValueError, TypeError):
         return [f"{type(self).__name__}: {self}"]
 
 
-_VERBS = ("needs ", "takes ", "has no ", "got ", "cannot ")
+_VERBS = ("needs ", "takes ", "has no ", "got ", "cannot ", "is ")
 
 
 def _article(word: str) -> str:
