@@ -8,6 +8,8 @@ Modules (import each by its full name, e.g. ``from posenc_course.tables import T
 * ``plotting``: the figure style
 * ``toy_transformer``: the tiny Transformer and the offset-copy task of the experiments
 * ``bug_zoo``: known-wrong implementations and the checks that catch them
+* ``timing``: fair side-by-side timing
+* ``arguments``: what each public function accepts; a bad argument is answered in one line
 
 Nothing is imported here, so ``import posenc_course`` is free and each module
 costs only what it needs.

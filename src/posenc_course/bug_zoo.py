@@ -41,6 +41,7 @@ import torch
 from torch import nn
 
 import posenc
+from posenc_course.arguments import Array, InstanceOf, Int, OneOf, Positions, Real, Tensor, accepts, refuse
 
 __all__ = [
     "doubled_exponent", "tutorial_recipe", "recipe_fixed", "cosine_own_frequency",
@@ -50,6 +51,16 @@ __all__ = [
     "TORCH_DTYPES", "angles_in_dtype", "phase_error",
     "VARIANTS", "variant_table", "identify_variant", "mystery_table",
 ]
+
+
+# What the bugs and checks accept: what the correct versions accept, so that only the bug differs
+N = Int(0, 2**24, what="a number of positions from 0 to 16,777,216")
+D_MODEL = Int(1, 65536)
+BASE = Real(above=1)
+TABLE = Array(2, what="a 2-D table (positions x channels) of real numbers")
+SHIFT = Int(1, what="an offset k >= 1")
+DTYPE = OneOf(torch.float64, torch.float32, torch.float16, torch.bfloat16,
+              what="a torch float dtype: torch.float64, torch.float32, torch.float16 or torch.bfloat16")
 
 
 def _interleave(sin: torch.Tensor, cos: torch.Tensor, d_model: int) -> torch.Tensor:
@@ -62,6 +73,7 @@ def _interleave(sin: torch.Tensor, cos: torch.Tensor, d_model: int) -> torch.Ten
 # Bug 1: the doubled exponent
 # --------------------------------------------------------------------------
 
+@accepts(n=N, d_model=D_MODEL, base=BASE)
 def doubled_exponent(n, d_model, base=10000.0) -> np.ndarray:
     """Bug 1. Loops over channels ``c = 0, 2, 4, ...`` and still writes ``2 * c / d``.
 
@@ -83,6 +95,7 @@ def doubled_exponent(n, d_model, base=10000.0) -> np.ndarray:
 # Bug 2: the tutorial recipe and odd d_model (and its float32 angles)
 # --------------------------------------------------------------------------
 
+@accepts(n=N, d_model=D_MODEL, base=BASE, dtype=DTYPE)
 def tutorial_recipe(n, d_model, base=10000.0, dtype=torch.float32) -> torch.Tensor:
     """Bug 2 (and bug 6 with ``dtype=torch.float16``): the common torch recipe.
 
@@ -100,6 +113,7 @@ def tutorial_recipe(n, d_model, base=10000.0, dtype=torch.float32) -> torch.Tens
     return pe
 
 
+@accepts(n=N, d_model=D_MODEL, base=BASE)
 def recipe_fixed(n, d_model, base=10000.0) -> torch.Tensor:
     """Bug 2 fixed: the cosine is cut to the ``d_model // 2`` odd columns.
 
@@ -119,6 +133,7 @@ def recipe_fixed(n, d_model, base=10000.0) -> torch.Tensor:
 # Bug 3: the cosine with its own frequency
 # --------------------------------------------------------------------------
 
+@accepts(n=N, d_model=D_MODEL, base=BASE)
 def cosine_own_frequency(n, d_model, base=10000.0) -> np.ndarray:
     """Bug 3. Channel ``j`` uses ``base ** (-j / d)``: the cosine of pair ``i``
     (channel ``2i + 1``) gets exponent ``(2i + 1)/d``, not its sine's ``2i/d``.
@@ -136,11 +151,14 @@ def cosine_own_frequency(n, d_model, base=10000.0) -> np.ndarray:
 # Bug 4: the encoding added along the batch axis
 # --------------------------------------------------------------------------
 
+@accepts(max_len=N, d_model=D_MODEL)
 def seq_first_table(max_len, d_model) -> torch.Tensor:
     """The table shaped ``(max_len, 1, d_model)``, for inputs laid out (seq, batch, d_model)."""
     return torch.from_numpy(posenc.sinusoidal(max_len, d_model, dtype=np.float32)).unsqueeze(1)
 
 
+@accepts(x=Tensor(3, what="a tensor of shape (batch, seq, d_model)"),
+         pe=Tensor((2, 3), what="a position table tensor, (max_len, 1, d_model) or (max_len, d_model)"))
 def add_along_batch(x: torch.Tensor, pe: torch.Tensor) -> torch.Tensor:
     """Bug 4. ``x + pe[:x.size(0)]`` with a seq-first table, given a batch-first ``x``.
 
@@ -151,6 +169,8 @@ def add_along_batch(x: torch.Tensor, pe: torch.Tensor) -> torch.Tensor:
     return x + pe[: x.size(0)]
 
 
+@accepts(x=Tensor(3, what="a tensor of shape (batch, seq, d_model)"),
+         pe=Tensor(3, what="a seq-first position table tensor of shape (max_len, 1, d_model)"))
 def add_along_seq(x: torch.Tensor, pe: torch.Tensor) -> torch.Tensor:
     """Bug 4 fixed: take ``seq`` rows and put them on the sequence axis of a batch-first ``x``."""
     return x + pe[: x.size(1)].transpose(0, 1)
@@ -160,6 +180,7 @@ def add_along_seq(x: torch.Tensor, pe: torch.Tensor) -> torch.Tensor:
 # Bug 5: the table overwritten by weight initialisation
 # --------------------------------------------------------------------------
 
+@accepts(max_len=N, d_model=D_MODEL)
 class ParameterTable(nn.Module):
     """Bug 5. The fixed table stored as ``nn.Parameter(..., requires_grad=False)``.
 
@@ -177,6 +198,7 @@ class ParameterTable(nn.Module):
         return x + self.pe[: x.shape[1]]
 
 
+@accepts(model=InstanceOf(nn.Module, "a torch module (nn.Module)"), std=Real(0))
 def init_all_parameters(model: nn.Module, std=0.02) -> None:
     """A model-wide initialisation: every parameter from N(0, std**2), frozen or not."""
     for p in model.parameters():
@@ -187,6 +209,7 @@ def init_all_parameters(model: nn.Module, std=0.02) -> None:
 # Bug 6: angles in half precision
 # --------------------------------------------------------------------------
 
+@accepts(d_model=D_MODEL, base=BASE)
 class HalfAngleEncoding(nn.Module):
     """Bug 6. Builds the table on the fly in the dtype of its frequency buffer.
 
@@ -208,6 +231,7 @@ class HalfAngleEncoding(nn.Module):
         return x + _interleave(torch.sin(angles), torch.cos(angles), self.d_model).to(x.dtype)
 
 
+@accepts(positions=Positions(count=False), d_model=D_MODEL, base=BASE, dtype=DTYPE)
 def low_precision_table(positions, d_model, base=10000.0, dtype=torch.float16) -> np.ndarray:
     """Bug 6 as a table: positions, frequencies and angles all in ``dtype``; float64 result.
 
@@ -231,6 +255,7 @@ _TWO_PI_HI = round(2 * math.pi * 2**24) / 2**24
 _TWO_PI_LO = (2 * math.pi - _TWO_PI_HI) + 2.4492935982947064e-16  # 2 pi - fl(2 pi), from mpmath
 
 
+@accepts(positions=Positions(count=False), d_model=D_MODEL, base=BASE, dtype=DTYPE)
 def angles_in_dtype(positions, d_model, base=10000.0, dtype=torch.float32) -> np.ndarray:
     """``p * omega_i`` as code computes it in ``dtype``: ``p`` and ``omega_i`` rounded
     to ``dtype``, their product rounded again. Returned as float64, shape (n, pairs);
@@ -253,6 +278,7 @@ def _omega_split(d_model: int, base: float) -> tuple:
         return (np.array([float(h) for h in hi]), np.array([float(w - h) for w, h in zip(omega, hi)]))
 
 
+@accepts(positions=Positions(count=False), d_model=D_MODEL, base=BASE, dtype=DTYPE)
 def phase_error(positions, d_model, base=10000.0, dtype=torch.float32) -> np.ndarray:
     """|angle computed in ``dtype`` - exact angle|, wrapped to [0, pi], shape (n, pairs).
 
@@ -284,12 +310,14 @@ def _as_float64(table) -> np.ndarray:
     return np.asarray(table, dtype=np.float64)
 
 
+@accepts(table=TABLE)
 def gram(table) -> np.ndarray:
     """``PE @ PE.T``: entry (p, q) is the dot product of the vectors of positions p and q."""
     table = _as_float64(table)
     return table @ table.T
 
 
+@accepts(table=TABLE)
 def toeplitz_defect(table) -> float:
     """Largest spread (max - min) along any diagonal of ``PE @ PE.T``, relative to
     the mean squared norm of the rows (``d/2`` for a correct table).
@@ -304,16 +332,27 @@ def toeplitz_defect(table) -> float:
     return float(spread / np.mean(np.diag(g)))
 
 
+@accepts(table=TABLE, k=SHIFT, base=BASE)
 def rotation_residual(table, k=1, base=10000.0) -> float:
     """max over p of ``|PE(p + k) - T(k) PE(p)|`` with ``T(k) = posenc.rotation(k, d)``.
 
     ``table`` holds positions 0, 1, 2, ... in rows, interleaved layout, even ``d``.
     """
     table = _as_float64(table)
+    _more_rows_than(table, k)
+    if table.shape[1] % 2:
+        refuse("table", message=f"table has {table.shape[1]} columns: T(k) needs an even width (whole pairs).")
     t = posenc.rotation(k, table.shape[1], base)
     return float(np.abs(table[k:] - table[:-k] @ t.T).max())
 
 
+def _more_rows_than(table, k) -> None:
+    if table.shape[0] <= k:
+        refuse("table", message=f"table has {table.shape[0]} rows: comparing PE(p) with PE(p + {k}) needs more "
+               f"than k={k}.")
+
+
+@accepts(table=TABLE, k=SHIFT)
 def best_linear_residual(table, k=1) -> float:
     """Relative residual of the best linear map (least squares) from ``PE(p)`` to ``PE(p + k)``.
 
@@ -321,11 +360,13 @@ def best_linear_residual(table, k=1) -> float:
     positive when no linear map exists.
     """
     table = _as_float64(table)
+    _more_rows_than(table, k)
     before, after = table[:-k], table[k:]
     m, *_ = np.linalg.lstsq(before, after, rcond=None)
     return float(np.linalg.norm(before @ m - after) / np.linalg.norm(after))
 
 
+@accepts(table=TABLE)
 def duplicate_rows(table) -> int:
     """How many rows are exact copies of an earlier row (positions that collide)."""
     table = _as_float64(table)
@@ -345,14 +386,13 @@ VARIANT_NOTES = {
 }
 
 
+@accepts(positions=Positions(), d_model=D_MODEL, variant=OneOf(*VARIANTS), base=BASE)
 def variant_table(positions, d_model, variant, base=10000.0) -> np.ndarray:
     """The float64 table of one of ``VARIANTS``; ``cos_first`` and ``fairseq`` need even ``d_model >= 4``."""
-    if variant not in VARIANTS:
-        raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
     if variant in ("interleaved", "concatenated"):
         return posenc.sinusoidal(positions, d_model, base, layout=variant)
     if d_model % 2 or d_model < 4:
-        raise ValueError(f"variant {variant!r} needs an even d_model >= 4, got {d_model}")
+        refuse("d_model", message=f"variant {variant!r} needs an even d_model >= 4, got {d_model}.")
     h = d_model // 2
     if variant == "cos_first":
         table = posenc.sinusoidal(positions, d_model, base, layout="concatenated")
@@ -372,6 +412,7 @@ def variant_table(positions, d_model, variant, base=10000.0) -> np.ndarray:
 ANGLE_SLACK = 8 * float(np.finfo(np.float32).eps)
 
 
+@accepts(table=TABLE, base=BASE, atol=Real(0))
 def identify_variant(table, base=10000.0, atol=1e-4) -> str:
     """Which of ``VARIANTS`` produced ``table`` (rows = positions 0, 1, 2, ...)?
 
@@ -391,9 +432,10 @@ def identify_variant(table, base=10000.0, atol=1e-4) -> str:
             continue
         if np.all(np.abs(table - candidate) <= allowed):
             return variant
-    raise ValueError(f"the table of shape {table.shape} matches none of {VARIANTS} at base {base:g}")
+    refuse("table", message=f"table (shape {table.shape}) matches none of {VARIANTS} at base {base:g}.")
 
 
+@accepts(number=Int(what="an integer (any: it picks the variant)"), n=N, d_model=Int(4, 65536, even=True))
 def mystery_table(number, n=64, d_model=32) -> np.ndarray:
     """A table from a variant the caller is not told (chosen by ``number``), float32."""
     variant = VARIANTS[(7 * int(number) + 3) % len(VARIANTS)]

@@ -39,6 +39,7 @@ import numpy as np
 import traitlets
 
 import posenc
+from posenc_course.arguments import Either, Int, OneOf, Real, accepts, refuse
 
 POSITIONS_SHOWN = 200  # the x range of the formula explorer's wave plot
 BROWSER_MODULE = Path(__file__).with_name("explorers.js")
@@ -48,8 +49,18 @@ BROWSER_MODULE = Path(__file__).with_name("explorers.js")
 # What each explorer draws, as plain arrays
 # --------------------------------------------------------------------------
 
+# What the *_data functions accept: what the formulas allow (the sliders keep to a part of it)
+D_MODEL = Int(1, 65536)
+BASE = Real(above=1, hi=1e12)
+LENGTH = Int(1, 2**31)
+
+
+@accepts(pos=Int(-2**31, 2**31), i=Int(0), d_model=D_MODEL, base=BASE)
 def formula_data(pos: int, i: int, d_model: int, base: float) -> dict:
     """Curves for pair ``i`` over positions 0..199 and the vector PE(pos)."""
+    last = (d_model - 1) // 2
+    if i > last:
+        refuse("i", f"a pair index from 0 to {last} (d_model={d_model} has {last + 1} pairs)", i)
     xs = np.arange(POSITIONS_SHOWN)
     table = posenc.sinusoidal(xs, d_model, base)
     row = posenc.sinusoidal([pos], d_model, base)[0]
@@ -64,6 +75,7 @@ def formula_data(pos: int, i: int, d_model: int, base: float) -> dict:
     }
 
 
+@accepts(base=BASE, d_model=D_MODEL, length=LENGTH, threshold=Real(above=0, below=2))
 def base_data(base: float, d_model: int, length: int, threshold: float = 0.1) -> dict:
     """Wavelength of every pair, the regime boundaries and counts (posenc.pair_regimes)."""
     kinds = posenc.pair_regimes(d_model, length, base, threshold=threshold)
@@ -79,12 +91,14 @@ def base_data(base: float, d_model: int, length: int, threshold: float = 0.1) ->
     }
 
 
+@accepts(d_model=D_MODEL)
 def offset_pairs(d_model: int) -> np.ndarray:
     """Four pairs spread over the faster half of the spectrum (fewer if d is small)."""
     h = (d_model + 1) // 2
     return np.unique(np.round(np.linspace(0, max(h // 2, min(3, h - 1)), 4)).astype(int))
 
 
+@accepts(k=Real(-2**31, 2**31), d_model=Int(2, 65536, even=True), base=BASE, p0=Int(-2**31, 2**31))
 def offset_data(k: float, d_model: int, base: float, p0: int = 3) -> dict:
     """Pairs at p0 and p0+k on the unit circle, and the dot-product curve."""
     pairs = offset_pairs(d_model)
@@ -107,6 +121,7 @@ def offset_data(k: float, d_model: int, base: float, p0: int = 3) -> dict:
     }
 
 
+@accepts(base=BASE, scale=Int(1, 4096), d_model=Int(4, 65536, even=True), length=LENGTH)
 def rope_scaling_data(base: float, scale: int, d_model: int, length: int) -> dict:
     """Wavelengths of RoPE pairs for a context ``scale`` times the training ``length``.
 
@@ -142,17 +157,19 @@ ROPE_RULES = ("linear", "dynamic", "yarn", "llama3")  # the rule slider's values
 KEPT_REL = 1e-12
 
 
+@accepts(base=BASE, d_head=Int(4, 65536, even=True), length=LENGTH, target=LENGTH,
+         rule=Either(Int(0, len(ROPE_RULES) - 1), OneOf(*ROPE_RULES)))
 def rope_rules_data(base: float, d_head: int, length: int, target: int, rule: int) -> dict:
     """Every RoPE pair's wavelength before and after one scaling rule stretches ``length`` to ``target``.
 
-    ``rule`` indexes :data:`ROPE_RULES`; the stretch is ``s = max(target / length, 1)``:
+    ``rule`` indexes :data:`ROPE_RULES` (or is one of its names); the stretch is ``s = max(target / length, 1)``:
     ``linear`` (factor s), ``dynamic`` (dynamic NTK with factor 1 at ``seq_len = target``),
     ``yarn`` (factor s, betas 32 and 1) and ``llama3`` (factor s, bands 1 and 4), all from
     ``posenc.rope_parameters`` with ``length`` as the trained length. ``turn_in_length`` counts the
     pairs that complete a turn within ``length`` as trained, ``turn_in_target`` those that do within
     ``target`` after scaling, ``kept`` the pairs whose frequency the rule leaves as it was (to ``KEPT_REL``).
     """
-    name = ROPE_RULES[rule]
+    name = rule if isinstance(rule, str) else ROPE_RULES[rule]
     s = max(target / length, 1.0)
     params = {"linear": {"factor": s},
               "dynamic": {"factor": 1.0, "max_position_embeddings": length, "seq_len": target},
@@ -180,6 +197,7 @@ def rope_rules_data(base: float, d_head: int, length: int, target: int, rule: in
 LOW_PRECISION = ("float32", "float16", "bfloat16")
 
 
+@accepts(position=Real(0, 2**40), base=BASE, d_model=D_MODEL)
 def precision_data(position: int, base: float, d_model: int) -> dict:
     """Per-pair phase error of ``p * omega_i`` computed in each low-precision format.
 
@@ -241,6 +259,10 @@ class Explorer(anywidget.AnyWidget):
     alt = "interactive figure"  # what it shows, in words, where JavaScript does not run
 
     def __init__(self, **values):
+        if type(self).sliders is Explorer.sliders:
+            names = ", ".join(c.__name__ for c in Explorer.__subclasses__())
+            refuse("Explorer", message=f"is the base class of the explorers; display one of them: {names}.",
+                   function="Explorer")
         super().__init__(**values)
         names = inspect.signature(self.sliders).parameters  # one trait per slider, same name
         self.controls = self.sliders(**{name: getattr(self, name) for name in names})
@@ -298,6 +320,8 @@ class Explorer(anywidget.AnyWidget):
             display(self._repr_mimebundle_(), raw=True)
 
 
+# An explorer accepts what its sliders can show: the ranges below are the sliders' own.
+@accepts(pos=Int(0, POSITIONS_SHOWN - 1), i=Int(0, 127), d_model=Int(2, 256), base=Real(10, 1e6))
 class FormulaExplorer(Explorer):
     """Chapter 02: one pair's sine and cosine over positions, and the whole vector PE(pos)."""
 
@@ -328,6 +352,7 @@ class FormulaExplorer(Explorer):
         self.i = min(self.i, top)
 
 
+@accepts(base=Real(10, 1e7), d_model=Int(8, 1024), length=Int(16, 8192))
 class BaseExplorer(Explorer):
     """Chapter 03: how the base moves every pair's wavelength relative to a length L."""
 
@@ -347,6 +372,7 @@ class BaseExplorer(Explorer):
                 "d_model": _int_slider("d_model", d_model, 8, 1024, 8)}
 
 
+@accepts(k=Int(-200, 200), d_model=Int(8, 256, even=True), base=Real(10, 1e6))
 class OffsetExplorer(Explorer):
     """Chapter 04: moving by k rotates every (sin, cos) pair by k·ω_i."""
 
@@ -366,6 +392,7 @@ class OffsetExplorer(Explorer):
                 "base": _log_slider("base", base, 1, 6)}
 
 
+@accepts(base=Real(1e3, 1e7), scale=Int(1, 32), d_model=Int(16, 256), length=Int(128, 8192))
 class RopeScalingExplorer(Explorer):
     """Chapter 07: how interpolation or an NTK-aware raised base move RoPE's wavelengths."""
 
@@ -388,6 +415,8 @@ class RopeScalingExplorer(Explorer):
                 "length": _int_slider("train length L", length, 128, 8192, 128)}
 
 
+@accepts(base=Real(1e3, 1e7), d_head=Int(16, 256), length=Int(512, 32768), target=Int(512, 262144),
+         rule=Either(OneOf(*ROPE_RULES), Int(0, len(ROPE_RULES) - 1)))
 class RopeRulesExplorer(Explorer):
     """Chapter 08: every pair's wavelength before and after a scaling rule (linear, dynamic, YaRN, Llama 3)."""
 
@@ -412,6 +441,7 @@ class RopeRulesExplorer(Explorer):
                 "rule": _int_slider("rule: linear, dynamic, YaRN, Llama 3", rule, 0, len(ROPE_RULES) - 1)}
 
 
+@accepts(log_position=Real(0, 7.2), base=Real(100, 1e6), d_model=Int(8, 256))
 class PrecisionExplorer(Explorer):
     """Chapter 06: the angle error of each pair when p * omega is computed in low precision."""
 

@@ -20,6 +20,8 @@ import matplotlib.figure
 import matplotlib.text
 from cycler import cycler
 
+from posenc_course.arguments import InstanceOf, Real, accepts
+
 OKABE_ITO = [
     "#0072B2",  # blue
     "#E69F00",  # orange
@@ -37,16 +39,22 @@ PHONE_COLUMN_PX = 340  # a figure's width on a 390 px phone (the column less the
 MIN_TEXT_PX = 8.0  # no text of a figure smaller than this there
 
 
+@accepts(width_in=Real(above=0, hi=1000, what="a figure width in inches, > 0"))
 def min_font_pt(width_in: float) -> float:
     """The smallest font size (pt) of a figure ``width_in`` inches wide whose text, shown at the phone's
     column width, is at least ``MIN_TEXT_PX`` CSS pixels tall (an SVG point is 4/3 CSS px at full size)."""
     return MIN_TEXT_PX * 72 * width_in / PHONE_COLUMN_PX
 
 
+@accepts(fig=InstanceOf(matplotlib.figure.Figure, "a matplotlib Figure (plt.figure(), or fig from plt.subplots())"))
 def legible(fig):
     """Raise every text of ``fig`` (titles, labels, tick labels, legends, annotations) to at least
     ``min_font_pt`` of the width it is shown at (its tight bounding box, which a legend or title outside the
     axes can make wider than the figure); returns ``fig``."""
+    if not hasattr(fig.canvas, "get_renderer"):  # a Figure() made without pyplot has no canvas that draws
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        FigureCanvasAgg(fig)
     for _ in range(8):  # larger text can widen the box again; 2 % to spare, so that it settles above the floor
         fig.canvas.draw()  # the layout (constrained_layout) as it will be saved
         shown = fig.get_tightbbox(fig.canvas.get_renderer()).width + 2 * mpl.rcParams["savefig.pad_inches"]
@@ -91,6 +99,7 @@ def _vector_figures() -> None:
         shell.display_formatter.formatters["image/svg+xml"].for_type(matplotlib.figure.Figure, _svg)
 
 
+@accepts()
 def apply_style() -> None:
     """Set the course's matplotlib defaults (call once per notebook)."""
     mpl.rcParams.update(

@@ -38,12 +38,16 @@ import html
 import re
 from dataclasses import dataclass
 
+from posenc_course.arguments import Bool, InstanceOf, Items, OneOf, Text, accepts, refuse
+
 __all__ = ["Choice", "Question", "Quiz", "QUIZZES", "check_yourself", "render"]
 
 TITLE = "Check yourself"
 LETTERS = "ABCDEFGH"
 
 
+# a Choice may be blank: the Question it joins says what is missing
+@accepts(text=InstanceOf(str, "a string"), correct=Bool(), why=InstanceOf(str, "a string"))
 @dataclass(frozen=True)
 class Choice:
     text: str
@@ -51,26 +55,28 @@ class Choice:
     why: str
 
 
+@accepts(prompt=Text(what="a non-empty string (the question)"),
+         choices=Items(InstanceOf(Choice), what="a tuple of Choice"))
 @dataclass(frozen=True)
 class Question:
     prompt: str
     choices: tuple[Choice, ...]
 
     def __post_init__(self):
-        if not self.prompt.strip():
-            raise ValueError("a question needs a prompt")
+        object.__setattr__(self, "choices", tuple(self.choices))
         if not 2 <= len(self.choices) <= len(LETTERS):
-            raise ValueError(f"a question needs 2 to {len(LETTERS)} choices, got {len(self.choices)}: {self.prompt!r}")
+            refuse("choices", message=f"choices must be 2 to {len(LETTERS)} choices, not {len(self.choices)}: "
+                   f"{self.prompt!r}.")
         if sum(c.correct for c in self.choices) != 1:
-            raise ValueError(f"exactly one choice must be correct: {self.prompt!r}")
+            refuse("choices", message=f"choices must have exactly one choice correct: {self.prompt!r}.")
         if len({c.text for c in self.choices}) != len(self.choices):
-            raise ValueError(f"two choices have the same text: {self.prompt!r}")
+            refuse("choices", message=f"choices must differ, but two choices have the same text: {self.prompt!r}.")
         for c in self.choices:
             if not c.text.strip() or not c.why.strip():
-                raise ValueError(f"every choice needs a text and a reason: {self.prompt!r}")
-        for text in (self.prompt, *(t for c in self.choices for t in (c.text, c.why))):
+                refuse("choices", message=f"every choice needs a text and a reason: {self.prompt!r}.")
+        for name, text in (("prompt", self.prompt), *(("choices", t) for c in self.choices for t in (c.text, c.why))):
             if re.sub(r"`[^`]+`", "", text).count("$") % 2:
-                raise ValueError(f"unbalanced $ (math is written $...$): {text!r}")
+                refuse(name, message=f"{name} has an unbalanced $ (math is written $...$): {text!r}.")
 
 
 def _q(prompt: str, *choices: tuple[str, bool, str], right: str | None = None) -> Question:
@@ -178,12 +184,13 @@ _JS = """
 """
 
 
+KEY = Text(r"[A-Za-z0-9_-]+", what="a quiz key of letters, digits, '-' or '_'")
+QUESTIONS = Items(InstanceOf(Question), min_len=1, what="a list of at least one Question")
+
+
+@accepts(key=KEY, questions=QUESTIONS)
 def render(key: str, questions: list[Question] | tuple[Question, ...]) -> str:
     """The HTML block for ``questions``; ``key`` (letters, digits, -, _) makes the ids unique on a page."""
-    if not re.fullmatch(r"[A-Za-z0-9_-]+", key):
-        raise ValueError(f"quiz key must be letters, digits, '-' or '_', got {key!r}")
-    if not questions:
-        raise ValueError("a quiz needs at least one question")
     base = f"pe-quiz-{key}"
     parts = [f'<div class="pe-quiz" id="{base}">', f"<style>{_CSS.strip()}</style>",
              '<p class="pe-quiz-intro">Choose an answer to see whether it is right, and why. '
@@ -216,6 +223,7 @@ def render(key: str, questions: list[Question] | tuple[Question, ...]) -> str:
     return "\n".join(parts)
 
 
+@accepts(key=KEY, questions=QUESTIONS, title=Text())
 class Quiz:
     """A displayable quiz: HTML in Jupyter and the book, the bare questions as text elsewhere."""
 
@@ -233,13 +241,6 @@ class Quiz:
             lines.append(f"{n}. {' '.join(q.prompt.split())}")
             lines += [f"   {letter}. {' '.join(c.text.split())}" for letter, c in zip(LETTERS, q.choices)]
         return "\n".join(lines)
-
-
-def check_yourself(chapter: str) -> Quiz:
-    """The self-check quiz of ``chapter`` ("01" ... "08")."""
-    if chapter not in QUIZZES:
-        raise ValueError(f"no quiz for chapter {chapter!r}; there are quizzes for {sorted(QUIZZES)}")
-    return Quiz(f"ch{chapter}", QUIZZES[chapter])
 
 
 # ---------------------------------------------------------------------------
@@ -576,3 +577,9 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
            right="A"),
     ),
 }
+
+
+@accepts(chapter=OneOf(*QUIZZES, what=f"one of {', '.join(map(repr, QUIZZES))} (the chapters with a quiz)"))
+def check_yourself(chapter: str) -> Quiz:
+    """The self-check quiz of ``chapter`` ("01" ... "08")."""
+    return Quiz(f"ch{chapter}", QUIZZES[chapter])

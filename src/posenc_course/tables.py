@@ -16,6 +16,8 @@ import html
 import numbers
 from collections.abc import Callable, Mapping, Sequence
 
+from posenc_course.arguments import Anything, Dict, Either, InstanceOf, Items, Maybe, accepts, refuse
+
 __all__ = ["Table", "show"]
 
 Format = str | Callable[[object], str] | None
@@ -31,10 +33,18 @@ _NARROW_CSS = ("@media (max-width:600px){table.pe-table{font-size:0.8em!importan
                "table.pe-table th,table.pe-table td{padding:0.15em 0.35em!important}}")
 
 
+ROWS = Anything("a list of rows (each a list of cells)")  # any iterable of rows: checked as they are read
+HEADERS = Items(min_len=1, what="a non-empty list of column names")
+CAPTION = Maybe(InstanceOf(str), "None or a string")
+FORMATS = Maybe(Either(Dict(), Items()), "None, a mapping from a column to its format, or one format per column")
+ALIGN = Maybe(InstanceOf(str), "None or one 'l' or 'r' per column")
+
+
 def _is_number(value) -> bool:
     return isinstance(value, numbers.Number) and not isinstance(value, bool)
 
 
+@accepts(rows=ROWS, headers=HEADERS, caption=CAPTION, formats=FORMATS, align=ALIGN)
 class Table:
     """A table of ``rows`` under ``headers``.
 
@@ -51,24 +61,23 @@ class Table:
     def __init__(self, rows, headers, caption: str | None = None,
                  formats: Mapping[str | int, Format] | Sequence[Format] | None = None,
                  align: str | None = None):
-        if isinstance(headers, str) or not isinstance(headers, Sequence) or len(headers) == 0:
-            raise ValueError(f"headers must be a non-empty list of column names, got {headers!r}")
         self.headers = tuple(str(h) for h in headers)
         width = len(self.headers)
         try:
             self.rows = tuple(tuple(row) for row in rows)
         except TypeError:
-            raise ValueError(f"rows must be a list of rows (each a list of cells), got {rows!r}") from None
+            refuse("rows", ROWS.text, rows)
         for n, row in enumerate(self.rows):
             if len(row) != width:
-                raise ValueError(f"rows[{n}] has {len(row)} cells but there are {width} headers {list(self.headers)}")
+                refuse("rows", message=f"rows[{n}] has {len(row)} cells but there are {width} headers "
+                       f"{list(self.headers)}.")
         self.caption = caption
         self._formats = self._column_formats(formats)
         if align is None:
             align = "".join("r" if self.rows and all(_is_number(r[j]) or r[j] is None for r in self.rows)
                             and any(_is_number(r[j]) for r in self.rows) else "l" for j in range(width))
         if len(align) != width or set(align) - {"l", "r"}:
-            raise ValueError(f"align must be one 'l' or 'r' per column ({width} columns), got {align!r}")
+            refuse("align", f"one 'l' or 'r' per column ({width} columns)", align)
         self.align = align
 
     def _column_formats(self, formats) -> list[Format]:
@@ -83,10 +92,15 @@ class Table:
                 elif key in self.headers:
                     out[self.headers.index(key)] = spec
                 else:
-                    raise ValueError(f"formats names an unknown column {key!r}; columns are {list(self.headers)}")
+                    refuse("formats", message=f"formats names an unknown column {key!r}; the columns are "
+                           f"{list(self.headers)}.")
             return out
-        if isinstance(formats, str) or len(formats) != width:
-            raise ValueError(f"formats must be a mapping or have one entry per column ({width}), got {formats!r}")
+        if len(formats) != width:
+            refuse("formats", f"a mapping or have one entry per column ({width})", formats)
+        for n, spec in enumerate(formats):
+            if not (spec is None or isinstance(spec, str) or callable(spec)):
+                refuse("formats", message=f"formats[{n}] must be None, a format spec such as '.3f' or a function, "
+                       f"not {spec!r}.")
         return list(formats)
 
     def cell(self, value, column: int) -> str:
@@ -144,9 +158,10 @@ class Table:
     __str__ = __repr__
 
 
-def show(rows, headers, caption: str | None = None, **options) -> Table:
+@accepts(rows=ROWS, headers=HEADERS, caption=CAPTION, formats=FORMATS, align=ALIGN)
+def show(rows, headers, caption: str | None = None, formats=None, align: str | None = None) -> Table:
     """Display a :class:`Table` (in Jupyter; print it elsewhere) and return it."""
-    table = Table(rows, headers, caption, **options)
+    table = Table(rows, headers, caption, formats=formats, align=align)
     try:
         from IPython.display import display
     except ImportError:  # pragma: no cover - IPython is part of the course's environment

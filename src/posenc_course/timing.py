@@ -12,18 +12,17 @@ import time
 
 import numpy as np
 
+from posenc_course.arguments import Dict, Function, Int, accepts
 
+
+@accepts(contenders=Dict(Function(), min_len=1, what="a dict of at least one name: function (called with no "
+                                                      "arguments)"),
+         repeats=Int(1), warmup=Int(0))
 def alternate(contenders: dict, repeats: int = 15, warmup: int = 2) -> dict:
     """Run the callables round-robin (A, B, A, B, ...); return ``{name: array of seconds}``.
 
     The first ``warmup`` rounds are run and not recorded.
     """
-    if not contenders:
-        raise ValueError("alternate needs at least one contender, got none")
-    if int(repeats) != repeats or repeats < 1:
-        raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
-    if int(warmup) != warmup or warmup < 0:
-        raise ValueError(f"warmup must be a non-negative integer, got {warmup!r}")
     times = {name: [] for name in contenders}
     for round_ in range(int(warmup) + int(repeats)):
         for name, fn in contenders.items():

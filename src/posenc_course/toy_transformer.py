@@ -31,7 +31,6 @@ passes down from :meth:`TinyTransformer.attention_extras`.
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 import torch
@@ -39,6 +38,7 @@ from torch import nn
 from torch.nn import functional as F
 
 import posenc
+from posenc_course.arguments import Bool, InstanceOf, Int, Items, Maybe, OneOf, Real, accepts, refuse
 
 __all__ = [
     "SCHEMES",
@@ -59,18 +59,25 @@ IGNORE = -100  # target value for positions without a target (F.cross_entropy's 
 EVAL_SEED = 1_000_000_007  # evaluation batches; training seeds stay far below it
 
 
-def _positive_int(value, name: str, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value}")
-    return int(value)
+COUNT = Int(1)
+SEED = Int(0, 2**63 - 1)
+BASE = Real(above=1)
+
+
+def _task_fits(length, vocab_size, offset) -> None:
+    """The offset-copy task's own limits, which involve two arguments at once."""
+    if vocab_size < length:
+        refuse("vocab_size", message=f"vocab_size must be >= length to draw distinct tokens, got "
+               f"vocab_size={vocab_size} and length={length}.")
+    if offset >= length:
+        refuse("offset", message=f"offset must be < length, got offset={offset} and length={length}.")
 
 
 # --------------------------------------------------------------------------
 # The task
 # --------------------------------------------------------------------------
 
+@accepts(n_seq=COUNT, length=COUNT, vocab_size=COUNT, offset=COUNT, seed=SEED)
 def offset_copy_batch(n_seq, length, vocab_size, offset=1, *, seed=0):
     """A deterministic batch of the offset-copy task.
 
@@ -80,17 +87,8 @@ def offset_copy_batch(n_seq, length, vocab_size, offset=1, *, seed=0):
     ``t >= offset`` and :data:`IGNORE` before that. The same arguments always
     give the same batch (numpy's ``default_rng(seed)``).
     """
-    n_seq = _positive_int(n_seq, "n_seq")
-    length = _positive_int(length, "length")
-    vocab_size = _positive_int(vocab_size, "vocab_size")
-    offset = _positive_int(offset, "offset")
-    if vocab_size < length:
-        raise ValueError(
-            f"vocab_size must be >= length to draw distinct tokens, got "
-            f"vocab_size={vocab_size} and length={length}"
-        )
-    if offset >= length:
-        raise ValueError(f"offset must be < length, got offset={offset} and length={length}")
+    n_seq, length, vocab_size, offset = int(n_seq), int(length), int(vocab_size), int(offset)
+    _task_fits(length, vocab_size, offset)
     rng = np.random.default_rng(seed)
     # Rank random keys: the first `length` columns of a random permutation per row.
     tokens = np.argsort(rng.random((n_seq, vocab_size)), axis=1)[:, :length]
@@ -99,20 +97,21 @@ def offset_copy_batch(n_seq, length, vocab_size, offset=1, *, seed=0):
     return torch.from_numpy(tokens).long(), torch.from_numpy(targets).long()
 
 
+@accepts(length=Int(2))
 def chance_accuracy(length: int) -> float:
     """The best accuracy a model blind to positions can expect on offset copy.
 
     It sees the bag of tokens and its own token; the target is one of the
     other ``length - 1`` tokens, each equally likely.
     """
-    length = _positive_int(length, "length", 2)
-    return 1.0 / (length - 1)
+    return 1.0 / (int(length) - 1)
 
 
 # --------------------------------------------------------------------------
 # The positional scheme that posenc does not have: x + w * PE
 # --------------------------------------------------------------------------
 
+@accepts(d_model=COUNT, base=BASE, per_channel=Bool(), init=Real())
 class ScaledSinusoidalEncoding(nn.Module):
     """``x -> x + w * PE[:seq]``: a fixed sinusoidal table with a learned scale.
 
@@ -132,10 +131,7 @@ class ScaledSinusoidalEncoding(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if not isinstance(x, torch.Tensor) or x.dim() != 3 or x.shape[-1] != self.d_model:
-            shape = tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
-            raise ValueError(
-                f"ScaledSinusoidalEncoding expects x of shape (batch, seq, {self.d_model}), got {shape}"
-            )
+            refuse("x", f"a tensor of shape (batch, seq, {self.d_model})", x, function="ScaledSinusoidalEncoding")
         pe = self.sinusoidal.table(x.shape[1], x.dtype).to(device=x.device, dtype=x.dtype)
         return x + self.weight.to(x.dtype) * pe
 
@@ -147,6 +143,7 @@ class ScaledSinusoidalEncoding(nn.Module):
 # The model
 # --------------------------------------------------------------------------
 
+@accepts(d_model=COUNT, n_heads=COUNT)
 class SelfAttention(nn.Module):
     """Multi-head self-attention, written out so that schemes can hook in.
 
@@ -159,6 +156,9 @@ class SelfAttention(nn.Module):
 
     def __init__(self, d_model: int, n_heads: int):
         super().__init__()
+        if d_model % n_heads:
+            refuse("n_heads", message=f"d_model must be divisible by n_heads, got d_model={d_model}, "
+                   f"n_heads={n_heads}.")
         self.n_heads = n_heads
         self.d_head = d_model // n_heads
         self.qkv = nn.Linear(d_model, 3 * d_model)
@@ -181,6 +181,7 @@ class SelfAttention(nn.Module):
         return self.out((weights @ v).transpose(1, 2).reshape(b, n, d))
 
 
+@accepts(d_model=COUNT, n_heads=COUNT, d_ff=COUNT)
 class Block(nn.Module):
     """Pre-norm Transformer block: ``x + attn(LN(x))``, then ``x + MLP(LN(x))``."""
 
@@ -196,6 +197,9 @@ class Block(nn.Module):
         return x + self.mlp(self.norm2(x))
 
 
+@accepts(vocab_size=COUNT, d_model=COUNT, scheme=OneOf(*SCHEMES), n_layers=COUNT, n_heads=COUNT,
+         d_ff=Maybe(COUNT), max_len=Maybe(COUNT), causal=Bool(), per_channel=Bool(), base=BASE,
+         rope_layers=Maybe(Items(Int(0), what="a list of block indices")))
 class TinyTransformer(nn.Module):
     """Token embedding, a positional scheme, ``n_layers`` blocks, a linear read-out.
 
@@ -220,40 +224,32 @@ class TinyTransformer(nn.Module):
     def __init__(self, vocab_size, d_model=32, *, scheme="sinusoidal", n_layers=1, n_heads=2,
                  d_ff=None, max_len=None, causal=False, per_channel=False, base=10000.0, rope_layers=None):
         super().__init__()
-        if scheme not in SCHEMES:
-            raise ValueError(f"scheme must be one of {SCHEMES}, got {scheme!r}")
-        self.vocab_size = _positive_int(vocab_size, "vocab_size")
-        self.d_model = _positive_int(d_model, "d_model")
-        n_layers = _positive_int(n_layers, "n_layers")
-        n_heads = _positive_int(n_heads, "n_heads")
+        self.vocab_size, self.d_model = int(vocab_size), int(d_model)
+        n_layers, n_heads = int(n_layers), int(n_heads)
         if self.d_model % n_heads:
-            raise ValueError(f"d_model must be divisible by n_heads, got d_model={d_model}, n_heads={n_heads}")
-        d_ff = 4 * self.d_model if d_ff is None else _positive_int(d_ff, "d_ff")
+            refuse("n_heads", message=f"d_model must be divisible by n_heads, got d_model={d_model}, "
+                   f"n_heads={n_heads}.")
+        d_ff = 4 * self.d_model if d_ff is None else int(d_ff)
         if scheme == "rope" and (self.d_model // n_heads) % 2:
-            raise ValueError(
-                f"scheme='rope' rotates channel pairs and needs an even head width d_model / n_heads, "
-                f"got d_model={d_model}, n_heads={n_heads}"
-            )
+            refuse("n_heads", message=f"scheme='rope' rotates channel pairs and needs an even head width "
+                   f"d_model / n_heads, got d_model={d_model}, n_heads={n_heads}.")
         if scheme == "learned":
             if max_len is None:
-                raise ValueError("scheme='learned' needs max_len, the number of positions in its table")
-            max_len = _positive_int(max_len, "max_len")
+                refuse("max_len", message="scheme='learned' needs max_len, the number of positions in its table.")
+            max_len = int(max_len)
         self.scheme = scheme
         self.max_len = max_len
         self.causal = bool(causal)
         self.n_heads = n_heads
-        if scheme == "rope":
-            posenc.frequencies(self.d_model // n_heads, base)  # a clear error for a bad base, now
         self.rope_base = base
         self.rope_scale = 1.0
         if rope_layers is None:
             rope_layers = range(n_layers)
         elif scheme != "rope":
-            raise ValueError(f"rope_layers is for scheme='rope', got scheme={scheme!r}")
+            refuse("rope_layers", message=f"rope_layers is for scheme='rope', got scheme={scheme!r}.")
         rope_layers = tuple(sorted(set(rope_layers)))
-        if any(isinstance(i, bool) or not isinstance(i, numbers.Integral) or not 0 <= i < n_layers
-               for i in rope_layers):
-            raise ValueError(f"rope_layers must be block indices in 0 ... {n_layers - 1}, got {rope_layers!r}")
+        if any(not 0 <= i < n_layers for i in rope_layers):
+            refuse("rope_layers", f"block indices in 0 ... {n_layers - 1}", rope_layers)
         self.rope_layers = rope_layers
 
         self.embed = nn.Embedding(self.vocab_size, self.d_model)
@@ -286,15 +282,15 @@ class TinyTransformer(nn.Module):
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         if not isinstance(tokens, torch.Tensor) or tokens.dim() != 2:
-            shape = tuple(tokens.shape) if isinstance(tokens, torch.Tensor) else type(tokens).__name__
-            raise ValueError(f"tokens must be an int64 tensor of shape (batch, seq), got {shape}")
+            refuse("tokens", "an int64 tensor of shape (batch, seq)", tokens, function="TinyTransformer")
         if tokens.dtype != torch.long:
-            raise TypeError(f"tokens must have dtype torch.int64, got {tokens.dtype}")
+            refuse("tokens", "a tensor of dtype torch.int64", tokens, function="TinyTransformer")
         if tokens.numel() and (tokens.min() < 0 or tokens.max() >= self.vocab_size):
-            raise ValueError(
-                f"tokens must lie in 0 ... {self.vocab_size - 1}, got values in "
-                f"{int(tokens.min())} ... {int(tokens.max())}"
-            )
+            refuse("tokens", message=f"tokens must lie in 0 ... {self.vocab_size - 1}, got values in "
+                   f"{int(tokens.min())} ... {int(tokens.max())}.", function="TinyTransformer")
+        if self.scheme == "learned" and tokens.shape[1] > self.max_len:
+            refuse("tokens", message=f"tokens has seq={tokens.shape[1]} positions, which exceeds max_len="
+                   f"{self.max_len} of the learned table.", function="TinyTransformer")
         x = self.position(self.embed(tokens))
         extras = self.attention_extras(tokens.shape[1])
         for index, block in enumerate(self.blocks):
@@ -311,6 +307,10 @@ class TinyTransformer(nn.Module):
 # Training and evaluation
 # --------------------------------------------------------------------------
 
+MODEL = InstanceOf(TinyTransformer, "a TinyTransformer")
+
+
+@accepts(model=MODEL, length=COUNT, offset=COUNT, steps=COUNT, batch_size=COUNT, lr=Real(above=0), seed=SEED)
 def train(model, *, length, offset=1, steps=200, batch_size=32, lr=1e-2, seed=0):
     """Train ``model`` on offset copy at one ``length`` with Adam; return the losses.
 
@@ -319,7 +319,8 @@ def train(model, *, length, offset=1, steps=200, batch_size=32, lr=1e-2, seed=0)
     Plain Adam (no weight decay): parameters that get no gradient, such as the
     rows of a learned table beyond ``length``, keep their initial values.
     """
-    steps = _positive_int(steps, "steps")
+    _task_fits(length, model.vocab_size, offset)
+    _fits_table(model, length)
     optimiser = torch.optim.Adam(model.parameters(), lr=lr)
     losses = []
     model.train()
@@ -337,6 +338,13 @@ def train(model, *, length, offset=1, steps=200, batch_size=32, lr=1e-2, seed=0)
     return losses
 
 
+def _fits_table(model, length) -> None:
+    if model.scheme == "learned" and length > model.max_len:
+        refuse("length", message=f"length={length} exceeds max_len={model.max_len}, the rows of the model's "
+               "learned table.")
+
+
+@accepts(model=MODEL, length=COUNT, offset=COUNT, n_seq=COUNT, seed=SEED)
 @torch.no_grad()
 def evaluate(model, *, length, offset=1, n_seq=256, seed=EVAL_SEED):
     """Accuracy of ``model`` on a fresh offset-copy batch of ``length``.
@@ -347,6 +355,8 @@ def evaluate(model, *, length, offset=1, n_seq=256, seed=EVAL_SEED):
     over all positions that have a target, and a float array of length
     ``length`` with the accuracy at each position (NaN where there is no target).
     """
+    _task_fits(length, model.vocab_size, offset)
+    _fits_table(model, length)
     model.eval()
     tokens, targets = offset_copy_batch(n_seq, length, model.vocab_size, offset, seed=seed)
     correct = (model(tokens).argmax(-1) == targets).float()
