@@ -351,3 +351,77 @@ def test_chapter_07_answers_agree_with_the_chapter():
     assert math.isclose(score(3, 10), score(103, 110)) and math.isclose(score(0, 7), score(1000, 1007))
     assert math.isclose(score(5, 5), score(9, 9)) and not math.isclose(score(3, 10), score(10, 3))
     assert not math.isclose(score(2, 4), score(4, 8))
+
+
+# --------------------------------------------------------------------------
+# The grader's own failures, and a learner's slips in calling it
+# --------------------------------------------------------------------------
+
+def test_a_grader_failure_is_could_not_check_and_never_undoes_or_counts(capsys, monkeypatch):
+    q = QUESTIONS["02.5"]
+    assert feedback(capsys, "02.5", q.reference())[0]
+
+    def broken(out, case):
+        raise KeyError("a bug of the grader's")
+    monkeypatch.setattr(q, "verify", broken)  # the forked worker inherits it
+    verdict, out = feedback(capsys, "02.5", q.reference())
+    assert not verdict and out == (
+        "02.5 · could not check: the grader failed (KeyError: \"a bug of the grader's\"); that says "
+        "nothing about your answer and is not recorded as wrong. Restart the kernel, then run the notebook from "
+        "the top; if it happens again, please report it.\n")
+    entry = grading._store.entries["02.5"]
+    assert (entry["solved"], entry["tries"], entry["last"]) == (True, 1, "could not check")
+
+
+def test_packages_replaced_under_the_running_kernel_are_named(capsys, monkeypatch, tmp_path):
+    """An install that replaced numpy after the kernel imported it (what a fresh install into a running Colab
+    session can do): the installed distribution's version is not the loaded module's."""
+    info = tmp_path / "numpy-99.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: numpy\nVersion: 99.0\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    def broken(out, case):
+        raise AttributeError("'numpy.ufunc' object has no attribute '__qualname__'")
+    monkeypatch.setattr(QUESTIONS["02.5"], "verify", broken)
+    verdict, out = feedback(capsys, "02.5", QUESTIONS["02.5"].reference())
+    assert not verdict and out.count("\n") == 1
+    assert (f"numpy {np.__version__} is loaded but 99.0 is installed: an install replaced it after this kernel "
+            "started. Restart the kernel, then run the notebook from the top.") in out, out
+    assert grading.progress("02")["02.5"] == "could not check"
+
+
+SLIPS = [(), (None,), (3.5,), (object(),), ("no such id!",), ([2],)]
+
+
+@pytest.mark.parametrize("args", SLIPS, ids=repr)
+@pytest.mark.parametrize("name", [n for n in grading.__all__ if callable(getattr(grading, n))])
+def test_every_public_function_answers_a_slip_with_one_line(name, args, capsys):
+    """No traceback: one printed line that names the argument and what it accepts (assert_all_correct, whose
+    job is to raise, raises an AssertionError that Jupyter shows as its one line). None and nothing are the
+    whole course for the functions that take a chapter."""
+    function = getattr(grading, name)
+    takes_id = name in ("check", "reveal")
+    try:
+        returned = function(*args)
+    except AssertionError as exc:
+        assert name == "assert_all_correct", exc
+        shown = exc._render_traceback_()
+        assert len(shown) == 1 and shown[0].startswith("AssertionError: ")
+        said = shown[0]
+    else:
+        said = capsys.readouterr().out
+        if not takes_id and args in ((), (None,)):  # the whole course: not a slip
+            assert returned is None or set(returned) == set(QUESTIONS)
+            return
+        assert said.count("\n") == 1, said
+    if takes_id:
+        named = "needs a question id" if args in ((), (None,)) else "question id"
+        assert named in said and '"02.3"' in said or '"01.1"' in said, said
+    elif args not in ((), (None,)):
+        assert "chapter must be one of 01, 02" in said and "(or left out for the whole course)" in said, said
+
+
+def test_check_with_an_answer_but_a_question_id_of_another_type(capsys):
+    verdict, out = feedback(capsys, ["02.3"], 0.01)
+    assert not verdict and out == "check: the question id must be a string such as \"02.3\", not ['02.3'] (a list).\n"

@@ -13,6 +13,7 @@ import ctypes
 import math
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -592,6 +593,21 @@ def test_a_function_that_cannot_be_sent_is_told_why(capsys, monkeypatch):
     verdict, out, _ = timed_check(capsys, "02.5", lambda d, base=10000.0: lock and own_frequencies(d, base))
     assert not verdict and out.startswith("02.5 ✗ your function could not be sent to the worker process") \
         and "cannot pickle '_thread.lock'" in out, out
+
+
+def test_a_worker_that_cannot_start_is_could_not_check_not_wrong(capsys, monkeypatch):
+    """A spawned worker that dies before it takes the job (it cannot import the grader, say), twice: the grader
+    failed, not the answer."""
+    monkeypatch.setattr(runner, "METHOD", "spawn")
+    runner._stop_spare()
+    monkeypatch.setattr(runner, "_start_worker", lambda: subprocess.Popen(
+        [sys.executable, "-c", "raise SystemExit(3)"], stdin=subprocess.PIPE, stdout=subprocess.PIPE))
+    verdict, out, _ = timed_check(capsys, "02.5", own_frequencies)
+    assert not verdict and out.startswith("02.5 · could not check: the worker process that runs your function "
+                                          "could not start; that says nothing about your answer"), out
+    assert "not recorded as wrong" in out and "Restart the kernel" in out and out.count("\n") == 1, out
+    assert grading.progress("02")["02.5"] == "could not check"
+    assert grading._store.entries["02.5"]["tries"] == 0
 
 
 def test_an_unknown_start_method_is_refused_with_the_allowed_ones(monkeypatch):

@@ -146,8 +146,9 @@ def check(qid=None, answer=_NOT_GIVEN) -> Verdict:
     except KeyboardInterrupt:  # the Interrupt button: the learner's code has been stopped
         status, message = INTERRUPTED, "stopped before every test input ran; run the cell again to check it."
     except Exception as exc:  # an answer too strange to read, a bug of ours, or packages changed under the kernel
-        failed = f"({type(exc).__name__}: {_short(exc)})"
-        if isinstance(exc, _runner.GraderFailure) or _ordinary(answer) or _stale():
+        in_worker = isinstance(exc, _runner.GraderFailure)  # its text names the worker's exception
+        failed = f"({_short(exc)})" if in_worker else f"({type(exc).__name__}: {_short(exc)})"
+        if in_worker or _ordinary(answer) or _stale():
             status, message = UNCHECKABLE, f"the grader failed {failed}"
         else:
             status, message = WRONG, (f"the grader could not inspect your answer {failed}; give plain numbers, a "

@@ -288,9 +288,7 @@ class Function(Question):
                            f"({_short_text(outcome.unsent)}): define it, and what it uses, in the notebook or in an "
                            "importable module, without open files, locks or generators.")
         if outcome.result is None and not outcome.started:  # the grader's failure: the job never reached a worker
-            why = f" ({outcome.died})" if outcome.died else " in time"
-            return UNCHECKABLE, (f"the worker process that runs your function could not start{why}; restart the "
-                                 "kernel, then run the notebook from the top.")
+            return UNCHECKABLE, "the worker process that runs your function could not start"
         if outcome.timed_out:
             return WRONG, (f"too slow: {outcome.done} of {len(cases)} test inputs finished within {limit:g} s "
                            "(an endless loop, or a loop that could be vectorised?).")
