@@ -10,6 +10,7 @@ here from a local server), and a failed download is explained without a tracebac
 """
 
 import functools
+import importlib.metadata
 import http.server
 import re
 import shutil
@@ -35,6 +36,7 @@ PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["name"
 NOTEBOOKS = nbhygiene.notebooks([ROOT / "chapters", ROOT / "appendix", ROOT / "exercises", ROOT / "solutions"])
 URL = re.compile(r"""https?://[^\s"'<>)]+""")
 PUBLISHED = "https://github.com/someone/positional-encoding-course"
+NO_RESTART = "Installed. No restart needed: the install replaced nothing this session had loaded.\n"
 LINK_OPTIONS = ("repository_url", "launch_buttons", "use_repository_button", "use_issues_button",
                 "use_edit_page_button")
 
@@ -136,7 +138,8 @@ def test_first_code_cell_is_the_one_for_the_setting(path):
     cells = code_cells(path)
     assert cells[0].source == colab_cell.cell_source(*colab_cell.settings()), (
         f"{path}: run `make colab-cell` to write the cell from _config.yml")
-    assert cells[0].metadata.get("tags") == ["remove-cell"], f"{path}: the book must not show the Colab cell"
+    assert cells[0].metadata == colab_cell.METADATA, f"{path}: the cell is stored collapsed and the book omits it"
+    assert cells[0].source.startswith("#@title "), f"{path}: Colab shows the collapsed cell by its title"
     for cell in cells[1:]:
         assert not re.search(r"pip\s+install", cell.source), f"{path}: only the Colab cell may install packages"
 
@@ -152,7 +155,7 @@ def test_without_a_repository_the_cell_names_no_url_and_installs_an_uploaded_whe
     wheel = tmp_path / book_kit.wheel_name()
     wheel.write_bytes(b"")
     assert run_cell(source, on_colab=True) == [("pip", f'install -q "{wheel}"')]
-    assert capsys.readouterr().out == ""  # nothing already loaded was replaced: no restart asked for
+    assert capsys.readouterr().out == NO_RESTART  # nothing already loaded was replaced
 
 
 def test_with_a_repository_the_cell_installs_exactly_it_on_colab_only():
@@ -221,7 +224,7 @@ def test_with_a_book_address_the_cell_installs_the_wheel_the_book_hands_out(serv
     monkeypatch.chdir(tmp_path)
     assert run_cell(hosted_cell(base), on_colab=False) == [] and capsys.readouterr().out == ""
     assert run_cell(hosted_cell(base), on_colab=True) == [("pip", f'install -q "{wheel.name}"')]
-    assert (tmp_path / wheel.name).read_bytes() == b"the wheel" and capsys.readouterr().out == ""
+    assert (tmp_path / wheel.name).read_bytes() == b"the wheel" and capsys.readouterr().out == NO_RESTART
 
 
 @pytest.mark.parametrize("failure", ["missing", "no server"])
@@ -249,4 +252,6 @@ def test_a_package_replaced_under_a_running_session_asks_for_a_restart(tmp_path,
     (tmp_path / book_kit.wheel_name()).write_bytes(b"")
     assert len(run_cell(colab_cell.cell_source(), on_colab=True)) == 1
     told = capsys.readouterr().out
-    assert "replaced ipywidgets" in told and "Restart session" in told
+    installed = importlib.metadata.version("ipywidgets")
+    assert told == ("Installed. Restart the session (Runtime > Restart session), then run the notebook from the top: "
+                    f"the install replaced ipywidgets 0.0.1 by {installed}, already loaded here.\n")

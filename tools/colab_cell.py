@@ -16,13 +16,17 @@ Two settings say where the course is published; outside Colab the cell does noth
 * neither (the default): the cell installs a wheel the learner uploaded next to the notebook (from the
   practice kit), or says how to get one; it never points at an address that may not exist.
 
-After installing, the cell says whether the session must be restarted: only when the install replaced a
-package the session had already imported (the course declares ranges, so on Colab it replaces none).
+Outside Colab the cell prints nothing, and it is stored collapsed: Colab shows it as a form with its title
+(``#@title``, ``cellView: form``), JupyterLab and Notebook with its input hidden (``jupyter.source_hidden``),
+and the book not at all (``remove-cell``). After installing, it says whether the session must be restarted,
+and why: only when the install replaced a package the session had already imported (the course declares
+ranges, so on Colab it replaces none).
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import sys
 from pathlib import Path
 
@@ -37,63 +41,63 @@ SOURCES = ["chapters", "appendix", "solutions"]  # exercises/ are generated from
 PACKAGE = "posenc-course"  # the distribution's name in pyproject.toml (tests/test_colab_cell.py checks it)
 
 HEADER = """\
-# On Colab this cell installs the course library (posenc, the grader, the course helpers);
-# anywhere else it does nothing. Written by `python -m colab_cell` from _config.yml: do not edit.
+#@title Colab only: install the course library (anywhere else this cell does nothing)
+# Written by `python -m colab_cell` from _config.yml: do not edit.
 import sys
+if "google.colab" in sys.modules:
 """
 
-# After the install: the packages a Colab session may have imported before this cell, whose replacement
-# needs a restart. (Templates: $NAME is filled in by cell_source; the braces are the cell's own f-strings.)
+# After the install the cell says whether the session must be restarted, and why: only when the install replaced a
+# package the session had already imported. (Templates: $NAME is filled in by ``fill``; the braces are the cell's
+# own f-strings; ``what`` is the wheel or requirement to install.)
 INSTALL = """\
 loaded = {m: sys.modules[m].__version__ for m in ("numpy", "torch", "matplotlib", "IPython", "ipywidgets")
           if m in sys.modules}
-get_ipython().run_line_magic("pip", f'install -q "{$WHAT}"')
+get_ipython().run_line_magic("pip", f'install -q "{what}"')
 from importlib.metadata import version
-replaced = [m for m, v in loaded.items() if version(m) != v]
+replaced = [f"{m} {v} by {version(m)}" for m, v in loaded.items() if version(m) != v]
 if replaced:
-    print(f"The install replaced {', '.join(replaced)}, already loaded: restart the session "
-          "(Runtime > Restart session), then run the notebook from the top.")
+    print("Installed. Restart the session (Runtime > Restart session), then run the notebook from the top: "
+          f"the install replaced {', '.join(replaced)}, already loaded here.")
+else:
+    print("Installed. No restart needed: the install replaced nothing this session had loaded.")
 """
 
-FROM_BOOK = HEADER + """
-WHEEL = "$WHEEL_URL"
-if "google.colab" in sys.modules:
+FROM_BOOK = HEADER + """\
     from pathlib import Path
     from urllib.request import urlretrieve
+    WHEEL = "$WHEEL_URL"
     uploaded = sorted(Path.cwd().glob("posenc_course-*.whl"))
     try:
-        wheel = str(uploaded[-1]) if uploaded else urlretrieve(WHEEL, WHEEL.rsplit("/", 1)[-1])[0]
+        what = str(uploaded[-1]) if uploaded else urlretrieve(WHEEL, WHEEL.rsplit("/", 1)[-1])[0]
     except (OSError, ValueError) as error:
-        wheel = None
-        print(f"Could not download the course library from {WHEEL} ({error}). Check the connection and "
-              "run this cell again, or upload the .whl of the book's practice kit (Files panel) and run it again.")
-    if wheel:
+        what = None
+        print(f"Could not download the course library from {WHEEL} ({error}). Check the connection and run "
+              "this cell again, or upload the .whl of the book's practice kit (Files panel) and run it again.")
+    if what:
 $INSTALL8"""
 
-FROM_REPOSITORY = HEADER + """
-REPOSITORY = "$URL"
-if "google.colab" in sys.modules:
-    package = f"$PACKAGE @ git+{REPOSITORY}@$BRANCH"
+FROM_REPOSITORY = HEADER + """\
+    what = "$PACKAGE @ git+$URL@$BRANCH"
 $INSTALL4"""
 
-FROM_WHEEL = HEADER + """from pathlib import Path
-
-# No public address is configured: install the wheel uploaded next to this notebook.
-wheels = sorted(Path.cwd().glob("posenc_course-*.whl"))
-if "google.colab" in sys.modules and not wheels:
-    print("The course library is not installed. Download the practice kit from the book (How to take this "
-          "course), upload its .whl with Colab's Files panel, and run this cell again.")
-elif "google.colab" in sys.modules:
-    wheel = wheels[-1]
-$INSTALL4"""
+# No public address is configured: the cell installs the wheel uploaded next to the notebook.
+FROM_WHEEL = HEADER + """\
+    from pathlib import Path
+    wheels = sorted(Path.cwd().glob("posenc_course-*.whl"))
+    if not wheels:
+        print("The course library is not installed. Download the practice kit from the book (How to take this "
+              "course), upload its .whl with Colab's Files panel, and run this cell again.")
+    else:
+        what = str(wheels[-1])
+$INSTALL8"""
 
 
 def fill(template: str, **values: str) -> str:
     """``template`` with each ``$NAME`` replaced (INSTALL4/INSTALL8: the install step, indented 4 or 8)."""
     import textwrap
 
-    install = INSTALL.replace("$WHAT", values.pop("WHAT", "wheel"))
-    values |= {"INSTALL4": textwrap.indent(install, " " * 4), "INSTALL8": textwrap.indent(install, " " * 8)}
+    values |= {"INSTALL4": textwrap.indent(INSTALL, " " * 4), "INSTALL8": textwrap.indent(INSTALL, " " * 8)}
     for name in sorted(values, key=len, reverse=True):
         template = template.replace(f"${name}", values[name])
     return template
@@ -135,7 +139,7 @@ def cell_source(url: str = "", branch: str = "main", address: str = "") -> str:
     if address:
         text = fill(FROM_BOOK, WHEEL_URL=wheel_url(address))
     elif url:
-        text = fill(FROM_REPOSITORY, URL=url, BRANCH=branch, PACKAGE=PACKAGE, WHAT="package")
+        text = fill(FROM_REPOSITORY, URL=url, BRANCH=branch, PACKAGE=PACKAGE)
     else:
         text = fill(FROM_WHEEL)
     return text.rstrip("\n")
@@ -146,8 +150,10 @@ def settings(config_path: Path = ROOT / "_config.yml") -> tuple[str, str, str]:
     return (*repository(config_path), book_address(config_path))
 
 
-# The book does not show the cell (its readers need no install; on Colab and in Jupyter the tag changes nothing).
+# The book does not show the cell (its readers need no install); Colab shows it as a form, its title alone, and
+# JupyterLab, Notebook and VS Code with its input collapsed.
 TAGS = ["remove-cell"]
+METADATA = {"tags": TAGS, "cellView": "form", "jupyter": {"source_hidden": True}}
 
 
 def first_code_cell(nb):
@@ -165,11 +171,11 @@ def main(argv=None, root: Path = ROOT) -> int:
     for path in nbhygiene.notebooks(folders):
         nb = nbformat.read(path, as_version=4)
         cell = first_code_cell(nb)
-        if cell.source != source or cell.metadata.get("tags") != TAGS:
+        if cell.source != source or dict(cell.metadata) != METADATA:
             stale.append(path)
             if not args.check:
                 cell.source = source
-                cell.metadata["tags"] = list(TAGS)
+                cell.metadata = nbformat.from_dict(copy.deepcopy(METADATA))
                 nbformat.write(nb, path)
                 print(f"rewrote the first cell of {path.relative_to(root)}")
     if args.check:

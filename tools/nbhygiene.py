@@ -17,7 +17,9 @@ from nbformat.corpus.words import generate_corpus_id
 NOTEBOOK_METADATA = {"kernelspec", "language_info"}
 # "mystnb" carries per-cell rendering options for the book, e.g. the alt text of a
 # figure: {"mystnb": {"image": {"alt": "..."}}}
-CELL_METADATA = {"tags", "mystnb"}
+# "cellView" and "jupyter" collapse the Colab install cell (tools/colab_cell.py): a form in Colab, hidden input in
+# JupyterLab and Notebook
+CELL_METADATA = {"tags", "mystnb", "cellView", "jupyter"}
 
 
 def problems(nb) -> list[str]:
