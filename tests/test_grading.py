@@ -391,10 +391,11 @@ def test_packages_replaced_under_the_running_kernel_are_named(capsys, monkeypatc
     assert grading.progress("02")["02.5"] == "could not check"
 
 
-SLIPS = [(), (None,), (3.5,), (object(),), ("no such id!",), ([2],)]
+SLIPS = {"nothing": (), "None": (None,), "a float": (3.5,), "an object": (object(),), "an unknown id": ("no such id!",),
+         "a list": ([2],)}
 
 
-@pytest.mark.parametrize("args", SLIPS, ids=repr)
+@pytest.mark.parametrize("args", SLIPS.values(), ids=SLIPS.keys())
 @pytest.mark.parametrize("name", [n for n in grading.__all__ if callable(getattr(grading, n))])
 def test_every_public_function_answers_a_slip_with_one_line(name, args, capsys):
     """No traceback: one printed line that names the argument and what it accepts (assert_all_correct, whose
