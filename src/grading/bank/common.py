@@ -15,6 +15,8 @@ from grading.kinds import Case
 def _table(positions, d, omega=None, *, layout="interleaved", swap=False, cosine="cos"):
     """float64 sinusoidal table built from arbitrary frequencies ``omega``. ``cosine``: what the cosine channels
     hold, "cos" (right), "sin" (the cosine forgotten: a sine in every channel) or "zero" (left at 0)."""
+    if cosine != "cos" and d < 2:  # no cosine channel: the mistake changes nothing, so it cannot be named
+        raise ValueError("d_model = 1 has no cosine channel")
     omega = posenc.frequencies(d) if omega is None else np.asarray(omega)
     angle = np.outer(np.asarray(positions, dtype=np.float64), omega)
     s, c = (np.cos(angle), np.sin(angle)) if swap else (np.sin(angle), np.cos(angle))
@@ -36,8 +38,12 @@ def _shifted(d, base=10000.0):
 
 
 def _positions_ignored(positions):
-    """What a learner who writes np.arange(len(positions)) (or arange(n)) uses instead of the positions given."""
-    return np.arange(len(positions))
+    """What a learner who writes np.arange(len(positions)) (or arange(n)) uses instead of the positions given.
+    Positions that already are 0 ... n-1 raise: ignoring them changes nothing, so the mistake cannot be named."""
+    ignored = np.arange(len(positions))
+    if np.array_equal(np.asarray(positions), ignored):
+        raise ValueError("the positions given are 0 ... n-1")
+    return ignored
 
 
 def _float32_angles(positions, d):
