@@ -20,6 +20,7 @@ import torch
 import make_exercises
 import posenc
 from grading import QUESTIONS, check
+from grading.bank import common
 from grading.bank.common import STATED, requirement, tolerance
 from grading_tries import own_code_answer
 from support.grading_session import fresh_progress  # noqa: F401  (an autouse fixture)
@@ -277,3 +278,187 @@ def test_0707_the_numbers_in_each_hint_are_right(hint):
         assert math.isclose(posenc.alibi_slopes(8)[int(h) - 1], used)
     if re.search(r"slope|head", hint):  # a hint about the slope names the one the learner used
         assert any(math.isclose(p, used) for p in powers) or (used == 1 and "m = 1" in hint), hint
+
+
+# --------------------------------------------------------------------------
+# The common mistakes are named: the cosine forgotten or swapped, the positions ignored, the layouts swapped,
+# degrees for radians, float32 angles, pairs counted from 1 ...
+# --------------------------------------------------------------------------
+
+def learner_table(positions, d_model, layout="interleaved", bug=""):
+    """The table written out as a learner writes it, with one of the common bugs (``bug``)."""
+    if bug == "positions ignored":
+        positions = np.arange(len(positions))
+    positions = np.asarray(positions, dtype=np.float64)
+    pairs = np.arange((d_model + 1) // 2)
+    if bug == "pairs from 1":
+        pairs = pairs + 1
+    angle = np.outer(positions, 10000.0 ** (-2.0 * pairs / d_model))
+    if bug == "degrees":
+        angle = np.radians(angle)
+    sines, cosines = np.sin(angle), np.cos(angle)
+    if bug == "swapped":
+        sines, cosines = cosines, sines
+    if bug == "sine twice":
+        cosines = np.sin(angle)
+    if bug == "other layout":
+        layout = "interleaved" if layout == "concatenated" else "concatenated"
+    pe = np.zeros((len(positions), d_model))
+    if layout == "concatenated":
+        pe[:, : sines.shape[1]] = sines
+        if bug != "no cosine":
+            pe[:, sines.shape[1]:] = cosines[:, : d_model // 2]
+        return pe
+    pe[:, 0::2] = sines
+    if bug != "no cosine":  # the cosine channels left at 0
+        pe[:, 1::2] = cosines[:, : d_model // 2]
+    return pe
+
+
+def pe_row(bug):
+    """02.2's PE(4) for d_model = 6, computed with ``bug``."""
+    return learner_table([4], 6, bug=bug)[0]
+
+
+def float32_recipe(positions, d_model):
+    """Angles formed in float32, as the common PyTorch recipe does."""
+    position = torch.as_tensor(np.asarray(positions), dtype=torch.float32)[:, None]
+    div = torch.exp(torch.arange(0, d_model, 2).float() * (-math.log(10000.0) / d_model))
+    pe = torch.zeros(len(position), d_model)
+    pe[:, 0::2] = torch.sin(position * div)
+    pe[:, 1::2] = torch.cos(position * div)[:, : d_model // 2]
+    return pe.double().numpy()
+
+
+def table_fn(bug, dtype=np.float64):
+    """A learner's answer to 02.6 (and 03.7, 06.4, 06.7 in their dtypes) with ``bug``."""
+    def sinusoidal_table(positions, d_model, layout="interleaved"):
+        return learner_table(positions, d_model, layout, bug).astype(dtype)
+    return sinusoidal_table
+
+
+def add_fn(bug):
+    """01.3: x + the table, with ``bug``."""
+    return lambda x: x + learner_table(np.arange(len(x)), x.shape[1], bug=bug)
+
+
+def batch_fn(bug):
+    """06.8: a batch-first input plus the table, with ``bug``."""
+    return lambda x: x + learner_table(np.arange(x.shape[1]), x.shape[2], bug=bug)
+
+
+def layer(bug):
+    """05.7's layer, its table built with ``bug``."""
+    class Embedding(torch.nn.Module):
+        def __init__(self, vocab_size, d_model):
+            super().__init__()
+            self.tokens, self.d = torch.nn.Embedding(vocab_size, d_model), d_model
+
+        def forward(self, tokens):
+            pe = learner_table(np.arange(tokens.shape[1]), self.d, bug=bug)
+            return self.tokens(tokens) * math.sqrt(self.d) + torch.from_numpy(pe).float()
+    return Embedding
+
+
+def rope_fn(bug):
+    """07.2 written with a loop over pairs, with ``bug``."""
+    def rope(x, p, layout="interleaved"):
+        d, out = len(x), np.array(x, dtype=np.float64)
+        for i in range(d // 2):
+            w = 10000.0 ** (-2.0 * (i + (bug == "pairs from 1")) / d)
+            angle = (0 if bug == "position ignored" else p) * w
+            if bug == "degrees":
+                angle = math.radians(angle)
+            a, b = (2 * i, 2 * i + 1) if layout == "interleaved" else (i, i + d // 2)
+            out[a] = x[a] * math.cos(angle) - x[b] * math.sin(angle)
+            out[b] = x[a] * math.sin(angle) + x[b] * math.cos(angle)
+        return out
+    return rope
+
+
+def rotation_fn(shift):
+    def rotation(k, d):
+        if d % 2:
+            raise ValueError("odd d_model")
+        t = np.zeros((d, d))
+        for i in range(d // 2):
+            w = 10000.0 ** (-2.0 * (i + shift) / d)
+            c, s = math.cos(k * w), math.sin(k * w)
+            t[2 * i:2 * i + 2, 2 * i:2 * i + 2] = [[c, s], [-s, c]]
+        return t
+    return rotation
+
+
+def hint(name):
+    return getattr(common, name)
+
+
+W64 = 10000.0 ** (-2.0 * np.arange(32) / 64)
+W512 = 10000.0 ** (-2.0 * np.arange(256) / 512)
+NAMED = [  # (question, a learner's wrong answer, the hint it must get)
+    ("01.2", float(np.linalg.norm(np.sin(1234 * 10000.0 ** (-2.0 * np.arange(8) / 16)))), "COSINE_HINT"),
+    ("01.3", add_fn("sine twice"), "COSINE_HINT"),
+    ("01.3", add_fn("no cosine"), "COSINE_HINT"),
+    ("01.3", add_fn("degrees"), "DEGREES_HINT"),
+    ("01.3", add_fn("pairs from 1"), "PAIR_SHIFT_HINT"),
+    ("01.3", lambda x: x + float32_recipe(np.arange(len(x)), x.shape[1]), "FLOAT32_HINT"),
+    ("02.2", pe_row("sine twice"), "COSINE_HINT"),
+    ("02.2", pe_row("no cosine"), "COSINE_HINT"),
+    ("02.2", pe_row("pairs from 1"), "PAIR_SHIFT_HINT"),
+    ("02.2", pe_row("swapped"), "SWAP_HINT"),
+    ("02.2", pe_row("degrees"), "DEGREES_HINT"),
+    ("02.3", 10000.0 ** (-2 * (128 + 1) / 512), "PAIR_SHIFT_HINT"),
+    ("02.5", lambda d, base=10000.0: base ** (-2.0 * np.arange(1, (d + 1) // 2 + 1) / d), "PAIR_SHIFT_HINT"),
+    ("02.6", table_fn("positions ignored"), "POSITIONS_HINT"),
+    ("02.6", table_fn("sine twice"), "COSINE_HINT"),
+    ("02.6", table_fn("no cosine"), "COSINE_HINT"),
+    ("02.6", table_fn("swapped"), "SWAP_HINT"),
+    ("02.6", table_fn("degrees"), "DEGREES_HINT"),
+    ("02.6", table_fn("pairs from 1"), "PAIR_SHIFT_HINT"),
+    ("03.1", 2 * np.pi / 10000.0 ** (-2.0 * (np.array([0, 64, 128, 192, 255]) + 1) / 512), "PAIR_SHIFT_HINT"),
+    ("03.7", table_fn("swapped", np.float32), "SWAP_HINT"),
+    ("03.7", table_fn("no cosine", np.float32), "COSINE_HINT"),
+    ("03.7", table_fn("positions ignored", np.float32), "POSITIONS_HINT"),
+    ("03.7", table_fn("degrees", np.float32), "DEGREES_HINT"),
+    ("04.2", rotation_fn(1), "PAIR_SHIFT_HINT"),
+    ("04.5", float(np.sin(0 * W64) @ np.sin(7 * W64)), "COSINE_HINT"),
+    ("05.7", layer("sine twice"), "COSINE_HINT"),
+    ("05.7", layer("degrees"), "DEGREES_HINT"),
+    ("06.4", table_fn("swapped", np.float16), "SWAP_HINT"),
+    ("06.4", table_fn("sine twice", np.float16), "COSINE_HINT"),
+    ("06.4", table_fn("positions ignored", np.float16), "POSITIONS_HINT"),
+    ("06.7", table_fn("no cosine"), "COSINE_HINT"),
+    ("06.7", table_fn("positions ignored"), "POSITIONS_HINT"),
+    ("06.7", table_fn("degrees"), "DEGREES_HINT"),
+    ("06.7", table_fn("pairs from 1"), "PAIR_SHIFT_HINT"),
+    ("06.8", batch_fn("swapped"), "SWAP_HINT"),
+    ("06.8", batch_fn("sine twice"), "COSINE_HINT"),
+    ("07.2", rope_fn("degrees"), "DEGREES_HINT"),
+    ("07.2", rope_fn("pairs from 1"), "PAIR_SHIFT_HINT"),
+]
+
+
+@pytest.mark.parametrize("qid,answer,name", NAMED, ids=[f"{q}-{n}-{k}" for k, (q, _, n) in enumerate(NAMED)])
+def test_a_common_mistake_is_named(qid, answer, name, capsys):
+    ok, out = verdict(qid, answer, capsys)
+    assert not ok and hint(name) in out, out
+    if QUESTIONS[qid].kind == "function":
+        assert out.rstrip().endswith(f" Hint: {hint(name)}"), out
+    else:
+        assert out.startswith(f"{qid} ✗ {hint(name)}"), out
+
+
+@pytest.mark.parametrize("qid,answer,words", [
+    ("02.5", lambda d, base=10000.0: base ** (-2.0 * (np.arange(d) // 2) / d), "not one per channel"),
+    ("03.2", int(np.sum(360 / W512 <= 1000)), "in degrees (360/ω_i)"),
+    ("07.2", rope_fn("position ignored"), "the position p is ignored"),
+])
+def test_a_question_specific_mistake_is_named(qid, answer, words, capsys):
+    ok, out = verdict(qid, answer, capsys)
+    assert not ok and words in out, out
+
+
+def test_hints_for_named_mistakes_give_no_number_of_the_answer():
+    """A named mistake's hint says what went wrong, never a value to copy."""
+    for name in ["COSINE_HINT", "POSITIONS_HINT", "PAIR_SHIFT_HINT"]:
+        assert not re.search(r"\d\.\d", hint(name)), hint(name)

@@ -6,8 +6,11 @@ arguments normalised. Each test starts from the failing input of the issue."""
 from collections import Counter
 from fractions import Fraction
 import itertools
+import linecache
 import math
+import os
 import re
+import zlib
 
 import numpy as np
 import pytest
@@ -16,7 +19,7 @@ import torch
 import grading
 import posenc
 from grading_tries import LyingArray  # the battery's lying subclass: one definition
-from grading import QUESTIONS, check
+from grading import QUESTIONS, check, runner
 from support.grading_session import feedback, fresh_progress  # noqa: F401  (an autouse fixture)
 from grading import feedback as feedback_module
 from grading.feedback import _verify_array
@@ -406,3 +409,99 @@ def test_an_endless_iterator_is_refused_after_a_bounded_read(capsys, monkeypatch
     monkeypatch.setattr(feedback_module, "ITEMS_READ", 1000)
     verdict, out = feedback(capsys, "02.2", itertools.count())
     assert not verdict and "more than 1,000 values" in out, out
+
+
+# --------------------------------------------------------------------------
+# A learner's function that raises: the message quotes the line of the learner's code that raised
+# --------------------------------------------------------------------------
+
+@pytest.fixture(params=[pytest.param(m, marks=pytest.mark.slow) if m == "spawn" else m for m in runner.METHODS])
+def method(request, monkeypatch):
+    """Each worker start method: forked (the worker inherits the kernel's linecache) and spawned (it has none,
+    and cloudpickle renames the code's file)."""
+    monkeypatch.setattr(runner, "METHOD", request.param)
+    if request.param == "spawn":
+        runner.warm_up()
+        assert runner.wait_for_spare()
+    return request.param
+
+
+def notebook_cell(monkeypatch, source, name, namespace=None):
+    """Run ``source`` as IPython runs a cell: compiled under a file name of its own that exists only in
+    linecache (ipykernel's /tmp/ipykernel_<pid>/<hash>.py), in the notebook's ``__main__`` namespace; return
+    what it defines as ``name``."""
+    filename = f"/tmp/ipykernel_{os.getpid()}/{zlib.crc32(source.encode())}.py"
+    monkeypatch.setitem(linecache.cache, filename, (len(source), None, source.splitlines(keepends=True), filename))
+    namespace = namespace if namespace is not None else {"__name__": "__main__", "np": np, "math": math}
+    exec(compile(source, filename, "exec"), namespace)
+    return namespace[name]
+
+
+PAIR_OFF_BY_ONE = """\
+def sinusoidal_table(positions, d_model, layout="interleaved"):
+    positions = np.asarray(positions, dtype=np.float64)
+    omega = 10000.0 ** (-2.0 * np.arange(d_model // 2) / d_model)
+    pe = np.zeros((len(positions), d_model))
+    for i in range(0, d_model, 2):
+        angle = positions * omega[i // 2 + 1]
+        pe[:, i] = np.sin(angle)
+        pe[:, i + 1] = np.cos(angle)
+    return pe
+"""
+
+
+def test_an_exception_names_the_learners_line_in_the_cell(method, monkeypatch, capsys):
+    f = notebook_cell(monkeypatch, PAIR_OFF_BY_ONE, "sinusoidal_table")
+    verdict, out = feedback(capsys, "02.6", f)
+    assert not verdict and out.startswith("02.6 ✗ your code raised IndexError: index 4 is out of bounds"), out
+    assert out.rstrip().endswith(
+        "for 11 positions up to 10 and d_model = 8, layout = 'interleaved', at line 6 of your cell: "
+        "angle = positions * omega[i // 2 + 1]"), out
+
+
+def test_the_deepest_line_of_the_learners_code_is_quoted_not_numpys_or_the_graders(method, monkeypatch, capsys):
+    """The error is raised inside numpy, called from a helper in another cell: the helper's line is quoted."""
+    namespace = {"__name__": "__main__", "np": np}
+    notebook_cell(monkeypatch, "def angles(p, w):\n    # one row per position\n"
+                               "    return np.outer(p, w).reshape(len(p), 2 * len(w))\n", "angles", namespace)
+    f = notebook_cell(monkeypatch, "def table(positions, d_model):\n"
+                                   "    w = 10000.0 ** (-2.0 * np.arange(d_model // 2) / d_model)\n"
+                                   "    a = angles(np.asarray(positions, dtype=float), w)\n"
+                                   "    return np.where(np.arange(d_model) % 2, np.cos(a), np.sin(a))\n",
+                      "table", namespace)
+    verdict, out = feedback(capsys, "06.7", f)
+    assert not verdict and "your code raised ValueError: cannot reshape" in out, out
+    assert out.rstrip().endswith(", at line 3 of your cell: return np.outer(p, w).reshape(len(p), 2 * len(w))"), out
+
+
+def test_a_layer_that_raises_in_forward_gets_the_line_of_forward(method, monkeypatch, capsys):
+    layer = notebook_cell(monkeypatch, """\
+class Embed(torch.nn.Module):
+    def __init__(self, vocab_size, d_model):
+        super().__init__()
+        self.tokens = torch.nn.Embedding(vocab_size, d_model)
+        self.register_buffer("pe", torch.zeros(8, d_model))
+
+    def forward(self, tokens):
+        return self.tokens(tokens) * math.sqrt(self.pe.shape[1]) + self.pe[: tokens.shape[1]]
+""", "Embed", {"__name__": "__main__", "torch": torch, "math": math})
+    verdict, out = feedback(capsys, "05.7", layer)
+    assert not verdict and "your code raised RuntimeError" in out, out
+    assert out.rstrip().endswith(", at line 8 of your cell: return self.tokens(tokens) * math.sqrt(self.pe.shape[1]) "
+                                 "+ self.pe[: tokens.shape[1]]"), out
+
+
+def test_code_whose_lines_are_unknown_gets_the_message_without_a_line(capsys):
+    namespace = {"__name__": "__main__", "np": np}
+    exec("def frequencies(d, base=10000.0):\n    return np.arange(d)[d]\n", namespace)  # no linecache entry
+    verdict, out = feedback(capsys, "02.5", namespace["frequencies"])
+    assert not verdict and out == ("02.5 ✗ your code raised IndexError: index 512 is out of bounds for axis 0 with "
+                                   "size 512 for d_model = 512, base = 10000.\n"), out
+
+
+def test_an_exception_raised_by_the_learner_on_purpose_quotes_the_raise(monkeypatch, capsys):
+    f = notebook_cell(monkeypatch, "def rotation(k, d):\n    if d > 6:\n        raise NotImplementedError('later')\n"
+                                   "    return np.eye(d)\n", "rotation")
+    verdict, out = feedback(capsys, "04.2", f)
+    assert not verdict and out.rstrip().endswith(
+        "at line 3 of your cell: raise NotImplementedError('later')"), out

@@ -13,8 +13,13 @@ import contextlib
 import functools
 import inspect
 import itertools
+import linecache
 import math
 import numbers
+import os
+import re
+import sys
+import sysconfig
 import types
 import warnings
 import zlib
@@ -332,3 +337,126 @@ def _ordinary(answer, depth=0) -> bool:
         items = answer.values() if isinstance(answer, dict) else answer
         return depth < 3 and all(_ordinary(x, depth + 1) for x in itertools.islice(items, 1000))
     return True
+
+
+# --------------------------------------------------------------------------
+# Where the learner's code raised
+# --------------------------------------------------------------------------
+# A learner's function is defined in a notebook cell: its code objects name a file that exists only in the
+# kernel's linecache (IPython registers each cell there, as /tmp/ipykernel_<pid>/<hash>.py or
+# <ipython-input-N-...>). A forked worker inherits that cache; a spawned one has none, and cloudpickle, which
+# sends it the function by value, renames every code object's file "<dynamic-code>". So the kernel reads the
+# lines of the learner's code before the work is sent (``_learner_lines``), keyed by what survives pickling
+# (``_code_key``), and they travel with the work to whichever worker runs it.
+
+_CELL_NAME = re.compile(r"^<ipython-input-\d+-|ipykernel_\d+[/\\][^/\\]+\.py$")
+LINE_SHOWN = 100  # characters of the learner's line quoted in a message
+
+
+def _code_key(code) -> tuple:
+    """What identifies a code object in the kernel and, after cloudpickle, in a spawned worker."""
+    return code.co_name, code.co_firstlineno, code.co_code
+
+
+def _learner_lines(f) -> dict:
+    """{code key: (where, {line number: text})} for the code of ``f`` and what it uses: its nested code, its
+    closure, the methods of a class, and the functions and classes of its own module (the notebook) that it
+    names, followed transitively. ``where`` is "your cell" or a file's name. Reads code objects and
+    namespaces only; runs none of the learner's code."""
+    codes, seen, todo = [], set(), [f]
+    home = f.__module__ if isinstance(f, (types.FunctionType, type)) else None
+    while todo:
+        obj = todo.pop()
+        if isinstance(obj, (staticmethod, classmethod, types.MethodType)):
+            obj = obj.__func__
+        if not isinstance(obj, (types.FunctionType, type)) or id(obj) in seen or obj.__module__ != home:
+            continue  # only plain functions and classes of the learner's module: reading them runs no code
+        seen.add(id(obj))
+        if isinstance(obj, type):
+            todo += [v for v in vars(obj).values() if isinstance(v, (types.FunctionType, staticmethod, classmethod))]
+            todo += list(obj.__bases__)
+            continue
+        nested = list(_code_objects(obj.__code__))
+        codes += nested
+        todo += [c.cell_contents for c in (obj.__closure__ or ()) if _filled(c)]
+        names = set().union(*(c.co_names for c in nested))
+        todo += [obj.__globals__[n] for n in names if n in obj.__globals__]
+    excluded, found = _not_the_learners(), {}
+    for code in codes:
+        filename = code.co_filename
+        lines = linecache.getlines(filename) if _is_learners(filename, excluded) else []
+        if lines:  # a cell's from the kernel's cache, a module's from its file
+            numbers = {n for _, _, n in code.co_lines() if n and n <= len(lines)}
+            found[_code_key(code)] = (_where(filename), {n: lines[n - 1] for n in numbers})
+    return found
+
+
+def _where(filename) -> str:
+    entry = linecache.cache.get(filename)
+    cell = _CELL_NAME.search(filename) or filename.startswith("<") or (entry and len(entry) == 4 and entry[1] is None)
+    return "your cell" if cell else os.path.basename(filename)
+
+
+def _code_objects(code):
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from _code_objects(const)
+
+
+def _filled(cell) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018  (reading an empty cell raises ValueError)
+        return True
+    except ValueError:
+        return False
+
+
+def _not_the_learners() -> tuple[str, ...]:
+    """Folders and files whose frames are never the learner's: the standard library, installed packages, the
+    grader, posenc and the course package (wherever they are installed from)."""
+    places = {sysconfig.get_paths().get(key) for key in ("stdlib", "platstdlib", "purelib", "platlib")}
+    places |= {sys.prefix, sys.base_prefix, sys.exec_prefix}
+    for name in ("grading", "posenc_course"):
+        module = sys.modules.get(name)
+        if module is not None and getattr(module, "__file__", None):
+            places.add(os.path.dirname(module.__file__))
+    for name in ("posenc", "grading._posenc_reference"):
+        module = sys.modules.get(name)
+        if module is not None and getattr(module, "__file__", None):
+            places.add(module.__file__)
+    return tuple(os.path.normcase(os.path.abspath(p)) for p in places if p)
+
+
+def _is_learners(filename, excluded) -> bool:
+    """Can a frame of this file be the learner's? Not the grader's, a library's or Python's own."""
+    if filename.startswith("<"):
+        return not filename.startswith(("<frozen", "<__array_function__"))
+    path = os.path.normcase(os.path.abspath(filename))
+    return not any(path == place or path.startswith(place.rstrip(os.sep) + os.sep) for place in excluded)
+
+
+def _raised_at(exc, lines=None) -> str:
+    """", at line 4 of your cell: <that line>" for the deepest frame of ``exc``'s traceback that runs the
+    learner's code (not numpy's, torch's or the grader's), or "" when that line is not known. ``lines``: what
+    ``_learner_lines`` read in the kernel; without it (or for code it did not reach) linecache is asked."""
+    try:
+        lines, excluded, said, tb = lines or {}, _not_the_learners(), "", exc.__traceback__
+        while tb is not None:
+            code, number = tb.tb_frame.f_code, tb.tb_lineno
+            if _code_key(code) in lines:
+                where, text = lines[_code_key(code)]
+                text = text.get(number, "")
+            elif _is_learners(code.co_filename, excluded):
+                where, text = _where(code.co_filename), linecache.getline(code.co_filename, number or 0)
+            else:
+                tb = tb.tb_next
+                continue
+            text = " ".join(text.split())
+            if len(text) > LINE_SHOWN:
+                text = text[: LINE_SHOWN - 3] + "..."
+            said = f", at line {number} of {where}: {text}" if text else ""  # the deepest such frame wins
+            tb = tb.tb_next
+        return said
+    except Exception:  # where it raised is a courtesy: never a reason for the grader to fail
+        return ""

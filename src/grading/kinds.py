@@ -15,8 +15,8 @@ from grading.feedback import _digits, _tolerance  # (for Numeric, Choice and Arr
 
 import posenc
 from grading import reference
-from grading.feedback import (_as_array, _as_number, _close, _describe, _how_far, _index, _ordinary, _plain, _safely,
-                              _same, _seed, _short)
+from grading.feedback import (_as_array, _as_number, _learner_lines, _close, _code_objects, _describe, _filled,
+                              _how_far, _index, _ordinary, _plain, _raised_at, _safely, _same, _seed, _short)
 from grading.runner import _run
 # The verdicts grading.store records (UNCHECKABLE: the grader itself failed, which says nothing about the answer)
 from grading.store import CORRECT, INTERRUPTED, UNCHECKABLE, WRONG  # noqa: F401
@@ -280,7 +280,8 @@ class Function(Question):
             return WRONG, f"expected a function, got {_describe(f)}."
         cases = self.cases(np.random.default_rng(_seed(self.qid)))
         limit = self.limit if TIME_LIMIT is None else TIME_LIMIT
-        outcome = _run(lambda report: self._run_cases(f, cases, report), limit)
+        lines = _learner_lines(f)  # read here: a spawned worker has no copy of the kernel's notebook cells
+        outcome = _run(lambda report: self._run_cases(f, cases, report, lines), limit)
         if outcome.printed:  # the learner's own prints, sent back by the worker
             print(outcome.printed, end="" if outcome.printed.endswith("\n") else "\n")
         if outcome.unsent:
@@ -303,8 +304,9 @@ class Function(Question):
                                + " and ".join(f"posenc.{name}" for name in called) + ".")
         return status, message
 
-    def _run_cases(self, f, cases, report):
-        """(status, message) after running ``f`` on every case; runs in the worker, calls report() per case."""
+    def _run_cases(self, f, cases, report, lines=None):
+        """(status, message) after running ``f`` on every case; runs in the worker, calls report() per case.
+        ``lines``: the lines of the learner's code, read in the kernel (``feedback._learner_lines``)."""
         first_none = None  # the first case for which f returned None
         for case in cases:
             given = copy.deepcopy(case.args)
@@ -316,7 +318,7 @@ class Function(Question):
                 return WRONG, (f"your function returned None for {first_none.label} "
                                "(is a return missing in one branch?).")
             try:
-                problem = self._problem(case, given, out, exc)
+                problem = self._problem(case, given, out, exc, lines)
             except Exception as error:  # an output whose own methods raise or lie; the grader's bug otherwise
                 if _ordinary(out):
                     raise
@@ -331,13 +333,14 @@ class Function(Question):
             return UNANSWERED, "your function returns None (no code yet, or a missing return)."
         return CORRECT, f"on all {len(cases)} random test inputs."
 
-    def _problem(self, case, given, out, exc):
+    def _problem(self, case, given, out, exc, lines=None):
         """What is wrong with one run (output ``out`` or exception ``exc``), or None."""
         where = f"for {case.label}"
         if exc is not None and not (case.raises and isinstance(exc, case.raises)):
             expected = f"; a {case.raises.__name__} was expected here" if case.raises else ""
             note = f" ({case.note})" if case.note else ""
-            return f"your code raised {type(exc).__name__}: {_exception_text(exc)} {where}{expected}{note}."
+            return (f"your code raised {type(exc).__name__}: {_exception_text(exc)} {where}{expected}{note}"
+                    + (_raised_at(exc, lines) or "."))
         if not _same(given, case.args):
             return (f"your code changed its input {where}. Do not modify the arguments "
                     "(e.g. write x + pe, not x += pe).")
@@ -409,17 +412,3 @@ _POSENC_NAMES = {"posenc", reference.posenc.__name__}
 def _posenc_public() -> set[str]:
     return {name for name in posenc.__all__ if callable(getattr(posenc, name))}
 
-
-def _code_objects(code):
-    yield code
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            yield from _code_objects(const)
-
-
-def _filled(cell) -> bool:
-    try:
-        _ = cell.cell_contents  # reading an empty cell raises ValueError
-        return True
-    except ValueError:  # an empty cell
-        return False

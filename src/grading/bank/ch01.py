@@ -10,7 +10,8 @@ from grading.reference import posenc
 from grading.bank import _add
 from grading.kinds import Case, Choice, Function, Numeric
 from grading.feedback import _like, _reference_verifier
-from grading.bank.common import CONCAT_HINT, DOUBLED_HINT, SWAP_HINT, _doubled_omega, _pe, _states, _table
+from grading.bank.common import (CONCAT_HINT, COSINE_HINT, DEGREES_HINT, DOUBLED_HINT, FLOAT32_HINT, PAIR_SHIFT_HINT,
+                                 SWAP_HINT, _degrees, _doubled_omega, _float32_rows, _pe, _shifted, _states, _table)
 
 
 _add(Choice("01.1", "why swapping words changes nothing", "ABCD", "AC", {
@@ -31,6 +32,8 @@ def _ch01_norm():
 _add(Numeric("01.2", "norm of PE(p)", _ch01_norm, mistakes=[
     (lambda: math.sqrt(16), "that is sqrt(d_model); there are d_model/2 pairs, each a unit vector (sin² + cos² = 1)."),
     (lambda: 16 / 2, "that is the squared norm d_model/2; take its square root."),
+    (lambda: float(np.linalg.norm(_table([1234], 16, cosine="zero")[0])), COSINE_HINT),
+    (lambda: float(np.linalg.norm(_table([1234], 16, cosine="sin")[0])), COSINE_HINT),
 ]))
 
 
@@ -60,6 +63,13 @@ _add(Function("01.3", "add positions to token vectors", _add_positions, _cases_a
     (_like(lambda x: posenc.sinusoidal(len(x), x.shape[1])), "you returned the encoding alone; add it to x."),
     (_like(lambda x: x + _table(np.arange(len(x)), x.shape[1], _doubled_omega(x.shape[1]))), DOUBLED_HINT),
     (_like(lambda x: x + _table(np.arange(len(x)), x.shape[1], swap=True)), SWAP_HINT),
+    (_like(lambda x: x + _table(np.arange(len(x)), x.shape[1], cosine="sin")), COSINE_HINT),
+    (_like(lambda x: x + _table(np.arange(len(x)), x.shape[1], cosine="zero")), COSINE_HINT),
+    (_like(lambda x: x + _table(np.arange(len(x)), x.shape[1], _degrees(posenc.frequencies(x.shape[1])))),
+     DEGREES_HINT),
+    (_like(lambda x: x + _table(np.arange(len(x)), x.shape[1], _shifted(x.shape[1]))), PAIR_SHIFT_HINT),
+    (lambda out, case: _float32_rows(out - _add_positions(*case.args), np.arange(len(case.args[0])), floor=1e-8),
+     FLOAT32_HINT),
 ]))
 
 _states("01.3", "numpy array of shape `(n, d_model)`", atol=1e-8)

@@ -10,9 +10,10 @@ from grading.reference import posenc
 from grading.bank import _add
 from grading.kinds import Array, Case, Choice, Function, Numeric
 from grading.feedback import _like, _reference_verifier
-from grading.bank.common import (CONCAT_HINT, DEGREES_HINT, DOUBLED_HINT, FACTOR2_HINT, FLOAT32_HINT,
-                                 INVERTED_BASE_HINT, SWAP_HINT, _degrees, _doubled_omega, _error_grows_with_position,
-                                 _inverted, _pe, _pe_cases, _states, _table)
+from grading.bank.common import (CONCAT_HINT, COSINE_HINT, DEGREES_HINT, DOUBLED_HINT, FACTOR2_HINT, FLOAT32_HINT,
+                                 INVERTED_BASE_HINT, PAIR_SHIFT_HINT, POSITIONS_HINT, SWAP_HINT, _degrees,
+                                 _doubled_omega, _error_grows_with_position, _inverted, _pe, _pe_cases,
+                                 _positions_ignored, _shifted, _states, _table)
 
 
 _add(Choice("02.1", "what i counts", "ABCD", "B", {
@@ -30,6 +31,9 @@ _add(Array("02.2", "PE(4) for d_model = 6", lambda: _pe(4, 6), atol=1e-4, mistak
     (lambda: _table([4], 6, _degrees(posenc.frequencies(6)))[0], DEGREES_HINT),
     (lambda: _table([4], 6, _inverted(6))[0], INVERTED_BASE_HINT),
     (lambda: _table([4], 6, 10000.0 ** (-np.arange(3) / 6))[0], FACTOR2_HINT),
+    (lambda: _table([4], 6, cosine="sin")[0], COSINE_HINT),
+    (lambda: _table([4], 6, cosine="zero")[0], COSINE_HINT),
+    (lambda: _table([4], 6, _shifted(6))[0], PAIR_SHIFT_HINT),
 ]))
 
 _add(Numeric("02.3", "frequency of pair 128", lambda: posenc.frequencies(512)[128], mistakes=[
@@ -39,6 +43,7 @@ _add(Numeric("02.3", "frequency of pair 128", lambda: posenc.frequencies(512)[12
     (lambda: posenc.wavelengths(512)[128], "that is the wavelength 2π/ω; the question asks for ω."),
     (lambda: 10000.0 ** (-128 / 512), FACTOR2_HINT),
     (lambda: _inverted(512)[128], INVERTED_BASE_HINT),
+    (lambda: _shifted(512)[128], PAIR_SHIFT_HINT),
 ]))
 
 _add(Numeric("02.4", "lowest frequency", lambda: posenc.frequencies(512)[-1], mistakes=[
@@ -71,6 +76,9 @@ _add(Function("02.5", "write frequencies", lambda d, base=10000.0: posenc.freque
     (_like(lambda d, base: _inverted(d, base), atol=1e-12), INVERTED_BASE_HINT),
     (lambda out, case: case.args[0] % 2 and np.shape(out) == (case.args[0] // 2,),
      "for odd d_model the last pair has a sine and no cosine, but it still has a frequency: return ceil(d/2) values."),
+    (_like(lambda d, base: _shifted(d, base), atol=1e-12), PAIR_SHIFT_HINT),
+    (lambda out, case: case.args[0] > 1 and np.shape(out) == (case.args[0],),
+     "one frequency per (sin, cos) pair, not one per channel: return ceil(d_model/2) values."),
 ]))
 
 _states("02.5", "numpy array of shape `(ceil(d_model / 2),)`", atol=1e-12)
@@ -88,6 +96,11 @@ _add(Function("02.6", "write the table, both layouts", _pe_table, lambda rng: _p
      "for layout='concatenated' return the ceil(d/2) sine columns first, then the floor(d/2) cosine "
      "columns; you returned the interleaved layout."),
     (_like(lambda p, d, layout: _table(p, d, layout=layout, swap=True)), SWAP_HINT),
+    (_like(lambda p, d, layout: _table(p, d, layout=layout, cosine="sin")), COSINE_HINT),
+    (_like(lambda p, d, layout: _table(p, d, layout=layout, cosine="zero")), COSINE_HINT),
+    (_like(lambda p, d, layout: _table(_positions_ignored(p), d, layout=layout)), POSITIONS_HINT),
+    (_like(lambda p, d, layout: _table(p, d, _degrees(posenc.frequencies(d)), layout=layout)), DEGREES_HINT),
+    (_like(lambda p, d, layout: _table(p, d, _shifted(d), layout=layout)), PAIR_SHIFT_HINT),
     (_error_grows_with_position, FLOAT32_HINT),
 ]))
 

@@ -10,8 +10,9 @@ from grading.reference import posenc
 from grading.bank import _add
 from grading.kinds import Array, Choice, Function, Numeric
 from grading.feedback import _like, _reference_verifier
-from grading.bank.common import (CONCAT_HINT, DOUBLED_HINT, FLOAT32_HINT, _doubled_omega, _error_grows_with_position,
-                                 _pe_cases, _states, _table)
+from grading.bank.common import (CONCAT_HINT, COSINE_HINT, DEGREES_HINT, DOUBLED_HINT, FLOAT32_HINT, PAIR_SHIFT_HINT,
+                                 POSITIONS_HINT, SWAP_HINT, _degrees, _doubled_omega, _error_grows_with_position,
+                                 _pe_cases, _positions_ignored, _shifted, _states, _table)
 
 
 _PAIRS_03 = [0, 64, 128, 192, 255]
@@ -30,6 +31,7 @@ _add(Array("03.1", "wavelengths of five pairs", lambda: posenc.wavelengths(512)[
     (lambda: 1 / posenc.frequencies(512)[_PAIRS_03], "the factor 2π is missing: λ_i = 2π/ω_i."),
     (lambda: 360 / posenc.frequencies(512)[_PAIRS_03],
      "that is 360/ω_i, a wavelength in degrees: the angle p·ω_i is in radians, so a full turn is 2π and λ_i = 2π/ω_i."),
+    (lambda: 2 * math.pi / _shifted(512)[_PAIRS_03], PAIR_SHIFT_HINT),
 ]))
 
 
@@ -40,6 +42,9 @@ def _ch03_cycles():
 _add(Numeric("03.2", "pairs that cycle within 1000 positions", _ch03_cycles, integer=True, mistakes=[
     (lambda: 256 - _ch03_cycles(), "you counted the pairs that do NOT complete a cycle (wavelength above 1000)."),
     (lambda: int(np.sum(_doubled_wavelengths(512) <= 1000)), DOUBLED_HINT),
+    (lambda: int(np.sum(360 / posenc.frequencies(512) <= 1000)),
+     "you counted wavelengths in degrees (360/ω_i): the angle p·ω_i is in radians, so a full turn takes 2π/ω_i "
+     "positions."),
 ]))
 
 _add(Choice("03.3", "PE(0) versus PE(1000)", "ABCD", "AB", {
@@ -90,6 +95,11 @@ _add(Function("03.7", "accurate float32 table", lambda positions, d: posenc.sinu
     (_error_grows_with_position, FLOAT32_HINT),
     (_like(lambda p, d: _table(p, d, _doubled_omega(d)), atol=1e-6), DOUBLED_HINT),
     (_like(lambda p, d: _table(p, d, layout="concatenated"), atol=1e-6), CONCAT_HINT),
+    (_like(lambda p, d: _table(p, d, swap=True), atol=1e-6), SWAP_HINT),
+    (_like(lambda p, d: _table(p, d, cosine="sin"), atol=1e-6), COSINE_HINT),
+    (_like(lambda p, d: _table(p, d, cosine="zero"), atol=1e-6), COSINE_HINT),
+    (_like(lambda p, d: _table(_positions_ignored(p), d), atol=1e-6), POSITIONS_HINT),
+    (_like(lambda p, d: _table(p, d, _degrees(posenc.frequencies(d))), atol=1e-6), DEGREES_HINT),
 ]))
 
 _states("03.7", "numpy array of shape `(len(positions), d_model)`", dtype=np.float32, atol=5e-7)

@@ -10,7 +10,8 @@ from grading.reference import posenc
 from grading.bank import _add
 from grading.kinds import Array, Case, Choice, Function, Numeric
 from grading.feedback import _like, _verify_array
-from grading.bank.common import DEGREES_HINT, DOUBLED_HINT, _degrees, _doubled_omega, _pe, _states
+from grading.bank.common import (COSINE_HINT, DEGREES_HINT, DOUBLED_HINT, PAIR_SHIFT_HINT, _degrees, _doubled_omega,
+                                 _pe, _shifted, _states)
 
 
 _SWAP_T = ("sine and cosine are swapped: the block that turns a (sin, cos) pair by k·ω is [[cos, sin], [-sin, cos]]; "
@@ -63,6 +64,7 @@ _add(Function("04.2", "write T(k)", lambda k, d: posenc.rotation(k, d), _rotatio
      "that is T(k) for the concatenated layout; use the interleaved one."),
     (_like(lambda k, d: _block_diag(k, _degrees(posenc.frequencies(d)))), DEGREES_HINT),
     (_like(lambda k, d: _block_diag(k, posenc.frequencies(d), swap=True)), _SWAP_T),
+    (_like(lambda k, d: _block_diag(k, _shifted(d))), PAIR_SHIFT_HINT),
 ]))
 
 _states("04.2", "numpy array of shape `(d_model, d_model)`", atol=1e-8)
@@ -107,6 +109,7 @@ _add(Numeric("04.5", "PE(p)·PE(p+7)", _ch04_dot, mistakes=[
     (lambda: _ch04_dot() / 32,
      "that is the cosine similarity (divided by the norms, d/2 = 32); give the plain dot product."),
     (lambda: float(np.sum(np.cos(7 * _doubled_omega(64)))), DOUBLED_HINT),
+    (lambda: 0.0, COSINE_HINT + " (Without them PE(0) is the zero vector.)"),
 ]))
 
 _add(Choice("04.6", "odd d_model", "ABC", "B", {

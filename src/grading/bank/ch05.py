@@ -12,7 +12,8 @@ from grading.reference import posenc
 from grading.bank import _add
 from grading.kinds import Case, Choice, Function, Numeric
 from grading.feedback import _describe, _index
-from grading.bank.common import CONCAT_HINT, FLOAT32_HINT, SWAP_HINT, _states, _table
+from grading.bank.common import (CONCAT_HINT, COSINE_HINT, DEGREES_HINT, FLOAT32_HINT, SWAP_HINT, _degrees, _states,
+                                 _table)
 
 
 _add(Choice("05.1", "why learned tables stop at max_len", "ABCD", "AB", {
@@ -172,10 +173,14 @@ def _layer_mistake(kind):
             err = np.abs(out.double().numpy() - tok * math.sqrt(d) - pe).max(axis=(0, 2))
             p = np.arange(len(err))
             return err.max() > 2e-5 and bool(np.all(err <= 2e-5 + 1e-6 * p))
-        model = {"unscaled": tok + pe,
-                 "concatenated": tok * math.sqrt(d) + _table(np.arange(tokens.shape[1]), d, layout="concatenated"),
-                 "only tokens": tok * math.sqrt(d),
-                 "swapped": tok * math.sqrt(d) + _table(np.arange(tokens.shape[1]), d, swap=True)}[kind]
+        positions = np.arange(tokens.shape[1])
+        table = {"unscaled": pe, "only tokens": 0.0,
+                 "concatenated": lambda: _table(positions, d, layout="concatenated"),
+                 "swapped": lambda: _table(positions, d, swap=True),
+                 "sine only": lambda: _table(positions, d, cosine="sin"),
+                 "cosine zero": lambda: _table(positions, d, cosine="zero"),
+                 "degrees": lambda: _table(positions, d, _degrees(posenc.frequencies(d)))}[kind]
+        model = (tok if kind == "unscaled" else tok * math.sqrt(d)) + (table() if callable(table) else table)
         return np.allclose(out.double().numpy(), model, atol=1e-3)
     return test
 
@@ -189,6 +194,9 @@ _add(Function("05.7", "token + position embedding layer", _TokenPositionEmbeddin
                                 "to a max_len? A fixed encoding needs no length limit."),
     (_layer_mistake("swapped"), SWAP_HINT),
     (_layer_mistake("float32 angles"), FLOAT32_HINT + " posenc.sinusoidal(seq, d_model, dtype=np.float32) does."),
+    (_layer_mistake("sine only"), COSINE_HINT),
+    (_layer_mistake("cosine zero"), COSINE_HINT),
+    (_layer_mistake("degrees"), DEGREES_HINT),
 ]))
 
 _states("05.7", "torch tensor of shape `(batch, seq, d_model)`", dtype=np.float32, atol=_ATOL_05, rtol=_RTOL_05)

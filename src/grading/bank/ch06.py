@@ -11,8 +11,9 @@ from grading.reference import posenc
 from grading.bank import _add
 from grading.kinds import Case, Choice, Function, Numeric
 from grading.feedback import _like, _reference_verifier
-from grading.bank.common import (CONCAT_HINT, DOUBLED_HINT, FLOAT32_HINT, SWAP_HINT, _doubled_omega,
-                                 _error_grows_with_position, _pe_cases, _real_array, _states, _table)
+from grading.bank.common import (CONCAT_HINT, COSINE_HINT, DEGREES_HINT, DOUBLED_HINT, FLOAT32_HINT, PAIR_SHIFT_HINT,
+                                 POSITIONS_HINT, SWAP_HINT, _degrees, _doubled_omega, _error_grows_with_position,
+                                 _pe_cases, _positions_ignored, _real_array, _shifted, _states, _table)
 
 
 # ---- Chapter 06: precision and implementations -----------------------------
@@ -114,6 +115,10 @@ _add(Function("06.4", "an accurate float16 table", _half_table,
     (_float32_blur, FLOAT32_HINT),
     (_half_blur, HALF_HINT),
     (_like(lambda p, d: _table(p, d, layout="concatenated"), atol=1e-3), CONCAT_HINT),
+    (_like(lambda p, d: _table(p, d, swap=True), atol=1e-3), SWAP_HINT),
+    (_like(lambda p, d: _table(p, d, cosine="sin"), atol=1e-3), COSINE_HINT),
+    (_like(lambda p, d: _table(p, d, cosine="zero"), atol=1e-3), COSINE_HINT),
+    (_like(lambda p, d: _table(_positions_ignored(p), d), atol=1e-3), POSITIONS_HINT),
 ]))
 
 _states("06.4", "numpy array of shape `(len(positions), d_model)`", dtype=np.float16, atol=3e-4)
@@ -158,6 +163,11 @@ _add(Function("06.7", "fix the buggy table", lambda positions, d: posenc.sinusoi
     (_like(lambda p, d: _table(p, d, _doubled_omega(d))), DOUBLED_HINT),
     (_like(lambda p, d: _table(p, d, swap=True)), SWAP_HINT),
     (_like(lambda p, d: _table(p, d, layout="concatenated")), CONCAT_HINT),
+    (_like(lambda p, d: _table(p, d, cosine="sin")), COSINE_HINT),
+    (_like(lambda p, d: _table(p, d, cosine="zero")), COSINE_HINT),
+    (_like(lambda p, d: _table(_positions_ignored(p), d)), POSITIONS_HINT),
+    (_like(lambda p, d: _table(p, d, _degrees(posenc.frequencies(d)))), DEGREES_HINT),
+    (_like(lambda p, d: _table(p, d, _shifted(d))), PAIR_SHIFT_HINT),
     (_error_grows_with_position, FLOAT32_HINT),
 ]))
 
@@ -195,6 +205,10 @@ _add(Function("06.8", "add positions to a batch-first input", _add_batch_first, 
     (_like(lambda x: x + _table(np.arange(x.shape[1]), x.shape[2], layout="concatenated")[None]), CONCAT_HINT),
     (_like(lambda x: np.broadcast_to(posenc.sinusoidal(x.shape[1], x.shape[2]), x.shape)),
      "you returned the encoding alone; add it to x."),
+    (_like(lambda x: x + _table(np.arange(x.shape[1]), x.shape[2], swap=True)[None]), SWAP_HINT),
+    (_like(lambda x: x + _table(np.arange(x.shape[1]), x.shape[2], cosine="sin")[None]), COSINE_HINT),
+    (_like(lambda x: x + _table(np.arange(x.shape[1]), x.shape[2], cosine="zero")[None]), COSINE_HINT),
+    (_like(lambda x: x + _table(np.arange(x.shape[1]), x.shape[2], _doubled_omega(x.shape[2]))[None]), DOUBLED_HINT),
 ]))
 
 _states("06.8", "numpy array of shape `(batch, seq, d_model)`", atol=1e-8)

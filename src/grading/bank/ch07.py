@@ -8,7 +8,8 @@ from grading.reference import posenc
 from grading.bank import _add
 from grading.kinds import Array, Case, Choice, Function, Numeric
 from grading.feedback import _like, _verify_array
-from grading.bank.common import DOUBLED_HINT, FLOAT32_HINT, _doubled_omega, _real_array, _states
+from grading.bank.common import (DEGREES_HINT, DOUBLED_HINT, FLOAT32_HINT, PAIR_SHIFT_HINT, _degrees, _doubled_omega,
+                                 _real_array, _shifted, _states)
 
 
 # ---- Chapter 07: rotary embeddings (RoPE) and ALiBi ------------------------
@@ -75,6 +76,10 @@ _add(Function("07.2", "RoPE for one vector, both layouts", _rope_one, _rope_case
     (_rope_float32, FLOAT32_HINT),
     (_like(lambda x, p, layout: _rope_with(x, p, posenc.frequencies(len(x)), layout, swap=True)),
      "sine and cosine are swapped: the rotated pair is (x_a cos - x_b sin, x_a sin + x_b cos)."),
+    (_like(lambda x, p, layout: _rope_with(x, p, _degrees(posenc.frequencies(len(x))), layout)), DEGREES_HINT),
+    (_like(lambda x, p, layout: _rope_with(x, p, _shifted(len(x)), layout)), PAIR_SHIFT_HINT),
+    (_like(lambda x, p, layout: x if p else None),
+     "you returned x unchanged: the position p is ignored; rotate each pair by the angle p·ω_i."),
 ]))
 
 _states("07.2", "numpy array of shape `(d,)`", atol=1e-8)

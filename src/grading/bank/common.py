@@ -12,11 +12,15 @@ from grading.reference import posenc
 from grading.kinds import Case
 
 
-def _table(positions, d, omega=None, *, layout="interleaved", swap=False):
-    """float64 sinusoidal table built from arbitrary frequencies ``omega``."""
+def _table(positions, d, omega=None, *, layout="interleaved", swap=False, cosine="cos"):
+    """float64 sinusoidal table built from arbitrary frequencies ``omega``. ``cosine``: what the cosine channels
+    hold, "cos" (right), "sin" (the cosine forgotten: a sine in every channel) or "zero" (left at 0)."""
+    if cosine != "cos" and d < 2:  # no cosine channel: the mistake changes nothing, so it cannot be named
+        raise ValueError("d_model = 1 has no cosine channel")
     omega = posenc.frequencies(d) if omega is None else np.asarray(omega)
     angle = np.outer(np.asarray(positions, dtype=np.float64), omega)
     s, c = (np.cos(angle), np.sin(angle)) if swap else (np.sin(angle), np.cos(angle))
+    c = {"cos": c, "sin": s, "zero": np.zeros_like(c)}[cosine]
     out = np.empty((angle.shape[0], 2 * angle.shape[1]))
     out[:, 0::2], out[:, 1::2] = s, c
     out = out[:, :d]
@@ -26,6 +30,20 @@ def _table(positions, d, omega=None, *, layout="interleaved", swap=False):
 def _doubled_omega(d, base=10000.0):
     """The loop ``for i in range(0, d, 2)`` with ``2 * i / d``: i is already 2k."""
     return base ** (-2.0 * np.arange(0, d, 2) / d)
+
+
+def _shifted(d, base=10000.0):
+    """Pairs counted from 1: the frequencies ω_1 ... ω_ceil(d/2), one pair too far along (i + 1 for i)."""
+    return base ** (-2.0 * (np.arange((d + 1) // 2) + 1) / d)
+
+
+def _positions_ignored(positions):
+    """What a learner who writes np.arange(len(positions)) (or arange(n)) uses instead of the positions given.
+    Positions that already are 0 ... n-1 raise: ignoring them changes nothing, so the mistake cannot be named."""
+    ignored = np.arange(len(positions))
+    if np.array_equal(np.asarray(positions), ignored):
+        raise ValueError("the positions given are 0 ... n-1")
+    return ignored
 
 
 def _float32_angles(positions, d):
@@ -48,8 +66,16 @@ def _error_grows_with_position(out, case):
     positions, d, layout = np.asarray(case.args[0]), case.args[1], (case.args[2:] or ["interleaved"])[0]
     if not _real_array(out):
         return False
-    err = np.abs(out.astype(np.float64) - posenc.sinusoidal(positions, d, layout=layout)).max(axis=1)
-    return err.max() > 2e-7 and bool(np.all(err <= 1e-5 + 1e-6 * np.abs(positions)))
+    return _float32_rows(out - posenc.sinusoidal(positions, d, layout=layout), positions)
+
+
+def _float32_rows(error, positions, floor=2e-7) -> bool:
+    """Does the error of each row (one per position) fit float32 rounding of the angles p·ω, and exceed ``floor``
+    (what float64 would give, or the question's tolerance) somewhere?"""
+    err = np.abs(np.asarray(error, dtype=np.float64)).max(axis=-1)
+    if err.ndim > 1:  # a batch: the worst over its sequences
+        err = err.max(axis=0)
+    return err.max() > floor and bool(np.all(err <= 1e-5 + 1e-6 * np.abs(positions)))
 
 
 FLOAT32_HINT = ("the error grows with the position, the mark of angles p·ω computed in float32 "
@@ -64,6 +90,12 @@ DEGREES_HINT = ("your angles were treated as degrees (np.radians, np.deg2rad, π
 INVERTED_BASE_HINT = ("the exponent has the wrong sign: ω_i = base^(-2i/d) = (1/base)^(2i/d), which falls with i; "
                       "you used base^(2i/d), base where 1/base belongs.")
 FACTOR2_HINT = "the factor 2 in the exponent is missing: ω_i = base^(-2i/d), with 2i, not i, over d."
+COSINE_HINT = ("the cosines are missing: each pair holds the sine AND the cosine of the same angle p·ω_i; "
+               "your cosine channels hold a sine again, or stay 0.")
+POSITIONS_HINT = ("your rows encode 0, 1, 2, ... whatever `positions` holds: row r must encode positions[r], "
+                  "the position given (not its index r); the test positions are scattered and large.")
+PAIR_SHIFT_HINT = ("your pairs are counted from 1 (i + 1 where i belongs): the first pair is i = 0, whose "
+                   "frequency is base^0 = 1, and the last is i = ceil(d/2) - 1.")
 
 
 def _degrees(omega):
