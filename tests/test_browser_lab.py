@@ -144,19 +144,27 @@ def wait_for_idle_kernel(tab, timeout=60):
         timeout=timeout * 1000)
 
 
+CELLS = ".jp-NotebookPanel:visible .jp-CodeCell"
+FOLDED = ".jp-InputPlaceholder"  # a cell stored with its input hidden (the Colab install cell) shows no count
+
+
 def prompts(tab) -> list[str]:
-    return tab.locator(".jp-NotebookPanel:visible .jp-CodeCell .jp-InputPrompt").all_inner_texts()
+    """The execution prompts of the code cells whose input is shown."""
+    return tab.locator(f"{CELLS} .jp-InputArea .jp-InputPrompt").all_inner_texts()
 
 
 def wait_until_all_ran(tab, timeout=RUN_ALL_TIMEOUT):
-    """Every code cell has an execution count (none pending "[*]" or never run "[ ]").
+    """Every code cell has an execution count (none pending "[*]" or never run "[ ]"): the cells whose input
+    is shown count on from the folded ones before them, which show no count but ran first.
 
     A traceback stops "Run All Cells" and leaves later cells unrun: report it at once.
     """
     deadline = time.monotonic() + timeout
+    folded = tab.locator(f"{CELLS} {FOLDED}").count()
     while True:
         texts = [t.strip() for t in prompts(tab)]
-        if texts and all(re.fullmatch(r"\[\d+\]:", t) for t in texts):
+        counts = [int(m[1]) for t in texts if (m := re.fullmatch(r"\[(\d+)\]:", t))]
+        if texts and counts == list(range(folded + 1, folded + 1 + len(texts))):
             return texts
         if not any(t == "[*]:" for t in texts):
             errors = [e for e in tab.locator(ERROR_OUTPUTS).all_inner_texts() if "Error" in e or "Traceback" in e]

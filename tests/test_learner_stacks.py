@@ -87,7 +87,7 @@ def assert_graded(ran: dict, questions: list[str], venv: Path) -> None:
     where = learner_env.where_from(ran["stream"])
     assert Path(where["executable"]).parent == venv / "bin", where
     assert f"{questions[0]} ✓ correct" in ran["stream"], ran["stream"][-2000:]
-    assert f"Chapter {questions[0].split('.')[0]}: 1 of {len(questions)} correct." in ran["stream"]
+    assert f"Chapter {questions[0].split('.')[0]}: 1 of {len(questions)} solved, 0 attempted," in ran["stream"]
 
 
 def test_installing_the_wheel_beside_a_colab_stack_replaces_nothing_and_the_notebooks_run(wheel, tmp_path):

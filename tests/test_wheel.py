@@ -201,7 +201,7 @@ def test_the_kits_exercise_and_a_downloaded_chapter_execute_with_the_installed_c
     for q in questions[1:]:
         assert re.search(rf"^{re.escape(q)} · not answered yet", feedback, re.MULTILINE), (q, feedback)
     chapter_number = questions[0].split(".")[0]
-    assert f"Chapter {chapter_number}: 1 of {len(questions)} correct." in feedback
+    assert f"Chapter {chapter_number}: 1 of {len(questions)} solved, 0 attempted," in feedback
 
     ran = got["notebooks"][chapter.name]
     # figures are SVG (posenc_course.plotting), explorers widgets
