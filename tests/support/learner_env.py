@@ -78,7 +78,9 @@ def freeze(python: Path) -> dict[str, str]:
 
 
 def clean_env(venv: Path, tmp: Path) -> dict[str, str]:
-    """The environment of a learner's shell with ``venv`` active; Jupyter's and IPython's paths in ``tmp``."""
+    """The environment of a learner's shell with ``venv`` active; Jupyter's and IPython's paths, and the progress
+    file (a new learner's: nothing solved yet, not the test session's, which the book build's checks fill), in
+    ``tmp``."""
     # A learner's shell sets none of these; PYTHONDONTWRITEBYTECODE (set on some CI machines) would
     # make every process of the venv compile torch from source again.
     env = {k: v for k, v in os.environ.items()
@@ -88,7 +90,7 @@ def clean_env(venv: Path, tmp: Path) -> dict[str, str]:
     env.update(PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}", PYTHONNOUSERSITE="1",
                JUPYTER_PATH=str(tmp / "jupyter"), JUPYTER_DATA_DIR=str(tmp / "jupyter"),
                JUPYTER_CONFIG_DIR=str(tmp / "jupyter-config"), IPYTHONDIR=str(tmp / "ipython"),
-               MPLCONFIGDIR=str(tmp / "mpl"))
+               MPLCONFIGDIR=str(tmp / "mpl"), POSENC_PROGRESS=str(tmp / "progress.json"))
     return env
 
 
