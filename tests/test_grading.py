@@ -425,4 +425,4 @@ def test_every_public_function_answers_a_slip_with_one_line(name, args, capsys):
 
 def test_check_with_an_answer_but_a_question_id_of_another_type(capsys):
     verdict, out = feedback(capsys, ["02.3"], 0.01)
-    assert not verdict and out == "check: the question id must be a string such as \"02.3\", not ['02.3'] (a list).\n"
+    assert not verdict and out == "check: the question id must be a string such as \"02.3\", not ['02.3'].\n"

@@ -57,6 +57,7 @@ from grading.feedback import _ordinary, _short
 from grading.kinds import CORRECT, INTERRUPTED, UNANSWERED, UNCHECKABLE, WRONG
 from grading import runner as _runner
 from grading.store import Store as _Store, default_path
+from posenc_course.arguments import shown as _shown
 
 __all__ = ["check", "summary", "assert_all_correct", "progress", "reveal", "reset", "QUESTIONS"]
 
@@ -380,10 +381,3 @@ def _question(qid, caller):
         print(f"{caller}: {qid!r} is not a question id ({known}).")
         return None
     return QUESTIONS[normal]
-
-
-def _shown(value) -> str:
-    """A learner's value in a message: its repr (cut short) and, if not obvious from it, its type."""
-    text = repr(value)
-    text = text if len(text) <= 40 else text[:37] + "..."
-    return text if isinstance(value, (str, int, float)) else f"{text} (a {type(value).__name__})"
