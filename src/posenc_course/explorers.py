@@ -29,8 +29,8 @@ code. The book is told to prefer the ``text/html`` (``_config.yml``).
 from __future__ import annotations
 
 import html
-import inspect
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import anywidget
@@ -224,20 +224,37 @@ def precision_data(position: int, base: float, d_model: int) -> dict:
 # The widget: traits = slider values, drawn by explorers.js in the browser
 # --------------------------------------------------------------------------
 
-def _log_slider(description, value, lo, hi, step=0.1, digits=3):
-    """A slider over 10**lo ... 10**hi, moving in steps of ``step`` in the exponent.
+@dataclass(frozen=True)
+class _Slider:
+    """One slider of an explorer, declared once: the widget is built from it, and the explorer's constructor
+    accepts what it can show (``spec``, unless the explorer states another)."""
 
-    Its readout shows ``digits`` significant digits with thousands separators
-    (10,000), or the rounded integer with ``digits=0`` (for a position).
-    """
-    return widgets.FloatLogSlider(value=value, base=10, min=lo, max=hi, step=step, description=description,
-                                  readout_format=f",.{digits}r" if digits else ",.0f",
-                                  style={"description_width": "initial"})
+    label: str
+    lo: float          # a log slider's ends are exponents: 10**lo ... 10**hi
+    hi: float
+    step: float = 1
+    log: bool = False
+    digits: int = 3    # a log slider's readout: significant digits, with thousands separators (0: an integer)
+
+    def spec(self):
+        if self.log:
+            return Real(10.0**self.lo, 10.0**self.hi)
+        return Int(self.lo, self.hi, even=self.step == 2 and self.lo % 2 == 0)
+
+    def widget(self, value, hi=None):
+        """The ipywidgets slider at ``value`` (``hi``: a top that follows another slider)."""
+        style = {"description_width": "initial"}
+        if self.log:
+            return widgets.FloatLogSlider(value=value, base=10, min=self.lo, max=self.hi, step=self.step,
+                                          description=self.label, style=style,
+                                          readout_format=f",.{self.digits}r" if self.digits else ",.0f")
+        return widgets.IntSlider(value=value, min=self.lo, max=self.hi if hi is None else hi, step=self.step,
+                                 description=self.label, style=style)
 
 
-def _int_slider(description, value, lo, hi, step=1):
-    return widgets.IntSlider(value=value, min=lo, max=hi, step=step, description=description,
-                             style={"description_width": "initial"})
+def _specs(sliders: dict, **instead) -> dict:
+    """What an explorer's constructor accepts: each slider's range, but where ``instead`` says otherwise."""
+    return {name: slider.spec() for name, slider in sliders.items()} | instead
 
 
 def _digits(readout_format: str) -> int:
@@ -248,8 +265,8 @@ def _digits(readout_format: str) -> int:
 class Explorer(anywidget.AnyWidget):
     """Sliders + a canvas drawn in the browser; subclasses declare traits, sliders and a kind.
 
-    A subclass defines one synced trait per slider (same name) and
-    ``sliders(**values)`` returning the ipywidgets sliders in display order.
+    A subclass defines one synced trait per slider (same name) and ``SLIDERS``, name -> ``_Slider``, in
+    display order.
     """
 
     _esm = BROWSER_MODULE
@@ -257,15 +274,15 @@ class Explorer(anywidget.AnyWidget):
     kind = ""      # the name of the matching renderer in explorers.js
     couple = {}    # slider -> the slider whose value sets its range
     alt = "interactive figure"  # what it shows, in words, where JavaScript does not run
+    SLIDERS: dict = {}
 
     def __init__(self, **values):
-        if type(self).sliders is Explorer.sliders:
+        if not type(self).SLIDERS:
             names = ", ".join(c.__name__ for c in Explorer.__subclasses__())
             refuse("Explorer", message=f"is the base class of the explorers; display one of them: {names}.",
                    function="Explorer")
         super().__init__(**values)
-        names = inspect.signature(self.sliders).parameters  # one trait per slider, same name
-        self.controls = self.sliders(**{name: getattr(self, name) for name in names})
+        self.controls = {name: self.control(name, slider) for name, slider in self.SLIDERS.items()}
         for control in self.controls.values():
             control.continuous_update = True
         # in the browser: slider value <-> trait, both ways, with no kernel in between
@@ -275,8 +292,9 @@ class Explorer(anywidget.AnyWidget):
         self.panel = widgets.VBox(
             [widgets.HBox(list(self.controls.values()), layout=widgets.Layout(flex_flow="row wrap")), self])
 
-    def sliders(self, **values) -> dict:
-        raise NotImplementedError
+    def control(self, name: str, slider: _Slider):
+        """The widget of slider ``name`` at the trait's value (a subclass may narrow its range)."""
+        return slider.widget(getattr(self, name))
 
     def values(self) -> dict:
         """The current slider values, as the kernel last heard them."""
@@ -320,8 +338,12 @@ class Explorer(anywidget.AnyWidget):
             display(self._repr_mimebundle_(), raw=True)
 
 
-# An explorer accepts what its sliders can show: the ranges below are the sliders' own.
-@accepts(pos=Int(0, POSITIONS_SHOWN - 1), i=Int(0, 127), d_model=Int(2, 256), base=Real(10, 1e6))
+# An explorer's constructor accepts what its sliders can show (``_specs``).
+FORMULA_SLIDERS = {"pos": _Slider("pos", 0, POSITIONS_SHOWN - 1), "i": _Slider("pair i", 0, 127),
+                   "d_model": _Slider("d_model", 2, 256), "base": _Slider("base", 1, 6, 0.1, log=True)}
+
+
+@accepts(**_specs(FORMULA_SLIDERS))
 class FormulaExplorer(Explorer):
     """Chapter 02: one pair's sine and cosine over positions, and the whole vector PE(pos)."""
 
@@ -329,6 +351,7 @@ class FormulaExplorer(Explorer):
     couple = {"i": "d_model"}
     alt = ("Left: sine and cosine of the chosen pair over positions 0 to 199; "
            "right: the encoding vector of the chosen position")
+    SLIDERS = FORMULA_SLIDERS
     pos = traitlets.Int(10).tag(sync=True)
     i = traitlets.Int(4).tag(sync=True)
     d_model = traitlets.Int(64).tag(sync=True)
@@ -337,11 +360,10 @@ class FormulaExplorer(Explorer):
     def __init__(self, pos=10, i=4, d_model=64, base=10000.0):
         super().__init__(pos=pos, i=min(i, (d_model + 1) // 2 - 1), d_model=d_model, base=float(base))
 
-    def sliders(self, pos, i, d_model, base):
-        return {"pos": _int_slider("pos", pos, 0, POSITIONS_SHOWN - 1),
-                "i": _int_slider("pair i", i, 0, (d_model + 1) // 2 - 1),
-                "d_model": _int_slider("d_model", d_model, 2, 256),
-                "base": _log_slider("base", base, 1, 6)}
+    def control(self, name, slider):
+        if name == "i":  # there are ceil(d/2) pairs
+            return slider.widget(self.i, hi=(self.d_model + 1) // 2 - 1)
+        return super().control(name, slider)
 
     @traitlets.observe("d_model")
     def _pair_range_follows_d_model(self, change):
@@ -352,13 +374,18 @@ class FormulaExplorer(Explorer):
         self.i = min(self.i, top)
 
 
-@accepts(base=Real(10, 1e7), d_model=Int(8, 1024), length=Int(16, 8192))
+BASE_SLIDERS = {"base": _Slider("base", 1, 7, 0.1, log=True), "length": _Slider("length L", 16, 8192, 16),
+                "d_model": _Slider("d_model", 8, 1024, 8)}
+
+
+@accepts(**_specs(BASE_SLIDERS))
 class BaseExplorer(Explorer):
     """Chapter 03: how the base moves every pair's wavelength relative to a length L."""
 
     kind = "base"
     alt = ("Wavelength of every pair on a log scale, with the boundaries for pairs that "
            "separate neighbours, wrap within L, and stay nearly constant over L")
+    SLIDERS = BASE_SLIDERS
     base = traitlets.Float(10000.0).tag(sync=True)
     length = traitlets.Int(512).tag(sync=True)
     d_model = traitlets.Int(512).tag(sync=True)
@@ -366,19 +393,19 @@ class BaseExplorer(Explorer):
     def __init__(self, base=10000.0, d_model=512, length=512):
         super().__init__(base=float(base), d_model=d_model, length=length)
 
-    def sliders(self, base, length, d_model):
-        return {"base": _log_slider("base", base, 1, 7),
-                "length": _int_slider("length L", length, 16, 8192, 16),
-                "d_model": _int_slider("d_model", d_model, 8, 1024, 8)}
+
+OFFSET_SLIDERS = {"k": _Slider("offset k", -200, 200), "d_model": _Slider("d_model", 8, 256, 2),
+                  "base": _Slider("base", 1, 6, 0.1, log=True)}
 
 
-@accepts(k=Int(-200, 200), d_model=Int(8, 256, even=True), base=Real(10, 1e6))
+@accepts(**_specs(OFFSET_SLIDERS))
 class OffsetExplorer(Explorer):
     """Chapter 04: moving by k rotates every (sin, cos) pair by k·ω_i."""
 
     kind = "offset"
     alt = ("Left: four sine-cosine pairs on the unit circle before and after a shift by k, "
            "joined by the arc they turn through; right: the dot product PE(p)·PE(p+k) against k")
+    SLIDERS = OFFSET_SLIDERS
     k = traitlets.Int(5).tag(sync=True)
     d_model = traitlets.Int(64).tag(sync=True)
     base = traitlets.Float(10000.0).tag(sync=True)
@@ -386,13 +413,13 @@ class OffsetExplorer(Explorer):
     def __init__(self, k=5, d_model=64, base=10000.0):
         super().__init__(k=k, d_model=d_model, base=float(base))
 
-    def sliders(self, k, d_model, base):
-        return {"k": _int_slider("offset k", k, -200, 200),
-                "d_model": _int_slider("d_model", d_model, 8, 256, 2),
-                "base": _log_slider("base", base, 1, 6)}
+
+ROPE_SCALING_SLIDERS = {"base": _Slider("base", 3, 7, 0.1, log=True), "scale": _Slider("factor s", 1, 32),
+                        "d_model": _Slider("head dim", 16, 256, 16),
+                        "length": _Slider("train length L", 128, 8192, 128)}
 
 
-@accepts(base=Real(1e3, 1e7), scale=Int(1, 32), d_model=Int(16, 256), length=Int(128, 8192))
+@accepts(**_specs(ROPE_SCALING_SLIDERS))
 class RopeScalingExplorer(Explorer):
     """Chapter 07: how interpolation or an NTK-aware raised base move RoPE's wavelengths."""
 
@@ -400,6 +427,7 @@ class RopeScalingExplorer(Explorer):
     alt = ("Wavelength of every RoPE pair on a log scale for the trained base, for position "
            "interpolation and for the NTK-aware raised base, with the training length and the "
            "target length marked")
+    SLIDERS = ROPE_SCALING_SLIDERS
     base = traitlets.Float(10000.0).tag(sync=True)
     scale = traitlets.Int(4).tag(sync=True)
     d_model = traitlets.Int(128).tag(sync=True)
@@ -408,21 +436,21 @@ class RopeScalingExplorer(Explorer):
     def __init__(self, base=10000.0, scale=4, d_model=128, length=2048):
         super().__init__(base=float(base), scale=scale, d_model=d_model, length=length)
 
-    def sliders(self, base, scale, d_model, length):
-        return {"base": _log_slider("base", base, 3, 7),
-                "scale": _int_slider("factor s", scale, 1, 32),
-                "d_model": _int_slider("head dim", d_model, 16, 256, 16),
-                "length": _int_slider("train length L", length, 128, 8192, 128)}
+
+ROPE_RULES_SLIDERS = {"base": _Slider("base", 3, 7, 0.1, log=True), "d_head": _Slider("d_head", 16, 256, 16),
+                      "length": _Slider("trained length L", 512, 32768, 512),
+                      "target": _Slider("target length", 512, 262144, 512),
+                      "rule": _Slider("rule: linear, dynamic, YaRN, Llama 3", 0, len(ROPE_RULES) - 1)}
 
 
-@accepts(base=Real(1e3, 1e7), d_head=Int(16, 256), length=Int(512, 32768), target=Int(512, 262144),
-         rule=Either(OneOf(*ROPE_RULES), Int(0, len(ROPE_RULES) - 1)))
+@accepts(**_specs(ROPE_RULES_SLIDERS, rule=Either(OneOf(*ROPE_RULES), ROPE_RULES_SLIDERS["rule"].spec())))
 class RopeRulesExplorer(Explorer):
     """Chapter 08: every pair's wavelength before and after a scaling rule (linear, dynamic, YaRN, Llama 3)."""
 
     kind = "rope_rules"
     alt = ("Wavelength of every RoPE pair on a log scale as trained and after the chosen scaling rule "
            "stretches the trained length to the target length, with both lengths marked")
+    SLIDERS = ROPE_RULES_SLIDERS
     base = traitlets.Float(500000.0).tag(sync=True)
     d_head = traitlets.Int(128).tag(sync=True)
     length = traitlets.Int(8192).tag(sync=True)
@@ -433,29 +461,25 @@ class RopeRulesExplorer(Explorer):
         super().__init__(base=float(base), d_head=d_head, length=length, target=target,
                          rule=ROPE_RULES.index(rule) if isinstance(rule, str) else rule)
 
-    def sliders(self, base, d_head, length, target, rule):
-        return {"base": _log_slider("base", base, 3, 7),
-                "d_head": _int_slider("d_head", d_head, 16, 256, 16),
-                "length": _int_slider("trained length L", length, 512, 32768, 512),
-                "target": _int_slider("target length", target, 512, 262144, 512),
-                "rule": _int_slider("rule: linear, dynamic, YaRN, Llama 3", rule, 0, len(ROPE_RULES) - 1)}
+
+PRECISION_SLIDERS = {"position": _Slider("position p", 0, 7.2, 0.05, log=True, digits=0),
+                     "base": _Slider("base", 2, 6, 0.1, log=True), "d_model": _Slider("d_model", 8, 256, 8)}
+_POSITION = PRECISION_SLIDERS["position"]
 
 
-@accepts(log_position=Real(0, 7.2), base=Real(100, 1e6), d_model=Int(8, 256))
+# the constructor takes the position's exponent, which is what its slider moves
+@accepts(**_specs({k: v for k, v in PRECISION_SLIDERS.items() if k != "position"},
+                  log_position=Real(_POSITION.lo, _POSITION.hi)))
 class PrecisionExplorer(Explorer):
     """Chapter 06: the angle error of each pair when p * omega is computed in low precision."""
 
     kind = "precision"
     alt = ("Phase error of every pair's angle at the chosen position when computed in float32, "
            "float16 and bfloat16, on a log scale, with the formats in which p and p+1 collide named")
+    SLIDERS = PRECISION_SLIDERS
     position = traitlets.Float(1000.0).tag(sync=True)
     base = traitlets.Float(10000.0).tag(sync=True)
     d_model = traitlets.Int(64).tag(sync=True)
 
     def __init__(self, log_position=3.0, base=10000.0, d_model=64):
         super().__init__(position=10.0**log_position, base=float(base), d_model=d_model)
-
-    def sliders(self, position, base, d_model):
-        return {"position": _log_slider("position p", position, 0, 7.2, step=0.05, digits=0),
-                "base": _log_slider("base", base, 2, 6),
-                "d_model": _int_slider("d_model", d_model, 8, 256, 8)}
