@@ -9,7 +9,7 @@ HTML   := _build/html/index.html
 # the book's build code and the maintainer tools are run from their folders, never installed
 TOOLS  := PYTHONPATH=tools:book_build
 
-.PHONY: book book-strict check colab-cell lint lock lock-check test screenshots lab bench pdf exercises clean help
+.PHONY: book book-strict check colab-cell reading-time lint lock lock-check test screenshots lab bench pdf exercises clean help
 
 help:
 	@echo "make book   build the HTML book into _build/html"
@@ -96,6 +96,10 @@ lab: $(STAMP)
 # every notebook's first cell (the Colab install) rewritten from html.baseurl / repository.url in _config.yml
 colab-cell: $(STAMP)
 	$(TOOLS) $(BIN)/python -m colab_cell
+
+# the time table of how_to_take_this_course.md, from the notebooks
+reading-time: $(STAMP)
+	$(TOOLS) $(BIN)/python -m reading_time
 
 exercises: $(STAMP)
 	$(TOOLS) $(BIN)/python -m make_exercises $(if $(FORCE),--force,)

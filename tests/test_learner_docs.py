@@ -2,9 +2,9 @@
 
 What the pages tell a learner to run must exist: the files they name, the kit and the wheel the book
 hands out and the line that installs them, any pip extra, the Python version, the lower bounds they
-state, the wheel the Colab cell installs, the grader's functions and statuses. The chapter times are
-recomputed here from the notebooks, with the formula the page states, and must match its table. The
-cross-references must resolve (the strict build checks them too, but only in the slow tier).
+state, the wheel the Colab cell installs, the grader's functions and statuses. The cross-references must
+resolve (the strict build checks them too, but only in the slow tier). The time table is generated
+(tools/reading_time.py, tests/test_reading_time.py).
 """
 
 import ast
@@ -26,56 +26,8 @@ EXERCISES_README = ROOT / "exercises" / "README.md"
 DOCS = [PAGE, EXERCISES_README]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 
-# the page's estimate: text at 120 words a minute, a minute per code cell; in the exercises, 3 minutes
-# per question and 10 per coding question; rounded to 5 minutes
-WORDS_PER_MINUTE, CODE_CELL, QUESTION, CODING_QUESTION = 120, 1, 3, 10
-
-
 def text(path):
     return path.read_text(encoding="utf-8")
-
-
-def five(minutes):
-    return max(5, 5 * round(minutes / 5))
-
-
-def words(nb):
-    """The words a reader reads: Markdown cells and figure captions (kept in cell metadata, mystnb.figure)."""
-    captions = (cell.get("metadata", {}).get("mystnb", {}).get("figure", {}).get("caption", "") for cell in nb.cells)
-    return (sum(len(cell.source.split()) for cell in nb.cells if cell.cell_type == "markdown")
-            + sum(len(caption.split()) for caption in captions))
-
-
-def estimate(name):
-    """(words, code cells, reading minutes, questions, coding questions, exercise minutes) of a notebook."""
-    folder = "appendix" if name == "fast_angles" else "chapters"
-    nb = nbformat.read(ROOT / folder / f"{name}.ipynb", as_version=4)
-    code = sum(cell.cell_type == "code" for cell in nb.cells)
-    row = [words(nb), code, five(words(nb) / WORDS_PER_MINUTE + code * CODE_CELL)]
-    exercise = ROOT / "exercises" / f"{name}.ipynb"
-    if exercise.exists():
-        ex = nbformat.read(exercise, as_version=4)
-        source = "\n".join(cell.source for cell in ex.cells if cell.cell_type == "code")
-        questions = len(set(re.findall(r'check\("(\d\d\.\d+)"', source)))
-        coding = source.count("# YOUR CODE HERE")
-        minutes = words(ex) / WORDS_PER_MINUTE + (questions - coding) * QUESTION + coding * CODING_QUESTION
-        row += [questions, coding, five(minutes)]
-    return tuple(row)
-
-
-def table_rows():
-    """The time table of the page: notebook name -> the numbers of its row."""
-    rows = {}
-    for line in text(PAGE).splitlines():
-        target = re.match(r"\| \{doc\}`[^`<]*<(?:chapters|appendix)/([\w]+)>` \|(.*)\|$", line)
-        if target:
-            rows[target[1]] = tuple(int(n) for n in re.findall(r"\d+", target[2]))
-    return rows
-
-
-def hours(minutes):
-    half_hours = round(minutes / 30)
-    return f"{half_hours // 2}" + ("½" if half_hours % 2 else "")
 
 
 def test_the_page_follows_the_introduction_in_the_toc_and_is_linked_from_it():
@@ -95,19 +47,6 @@ def test_cross_references_resolve(path):
         assert (ROOT / f"{target}.md").exists() or (ROOT / f"{target}.ipynb").exists(), target
     for label in re.findall(r"\{ref\}`(?:[^`<]*<)?([^`<>]+)>?`", text(path)):
         assert label in labels, label
-
-
-def test_the_time_table_is_computed_from_the_notebooks():
-    rows = table_rows()
-    names = [p.stem for p in sorted((ROOT / "chapters").glob("*.ipynb"))] + ["fast_angles"]
-    assert sorted(rows) == sorted(names), "one row per chapter and the appendix"
-    for name in names:
-        # words, code cells, reading minutes[, questions, coding questions, exercise minutes]
-        expected = estimate(name)
-        assert rows[name] == expected, f"{name}: the page says {rows[name]}, the notebooks give {expected}"
-    chapters = [estimate(name) for name in names if name != "fast_angles"]
-    reading, exercises = sum(row[2] for row in chapters), sum(row[5] for row in chapters)
-    assert f"about {hours(reading)} hours of reading and {hours(exercises)} hours of exercises" in text(PAGE)
 
 
 def test_the_page_installs_the_kits_wheel_and_the_exercises_readme_the_sources():
