@@ -49,6 +49,10 @@ operation on it depend on ``p`` alone (one IEEE operation per numpy call, no
 fused multiply-add), so row ``p`` of a table is bitwise the same in every
 table (and in the module whatever it was asked before).
 
+This file states the math first: every public function, with its formula,
+comes before the input checks and, last, the engine that evaluates the
+tables this way (explained step by step in the book's Appendix A).
+
 torch.compile and torch.jit.trace. Compiled and traced code takes a
 pure-torch path (``_sin_cos_torch``): the same constants and the same
 reduction in turns, then torch's float64 sin and cos (no angle addition). It
@@ -113,131 +117,10 @@ if os.environ.get("POSENC_NO_EXTENDED") == "1":
 
 DTYPES = (np.float16, np.float32, np.float64)
 
-# --------------------------------------------------------------------------
-# Input checks: every public function validates here, so that bad input
-# gets one clear message naming the argument and the allowed range.
-# --------------------------------------------------------------------------
-
-def _check_d_model(d_model) -> int:
-    if isinstance(d_model, bool) or not isinstance(d_model, numbers.Integral):
-        raise TypeError(
-            f"d_model must be a positive integer, got {d_model!r} "
-            f"of type {type(d_model).__name__}"
-        )
-    if d_model < 1:
-        raise ValueError(f"d_model must be a positive integer (>= 1), got {d_model}")
-    return int(d_model)
-
-
-def _check_base(base) -> float:
-    if isinstance(base, bool) or not isinstance(base, numbers.Real):
-        raise TypeError(f"base must be a real number > 1, got {base!r}")
-    base = float(base)
-    # comparisons, not math.isfinite: under torch.compile(dynamic=True) base is a symbolic float
-    if not -math.inf < base < math.inf or base <= 1.0:
-        raise ValueError(f"base must be a finite number > 1, got {base}")
-    return base
-
-
-def _check_layout(layout) -> str:
-    if layout not in LAYOUTS:
-        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
-    return layout
-
-
-def _check_dtype(dtype) -> np.dtype:
-    try:
-        dt = np.dtype(dtype)
-    except TypeError:
-        dt = None
-    if dt is None or dt not in [np.dtype(t) for t in DTYPES]:
-        raise TypeError(
-            f"dtype must be one of float16, float32, float64, got {dtype!r}"
-        )
-    return dt
-
-
-def _check_positions(positions) -> np.ndarray:
-    """Return positions as a 1-D integer or float64 array."""
-    if isinstance(positions, bool):
-        raise TypeError("positions must be an int count or a 1-D array of numbers, got a bool")
-    if isinstance(positions, numbers.Integral):
-        if positions < 0:
-            raise ValueError(
-                f"positions, given as a count, must be >= 0, got {positions}"
-            )
-        return np.arange(int(positions), dtype=np.int64)
-    if isinstance(positions, torch.Tensor):
-        positions = positions.detach().cpu().numpy()
-    try:
-        arr = np.asarray(positions)
-    except Exception as exc:  # ragged lists and the like
-        raise TypeError(f"positions must be a 1-D array of numbers: {exc}") from None
-    if arr.dtype == bool or arr.dtype.kind not in "iuf":
-        raise TypeError(
-            f"positions must be an int count or a 1-D array of real numbers, "
-            f"got an array of dtype {arr.dtype}"
-        )
-    if arr.ndim != 1:
-        raise ValueError(
-            f"positions must be a 1-D array (one position per row), "
-            f"got an array of shape {arr.shape}"
-        )
-    if arr.dtype.kind == "f":
-        if not np.all(np.isfinite(arr)):
-            raise ValueError("positions must be finite: found NaN or infinity")
-        return arr.astype(np.float64)
-    if arr.dtype.kind == "u" and arr.size and arr.max() > np.iinfo(np.int64).max:
-        # as int64 they would wrap around to negative positions: a silently wrong table
-        raise ValueError(f"integer positions must be below 2**63, got {int(arr.max())} (pass floats for larger "
-                         "positions; accuracy is documented for |p| < 2**24)")
-    return arr.astype(np.int64)
-
 
 # --------------------------------------------------------------------------
-# Frequencies: exact float64 constants, derived once per (d_model, base)
+# Frequencies and wavelengths: omega_i = base ** (-2 i / d), lambda_i = 2 pi / omega_i
 # --------------------------------------------------------------------------
-
-# 2 pi rounded to float64 (relative error 4e-17): only ever multiplies a reduced
-# angle in turns, |t| <= 1/2 + 2**-6, so it adds less than 2e-16 radians.
-_TWO_PI = 2 * math.pi
-# Each turns-per-position constant is split as hi + lo with hi a multiple of 2**-_HI_BITS;
-# hi < 1/4, so k * hi is exact in float64 for every integer |k| < 2**(53 - 27 + ...) = 2**26.
-_HI_BITS = 29
-
-
-@functools.lru_cache(maxsize=256)
-def _constants(d_model: int, base: float) -> tuple:
-    """``(omega, wavelength, hi, lo)``: four tuples of float64, one entry per pair.
-
-    Derived once from mpmath at 160 bits, so they are the same on every machine
-    and need no type wider than float64: ``omega_i`` and ``2 pi / omega_i``
-    correctly rounded, and the turns per position ``f_i = omega_i / (2 pi)``
-    as an exact split ``hi + lo`` (``hi`` a multiple of ``2**-29`` below 1/4,
-    ``lo`` the rest rounded to float64, ``|lo| <= 2**-30``: ``hi + lo`` equals
-    ``f_i`` to about ``2**-83``). Never traced: torch.jit.trace records the
-    numbers as constants, torch.compile gets them from the custom op
-    ``posenc::turns``.
-    """
-    import mpmath  # here, not at import: ``import posenc`` stays cheap
-
-    pairs = (d_model + 1) // 2
-    with mpmath.workprec(160):
-        b, two_pi, scale = mpmath.mpf(base), 2 * mpmath.pi, mpmath.mpf(2) ** _HI_BITS
-        omega = [mpmath.power(b, mpmath.mpf(-2 * i) / d_model) for i in range(pairs)]
-        turns = [w / two_pi for w in omega]
-        hi = [mpmath.nint(f * scale) / scale for f in turns]  # exact: a multiple of 2**-29
-        return (tuple(float(w) for w in omega), tuple(float(two_pi / w) for w in omega),
-                tuple(float(h) for h in hi), tuple(float(f - h) for f, h in zip(turns, hi)))
-
-
-def _turns(d_model: int, base: float) -> tuple:
-    """``omega_i / 2 pi`` (turns per position) split as ``hi + lo``: two tuples of floats.
-
-    Each ``hi`` is a multiple of ``2**-29`` below ``1/4``, so ``p * hi`` is
-    exact in float64 for every integer ``|p| < 2**26``; ``|lo| <= 2**-30``.
-    """
-    return _constants(d_model, base)[2:]
 
 
 def frequencies(d_model, base=10000.0) -> np.ndarray:
@@ -288,216 +171,9 @@ def pair_regimes(d_model, length, base=10000.0, *, threshold=0.1) -> dict:
 
 
 # --------------------------------------------------------------------------
-# The table
+# The sinusoidal table, PE(p, 2i) = sin(p omega_i), PE(p, 2i+1) = cos(p omega_i),
+# and the rotation that shifts it
 # --------------------------------------------------------------------------
-
-def _reduced_turns(positions: np.ndarray, hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
-    """``p * omega_i / (2 pi)`` reduced to about [-1/2, 1/2] turns, float64 only, shape (n, pairs).
-
-    For ``p = k + e`` (``k`` the nearest integer, ``|e| <= 1/2``, both exact)
-    ``k * hi`` is exact and so is its distance to the nearest integer; what
-    is left, ``k * lo + e * (hi + lo)``, is below ``2**-6`` for ``|p| < 2**24``
-    and carries a rounding error near ``2**-59``. Every step is one IEEE
-    operation (no fused multiply-add), so an entry depends on its ``p`` and
-    ``i`` only. The torch path (``_sin_cos_torch``) does the same operations.
-    """
-    p = positions[:, None]
-    k = np.round(p)
-    whole = k * hi
-    return (whole - np.round(whole)) + (k * lo + (p - k) * (hi + lo))
-
-
-def _sin_cos_turns(positions: np.ndarray, hi: np.ndarray, lo: np.ndarray):
-    """Accurate float64 sin and cos of ``positions[:, None] * omega`` (within ~2e-16 for |p| < 2**24)."""
-    angle = _reduced_turns(positions.astype(np.float64), hi, lo) * _TWO_PI
-    return np.sin(angle), np.cos(angle)
-
-
-def _sin_cos(positions, d_model: int, base: float):
-    """``_sin_cos_turns`` for ``(d_model, base)``'s frequencies."""
-    hi, lo = (np.array(t, dtype=np.float64) for t in _turns(d_model, base))
-    return _sin_cos_turns(np.asarray(positions, dtype=np.float64), hi, lo)
-
-
-def _layout_views(table: np.ndarray, h: int, layout: str):
-    """The sine and cosine channels of a table (last axis: channels) as two views."""
-    if layout == "interleaved":
-        return table[..., 0::2], table[..., 1::2]
-    return table[..., :h], table[..., h:]
-
-
-# Integer positions are split as p = 4096 a + 64 b + r (0 <= b, r < 64), from p alone: never from
-# the other positions asked for, so a row is the same in every table. Accurate float64 sin and cos
-# (the reduction in turns) are needed only for the rows 4096 a; the steps 64 b and r are the same
-# for every table of a given (d_model, base) and are kept. A row is assembled by angle addition,
-# twice, as one complex product per pair:
-#
-#     w(A + B) = w(A) * conj(e(B)),   w(t) = sin t + i cos t,   e(t) = cos t + i sin t
-#
-# (w(t) = i conj(e(t)), and e(A + B) = e(A) e(B)). In memory a complex number is its real part
-# followed by its imaginary part, so the rows w(p) of all pairs *are* the interleaved table
-# [sin, cos, sin, cos, ...]: numpy's complex multiply (one pass, in registers) writes them, rounded
-# once to the table's dtype. Every entry gets the same operations whatever the table's length or
-# which rows are asked (numpy's vector loop, its tail included, runs the same complex multiply).
-_BLOCK = 64
-_CHUNK = 2  # blocks of 64 rows assembled at a time: buffers of 128 rows stay in cache
-
-
-def _w(s: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """``w = s + i c`` (complex128), exact."""
-    w = np.empty(s.shape, dtype=np.complex128)
-    w.real, w.imag = s, c
-    return w
-
-
-def _steps(d_model: int, base: float, step: int) -> np.ndarray:
-    """``conj(e(B))`` for ``B = k * step * omega``, k = 0 ... 63, shape (64, pairs) (read-only).
-
-    Kept per constants (the cache is keyed on ``_turns``' values, not on ``(d_model, base)``).
-    """
-    return _steps_for(*_turns(d_model, base), step)
-
-
-@functools.lru_cache(maxsize=16)
-def _steps_for(hi: tuple, lo: tuple, step: int) -> np.ndarray:
-    hi, lo = np.array(hi, dtype=np.float64), np.array(lo, dtype=np.float64)
-    s, c = _sin_cos_turns(np.arange(_BLOCK, dtype=np.int64) * step, hi, lo)
-    g = _w(c, -s)  # cos B - i sin B
-    g.setflags(write=False)
-    return g
-
-
-def _coarse_rows(q: np.ndarray, d_model: int, base: float, hi, lo) -> np.ndarray:
-    """``w`` of the rows ``64 q`` (q = 64 a + b), each from its own q only, shape (len(q), pairs)."""
-    a, b = np.divmod(q, _BLOCK)
-    ua, inverse = np.unique(a, return_inverse=True)
-    w_a = _w(*_sin_cos_turns(ua * (_BLOCK * _BLOCK), hi, lo))
-    return w_a[inverse.reshape(-1)] * _steps(d_model, base, _BLOCK)[b]
-
-
-def _complex_target(out: np.ndarray, layout: str):
-    """A float64 table seen as (n, pairs) complex numbers ``w = sin + i cos``, when its layout and width allow it.
-
-    Only float64: the products are written there as they are. A narrower table is rounded from a buffer of
-    products instead (float32: numpy's casting loop, ``out=`` complex64 with ``casting="same_kind"``, took
-    1.5 times as long as multiplying into a buffer in cache and assigning; float16 has no complex type).
-    """
-    if out.dtype == np.float64 and layout == "interleaved" and out.shape[1] % 2 == 0 and out.flags.c_contiguous:
-        return out.view(np.complex128)
-    return None
-
-
-def _put(w: np.ndarray, out: np.ndarray, dst, layout: str) -> None:
-    """Rows ``w`` (complex128) into ``out[dst]`` as the table's channels (rounded once to out's dtype)."""
-    h = w.shape[1]
-    if layout == "interleaved":
-        out[dst] = w.view(np.float64)[:, : out.shape[1]]
-    else:
-        out[dst, :h] = w.real
-        out[dst, h:] = w.imag[:, : out.shape[1] - h]
-
-
-def _assemble_run(start: int, n: int, d_model: int, base: float, layout: str, hi, lo, out) -> None:
-    """Rows ``start ... start+n-1`` (integers), written into ``out`` (n, d_model).
-
-    Large tables are shared out among ``torch.get_num_threads()`` threads (numpy
-    releases the GIL in its loops), by whole chunks: every entry gets the same
-    operations whichever thread computes it, so the bits do not depend on the
-    number of threads. Threads are started per call and joined before return
-    (nothing survives a fork).
-    """
-    q0 = start // _BLOCK
-    nq = (start + n - 1) // _BLOCK - q0 + 1
-    w_q = _coarse_rows(q0 + np.arange(nq, dtype=np.int64), d_model, base, hi, lo)
-    g = _steps(d_model, base, 1)
-    direct = _complex_target(out, layout)
-    h = w_q.shape[1]
-
-    def work(chunks):
-        buffer = np.empty((_CHUNK, _BLOCK, h), dtype=np.complex128)
-        for b0 in chunks:
-            b1 = min(b0 + _CHUNK, nq)
-            first = (q0 + b0) * _BLOCK  # the position of the chunk's first row
-            lo_row, hi_row = max(first, start), min(first + (b1 - b0) * _BLOCK, start + n)
-            dst = slice(lo_row - start, hi_row - start)
-            if direct is not None and lo_row == first and hi_row - first == (b1 - b0) * _BLOCK:
-                target = direct[dst].reshape(b1 - b0, _BLOCK, h)  # whole blocks: straight into the table
-                np.multiply(w_q[b0:b1, None], g, out=target)
-                continue
-            t = buffer[: b1 - b0]
-            np.multiply(w_q[b0:b1, None], g, out=t)
-            _put(t.reshape(-1, h)[lo_row - first : hi_row - first], out, dst, layout)
-
-    chunks = list(range(0, nq, _CHUNK))
-    threads = min(torch.get_num_threads(), 8, len(chunks), max(1, (n * d_model) >> 19))
-    if threads <= 1:
-        return work(chunks)
-    import threading
-
-    helpers = [threading.Thread(target=work, args=(chunks[t::threads],)) for t in range(1, threads)]
-    for helper in helpers:
-        helper.start()
-    try:
-        work(chunks[0::threads])
-    finally:
-        for helper in helpers:
-            helper.join()
-
-
-def _assemble_rows(ints: np.ndarray, d_model: int, base: float, layout: str, hi, lo, out, where) -> None:
-    """Rows of any integer positions (the same operations as ``_assemble_run``), into ``out[where]``."""
-    q, r = np.divmod(ints, _BLOCK)
-    uq, inverse = np.unique(q, return_inverse=True)
-    inverse = inverse.reshape(-1)
-    w_q = _coarse_rows(uq, d_model, base, hi, lo)
-    g = _steps(d_model, base, 1)
-    step = _CHUNK * _BLOCK
-    for j0 in range(0, ints.shape[0], step):
-        j = slice(j0, j0 + step)
-        _put(w_q[inverse[j]] * g[r[j]], out, where[j], layout)
-
-
-def _table(pos: np.ndarray, d_model: int, base: float, layout: str, dt: np.dtype) -> np.ndarray:
-    """The table of ``sinusoidal`` (checked arguments), written straight into its final dtype and layout.
-
-    Integer positions (and integer-valued floats below ``2**53``) are
-    assembled by angle addition (see ``_BLOCK``) in float64 and rounded once;
-    other positions get the direct float64 path. Which path a row takes, and
-    every operation on it, depends on its own position only.
-    """
-    n, h = pos.shape[0], (d_model + 1) // 2
-    hi, lo = (np.array(t, dtype=np.float64) for t in _turns(d_model, base))
-    out = np.empty((n, d_model), dtype=dt)
-    if n == 0:
-        return out
-    if pos.dtype.kind == "f":
-        integral = (pos == np.round(pos)) & (np.abs(pos) < 2.0**53)
-    else:
-        integral = np.ones(n, dtype=bool)
-    if integral.all():
-        ints = pos.astype(np.int64)
-        start = int(ints[0])
-        if ints[-1] - start == n - 1 and np.array_equal(ints, np.arange(start, start + n)):
-            _assemble_run(start, n, d_model, base, layout, hi, lo, out)
-        else:
-            _assemble_rows(ints, d_model, base, layout, hi, lo, out, np.arange(n))
-        return out
-    where = np.flatnonzero(integral)
-    if where.size:
-        _assemble_rows(pos[where].astype(np.int64), d_model, base, layout, hi, lo, out, where)
-    where = np.flatnonzero(~integral)
-    s, c = _sin_cos_turns(pos[where], hi, lo)
-    sin_out, cos_out = _layout_views(out, h, layout)
-    sin_out[where], cos_out[where] = s, c[:, : cos_out.shape[1]]
-    return out
-
-
-def _arrange(sin, cos, d_model: int, layout: str):
-    """Lay sines and cosines (numpy or torch, shape (n, pairs)) out as channels."""
-    stack, cat = (torch.stack, torch.cat) if isinstance(sin, torch.Tensor) else (np.stack, np.concatenate)
-    if layout == "interleaved":
-        return stack([sin, cos], -1).reshape(sin.shape[0], 2 * sin.shape[1])[:, :d_model]
-    return cat([sin, cos[:, : d_model - sin.shape[1]]], -1)
 
 
 def sinusoidal(positions, d_model, base=10000.0, *, layout="interleaved", dtype=np.float64):
@@ -603,72 +279,8 @@ def rotation(k, d_model, base=10000.0, *, layout="interleaved") -> np.ndarray:
 
 
 # --------------------------------------------------------------------------
-# The table in torch (for torch.compile and torch.jit.trace)
-# --------------------------------------------------------------------------
-
-# Under torch.compile the constants (derived with mpmath) cannot be traced, so a custom op hands them to the graph:
-# Dynamo and Inductor see an opaque call with known output shapes (the fake implementation), and the
-# real one runs at call time (a cached lookup). A custom op, not ``torch.compiler.assume_constant_result``,
-# because that decorator imports torch._dynamo (seconds) when posenc is imported; this costs a millisecond.
-@torch.library.custom_op("posenc::turns", mutates_args=())
-def _turns_op(d_model: int, base: float, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
-    return tuple(torch.tensor(t, dtype=torch.float64, device=device) for t in _turns(d_model, base))
-
-
-@_turns_op.register_fake
-def _turns_op_fake(d_model, base, device):
-    pairs = (d_model + 1) // 2
-    return tuple(torch.empty(pairs, dtype=torch.float64, device=device) for _ in range(2))
-
-
-def _sin_cos_torch(positions: torch.Tensor, d_model: int, base: float):
-    """sin and cos of ``p * omega_i`` in torch float64, shape (n, pairs).
-
-    The angle is formed in turns and reduced exactly: for ``p = k + e`` (``k``
-    an integer, ``|e| <= 1/2``) the product ``k * hi`` is exact and so is its
-    fractional part; what is left (``k * lo + e * f``) is small. The angle
-    given to sin and cos lies in about [-pi, pi] and is within ~2e-16 of
-    ``p * omega_i mod 2 pi`` for ``|p| < 2**24``: the same operations as the
-    numpy path's ``_reduced_turns``, in the same order. Only tensor
-    arithmetic: it traces.
-    """
-    if torch.compiler.is_compiling():
-        hi, lo = _turns_op(d_model, base, positions.device)
-    else:
-        hi, lo = (torch.tensor(t, dtype=torch.float64, device=positions.device) for t in _turns(d_model, base))
-    p = positions.to(torch.float64)[:, None]
-    k = torch.round(p)
-    whole = k * hi
-    turns = (whole - torch.round(whole)) + (k * lo + (p - k) * (hi + lo))
-    angle = turns * _TWO_PI
-    return torch.sin(angle), torch.cos(angle)
-
-
-def _table_torch(seq: int, d_model: int, base: float, layout: str, device) -> torch.Tensor:
-    """Rows ``0 ... seq-1`` of the table in torch float64 (what a compiled or traced module uses)."""
-    positions = torch.arange(seq, dtype=torch.float64, device=device)
-    return _arrange(*_sin_cos_torch(positions, d_model, base), d_model, layout)
-
-
-# --------------------------------------------------------------------------
 # torch modules
 # --------------------------------------------------------------------------
-
-def _check_input(x, d_model: int, name: str):
-    if not isinstance(x, torch.Tensor):
-        raise TypeError(f"{name} expects a torch.Tensor, got {type(x).__name__}")
-    if x.dim() != 3:
-        raise ValueError(
-            f"{name} expects x of shape (batch, seq, d_model) with 3 dimensions, "
-            f"got shape {tuple(x.shape)}"
-        )
-    if x.shape[-1] != d_model:
-        raise ValueError(
-            f"{name} was built for d_model={d_model}, but x has last dimension "
-            f"{x.shape[-1]} (shape {tuple(x.shape)})"
-        )
-    if not x.is_floating_point():
-        raise TypeError(f"{name} expects a floating-point x, got dtype {x.dtype}")
 
 
 class SinusoidalPositionalEncoding(nn.Module):
@@ -760,22 +372,8 @@ class LearnedPositionalEmbedding(nn.Module):
 
 
 # --------------------------------------------------------------------------
-# Rotary embeddings (RoPE) and ALiBi
+# Rotary embeddings (RoPE): pair i of a query or key turned by the angle p * omega_i
 # --------------------------------------------------------------------------
-
-def _rope_input(x):
-    """``x`` as the RoPE functions take it: a torch tensor, or a float numpy array, of shape (..., seq, d).
-
-    Returns ``(x, is_torch, seq, d)``.
-    """
-    is_torch = isinstance(x, torch.Tensor)
-    if not is_torch:
-        x = np.asarray(x)
-        if x.dtype.kind not in "f":
-            x = x.astype(np.float64)
-    if x.ndim < 2:
-        raise ValueError(f"x must have shape (..., seq, d), got shape {tuple(x.shape)}")
-    return x, is_torch, x.shape[-2], int(x.shape[-1])  # int(): under torch.jit.trace a size is a tensor
 
 
 def apply_rope(x, positions=None, base=10000.0, *, layout="interleaved", inv_freq=None,
@@ -863,40 +461,6 @@ def apply_rope(x, positions=None, base=10000.0, *, layout="interleaved", inv_fre
         return cat([ra, rb], -1)
     stacked = torch.stack([ra, rb], -1) if is_torch else np.stack([ra, rb], -1)
     return stacked.reshape(x.shape)
-
-
-def _check_rope_keywords(d: int, inv_freq, rotary_dim, attention_factor):
-    """``(rotary_dim, inv_freq or None, attention_factor)`` checked against a last dimension ``d``."""
-    if isinstance(attention_factor, bool) or not isinstance(attention_factor, numbers.Real) \
-            or not 0 < attention_factor < math.inf:
-        raise ValueError(f"attention_factor must be a finite number > 0, got {attention_factor!r}")
-    inv = None
-    if inv_freq is not None:
-        inv = _check_inv_freq(inv_freq)
-    if rotary_dim is None:
-        rotary_dim = d if inv is None else 2 * inv.shape[0]
-    if isinstance(rotary_dim, bool) or not isinstance(rotary_dim, numbers.Integral) \
-            or rotary_dim < 2 or rotary_dim % 2 or rotary_dim > d:
-        raise ValueError(f"rotary_dim must be an even integer with 2 <= rotary_dim <= d = {d}, "
-                         f"got {rotary_dim!r} (inv_freq has one entry per rotated pair)")
-    if inv is not None and inv.shape[0] != rotary_dim // 2:
-        raise ValueError(f"inv_freq must have rotary_dim / 2 = {rotary_dim // 2} entries (one per rotated "
-                         f"pair), got {inv.shape[0]}")
-    return int(rotary_dim), inv, float(attention_factor)
-
-
-def _check_inv_freq(inv_freq) -> np.ndarray:
-    if isinstance(inv_freq, torch.Tensor):
-        inv_freq = inv_freq.detach().cpu().double().numpy()
-    try:
-        inv = np.asarray(inv_freq, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise TypeError(f"inv_freq must be a 1-D array of frequencies, got {type(inv_freq).__name__}") from None
-    if inv.ndim != 1 or inv.shape[0] < 1:
-        raise ValueError(f"inv_freq must be a non-empty 1-D array (one frequency per pair), got shape {inv.shape}")
-    if not np.all(np.isfinite(inv)) or np.any(inv < 0):
-        raise ValueError("inv_freq must hold finite frequencies >= 0 (radians per position)")
-    return inv
 
 
 def _rotate_channels(x, sin, cos, layout: str, r: int):
@@ -1228,6 +792,11 @@ def rope_parameters(head_dim, base=10000.0, rope_type="default", **params) -> tu
     return np.where(middle, (1 - blend) * scaled / factor + blend * scaled, scaled), 1.0
 
 
+# --------------------------------------------------------------------------
+# ALiBi: a linear penalty -m_h |q - k| on head h's attention scores
+# --------------------------------------------------------------------------
+
+
 def alibi_slopes(n_heads) -> np.ndarray:
     """ALiBi's head slopes ``m_h``: for ``n`` a power of two, ``2 ** (-8 h / n)``, h = 1..n.
 
@@ -1315,6 +884,154 @@ def self_attention(x, w_q, w_k, w_v, *, bias=None, causal=False) -> np.ndarray:
     return weights @ (np.asarray(x, dtype=np.float64) @ w_v)
 
 
+# --------------------------------------------------------------------------
+# Input checks: every public function validates here, so that bad input
+# gets one clear message naming the argument and the allowed range.
+# --------------------------------------------------------------------------
+
+
+def _check_d_model(d_model) -> int:
+    if isinstance(d_model, bool) or not isinstance(d_model, numbers.Integral):
+        raise TypeError(
+            f"d_model must be a positive integer, got {d_model!r} "
+            f"of type {type(d_model).__name__}"
+        )
+    if d_model < 1:
+        raise ValueError(f"d_model must be a positive integer (>= 1), got {d_model}")
+    return int(d_model)
+
+
+def _check_base(base) -> float:
+    if isinstance(base, bool) or not isinstance(base, numbers.Real):
+        raise TypeError(f"base must be a real number > 1, got {base!r}")
+    base = float(base)
+    # comparisons, not math.isfinite: under torch.compile(dynamic=True) base is a symbolic float
+    if not -math.inf < base < math.inf or base <= 1.0:
+        raise ValueError(f"base must be a finite number > 1, got {base}")
+    return base
+
+
+def _check_layout(layout) -> str:
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+    return layout
+
+
+def _check_dtype(dtype) -> np.dtype:
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        dt = None
+    if dt is None or dt not in [np.dtype(t) for t in DTYPES]:
+        raise TypeError(
+            f"dtype must be one of float16, float32, float64, got {dtype!r}"
+        )
+    return dt
+
+
+def _check_positions(positions) -> np.ndarray:
+    """Return positions as a 1-D integer or float64 array."""
+    if isinstance(positions, bool):
+        raise TypeError("positions must be an int count or a 1-D array of numbers, got a bool")
+    if isinstance(positions, numbers.Integral):
+        if positions < 0:
+            raise ValueError(
+                f"positions, given as a count, must be >= 0, got {positions}"
+            )
+        return np.arange(int(positions), dtype=np.int64)
+    if isinstance(positions, torch.Tensor):
+        positions = positions.detach().cpu().numpy()
+    try:
+        arr = np.asarray(positions)
+    except Exception as exc:  # ragged lists and the like
+        raise TypeError(f"positions must be a 1-D array of numbers: {exc}") from None
+    if arr.dtype == bool or arr.dtype.kind not in "iuf":
+        raise TypeError(
+            f"positions must be an int count or a 1-D array of real numbers, "
+            f"got an array of dtype {arr.dtype}"
+        )
+    if arr.ndim != 1:
+        raise ValueError(
+            f"positions must be a 1-D array (one position per row), "
+            f"got an array of shape {arr.shape}"
+        )
+    if arr.dtype.kind == "f":
+        if not np.all(np.isfinite(arr)):
+            raise ValueError("positions must be finite: found NaN or infinity")
+        return arr.astype(np.float64)
+    if arr.dtype.kind == "u" and arr.size and arr.max() > np.iinfo(np.int64).max:
+        # as int64 they would wrap around to negative positions: a silently wrong table
+        raise ValueError(f"integer positions must be below 2**63, got {int(arr.max())} (pass floats for larger "
+                         "positions; accuracy is documented for |p| < 2**24)")
+    return arr.astype(np.int64)
+
+
+def _check_input(x, d_model: int, name: str):
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{name} expects a torch.Tensor, got {type(x).__name__}")
+    if x.dim() != 3:
+        raise ValueError(
+            f"{name} expects x of shape (batch, seq, d_model) with 3 dimensions, "
+            f"got shape {tuple(x.shape)}"
+        )
+    if x.shape[-1] != d_model:
+        raise ValueError(
+            f"{name} was built for d_model={d_model}, but x has last dimension "
+            f"{x.shape[-1]} (shape {tuple(x.shape)})"
+        )
+    if not x.is_floating_point():
+        raise TypeError(f"{name} expects a floating-point x, got dtype {x.dtype}")
+
+
+def _rope_input(x):
+    """``x`` as the RoPE functions take it: a torch tensor, or a float numpy array, of shape (..., seq, d).
+
+    Returns ``(x, is_torch, seq, d)``.
+    """
+    is_torch = isinstance(x, torch.Tensor)
+    if not is_torch:
+        x = np.asarray(x)
+        if x.dtype.kind not in "f":
+            x = x.astype(np.float64)
+    if x.ndim < 2:
+        raise ValueError(f"x must have shape (..., seq, d), got shape {tuple(x.shape)}")
+    return x, is_torch, x.shape[-2], int(x.shape[-1])  # int(): under torch.jit.trace a size is a tensor
+
+
+def _check_rope_keywords(d: int, inv_freq, rotary_dim, attention_factor):
+    """``(rotary_dim, inv_freq or None, attention_factor)`` checked against a last dimension ``d``."""
+    if isinstance(attention_factor, bool) or not isinstance(attention_factor, numbers.Real) \
+            or not 0 < attention_factor < math.inf:
+        raise ValueError(f"attention_factor must be a finite number > 0, got {attention_factor!r}")
+    inv = None
+    if inv_freq is not None:
+        inv = _check_inv_freq(inv_freq)
+    if rotary_dim is None:
+        rotary_dim = d if inv is None else 2 * inv.shape[0]
+    if isinstance(rotary_dim, bool) or not isinstance(rotary_dim, numbers.Integral) \
+            or rotary_dim < 2 or rotary_dim % 2 or rotary_dim > d:
+        raise ValueError(f"rotary_dim must be an even integer with 2 <= rotary_dim <= d = {d}, "
+                         f"got {rotary_dim!r} (inv_freq has one entry per rotated pair)")
+    if inv is not None and inv.shape[0] != rotary_dim // 2:
+        raise ValueError(f"inv_freq must have rotary_dim / 2 = {rotary_dim // 2} entries (one per rotated "
+                         f"pair), got {inv.shape[0]}")
+    return int(rotary_dim), inv, float(attention_factor)
+
+
+def _check_inv_freq(inv_freq) -> np.ndarray:
+    if isinstance(inv_freq, torch.Tensor):
+        inv_freq = inv_freq.detach().cpu().double().numpy()
+    try:
+        inv = np.asarray(inv_freq, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"inv_freq must be a 1-D array of frequencies, got {type(inv_freq).__name__}") from None
+    if inv.ndim != 1 or inv.shape[0] < 1:
+        raise ValueError(f"inv_freq must be a non-empty 1-D array (one frequency per pair), got shape {inv.shape}")
+    if not np.all(np.isfinite(inv)) or np.any(inv < 0):
+        raise ValueError("inv_freq must hold finite frequencies >= 0 (radians per position)")
+    return inv
+
+
 def _check_weights(x: np.ndarray, **weights) -> list:
     checked = []
     for name, w in weights.items():
@@ -1326,3 +1043,312 @@ def _check_weights(x: np.ndarray, **weights) -> list:
             )
         checked.append(w)
     return checked
+
+
+# ==================================================================================================================
+# The engine: exact angles, fast tables. Appendix A of the book, "Accurate angles without high precision
+# everywhere" (appendix/fast_angles.ipynb), explains it step by step. Everything above states what is computed;
+# what follows is how it is computed to within one rounding of the exact value, and fast. It changes no formula:
+# exact_sinusoidal (mpmath, 40 digits) is the reference the tests hold it to.
+# ==================================================================================================================
+
+
+# Exact float64 constants, derived once per (d_model, base)
+
+# 2 pi rounded to float64 (relative error 4e-17): only ever multiplies a reduced
+# angle in turns, |t| <= 1/2 + 2**-6, so it adds less than 2e-16 radians.
+_TWO_PI = 2 * math.pi
+# Each turns-per-position constant is split as hi + lo with hi a multiple of 2**-_HI_BITS;
+# hi < 1/4, so k * hi is exact in float64 for every integer |k| < 2**(53 - 27 + ...) = 2**26.
+_HI_BITS = 29
+
+
+@functools.lru_cache(maxsize=256)
+def _constants(d_model: int, base: float) -> tuple:
+    """``(omega, wavelength, hi, lo)``: four tuples of float64, one entry per pair.
+
+    Derived once from mpmath at 160 bits, so they are the same on every machine
+    and need no type wider than float64: ``omega_i`` and ``2 pi / omega_i``
+    correctly rounded, and the turns per position ``f_i = omega_i / (2 pi)``
+    as an exact split ``hi + lo`` (``hi`` a multiple of ``2**-29`` below 1/4,
+    ``lo`` the rest rounded to float64, ``|lo| <= 2**-30``: ``hi + lo`` equals
+    ``f_i`` to about ``2**-83``). Never traced: torch.jit.trace records the
+    numbers as constants, torch.compile gets them from the custom op
+    ``posenc::turns``.
+    """
+    import mpmath  # here, not at import: ``import posenc`` stays cheap
+
+    pairs = (d_model + 1) // 2
+    with mpmath.workprec(160):
+        b, two_pi, scale = mpmath.mpf(base), 2 * mpmath.pi, mpmath.mpf(2) ** _HI_BITS
+        omega = [mpmath.power(b, mpmath.mpf(-2 * i) / d_model) for i in range(pairs)]
+        turns = [w / two_pi for w in omega]
+        hi = [mpmath.nint(f * scale) / scale for f in turns]  # exact: a multiple of 2**-29
+        return (tuple(float(w) for w in omega), tuple(float(two_pi / w) for w in omega),
+                tuple(float(h) for h in hi), tuple(float(f - h) for f, h in zip(turns, hi)))
+
+
+def _turns(d_model: int, base: float) -> tuple:
+    """``omega_i / 2 pi`` (turns per position) split as ``hi + lo``: two tuples of floats.
+
+    Each ``hi`` is a multiple of ``2**-29`` below ``1/4``, so ``p * hi`` is
+    exact in float64 for every integer ``|p| < 2**26``; ``|lo| <= 2**-30``.
+    """
+    return _constants(d_model, base)[2:]
+
+
+# Accurate sin and cos of any position: the angle reduced in turns
+
+def _reduced_turns(positions: np.ndarray, hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
+    """``p * omega_i / (2 pi)`` reduced to about [-1/2, 1/2] turns, float64 only, shape (n, pairs).
+
+    For ``p = k + e`` (``k`` the nearest integer, ``|e| <= 1/2``, both exact)
+    ``k * hi`` is exact and so is its distance to the nearest integer; what
+    is left, ``k * lo + e * (hi + lo)``, is below ``2**-6`` for ``|p| < 2**24``
+    and carries a rounding error near ``2**-59``. Every step is one IEEE
+    operation (no fused multiply-add), so an entry depends on its ``p`` and
+    ``i`` only. The torch path (``_sin_cos_torch``) does the same operations.
+    """
+    p = positions[:, None]
+    k = np.round(p)
+    whole = k * hi
+    return (whole - np.round(whole)) + (k * lo + (p - k) * (hi + lo))
+
+
+def _sin_cos_turns(positions: np.ndarray, hi: np.ndarray, lo: np.ndarray):
+    """Accurate float64 sin and cos of ``positions[:, None] * omega`` (within ~2e-16 for |p| < 2**24)."""
+    angle = _reduced_turns(positions.astype(np.float64), hi, lo) * _TWO_PI
+    return np.sin(angle), np.cos(angle)
+
+
+def _sin_cos(positions, d_model: int, base: float):
+    """``_sin_cos_turns`` for ``(d_model, base)``'s frequencies."""
+    hi, lo = (np.array(t, dtype=np.float64) for t in _turns(d_model, base))
+    return _sin_cos_turns(np.asarray(positions, dtype=np.float64), hi, lo)
+
+
+def _layout_views(table: np.ndarray, h: int, layout: str):
+    """The sine and cosine channels of a table (last axis: channels) as two views."""
+    if layout == "interleaved":
+        return table[..., 0::2], table[..., 1::2]
+    return table[..., :h], table[..., h:]
+
+
+# Integer positions are split as p = 4096 a + 64 b + r (0 <= b, r < 64), from p alone: never from
+# the other positions asked for, so a row is the same in every table. Accurate float64 sin and cos
+# (the reduction in turns) are needed only for the rows 4096 a; the steps 64 b and r are the same
+# for every table of a given (d_model, base) and are kept. A row is assembled by angle addition,
+# twice, as one complex product per pair:
+#
+#     w(A + B) = w(A) * conj(e(B)),   w(t) = sin t + i cos t,   e(t) = cos t + i sin t
+#
+# (w(t) = i conj(e(t)), and e(A + B) = e(A) e(B)). In memory a complex number is its real part
+# followed by its imaginary part, so the rows w(p) of all pairs *are* the interleaved table
+# [sin, cos, sin, cos, ...]: numpy's complex multiply (one pass, in registers) writes them, rounded
+# once to the table's dtype. Every entry gets the same operations whatever the table's length or
+# which rows are asked (numpy's vector loop, its tail included, runs the same complex multiply).
+_BLOCK = 64
+_CHUNK = 2  # blocks of 64 rows assembled at a time: buffers of 128 rows stay in cache
+
+
+def _w(s: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """``w = s + i c`` (complex128), exact."""
+    w = np.empty(s.shape, dtype=np.complex128)
+    w.real, w.imag = s, c
+    return w
+
+
+def _steps(d_model: int, base: float, step: int) -> np.ndarray:
+    """``conj(e(B))`` for ``B = k * step * omega``, k = 0 ... 63, shape (64, pairs) (read-only).
+
+    Kept per constants (the cache is keyed on ``_turns``' values, not on ``(d_model, base)``).
+    """
+    return _steps_for(*_turns(d_model, base), step)
+
+
+@functools.lru_cache(maxsize=16)
+def _steps_for(hi: tuple, lo: tuple, step: int) -> np.ndarray:
+    hi, lo = np.array(hi, dtype=np.float64), np.array(lo, dtype=np.float64)
+    s, c = _sin_cos_turns(np.arange(_BLOCK, dtype=np.int64) * step, hi, lo)
+    g = _w(c, -s)  # cos B - i sin B
+    g.setflags(write=False)
+    return g
+
+
+def _coarse_rows(q: np.ndarray, d_model: int, base: float, hi, lo) -> np.ndarray:
+    """``w`` of the rows ``64 q`` (q = 64 a + b), each from its own q only, shape (len(q), pairs)."""
+    a, b = np.divmod(q, _BLOCK)
+    ua, inverse = np.unique(a, return_inverse=True)
+    w_a = _w(*_sin_cos_turns(ua * (_BLOCK * _BLOCK), hi, lo))
+    return w_a[inverse.reshape(-1)] * _steps(d_model, base, _BLOCK)[b]
+
+
+def _complex_target(out: np.ndarray, layout: str):
+    """A float64 table seen as (n, pairs) complex numbers ``w = sin + i cos``, when its layout and width allow it.
+
+    Only float64: the products are written there as they are. A narrower table is rounded from a buffer of
+    products instead (float32: numpy's casting loop, ``out=`` complex64 with ``casting="same_kind"``, took
+    1.5 times as long as multiplying into a buffer in cache and assigning; float16 has no complex type).
+    """
+    if out.dtype == np.float64 and layout == "interleaved" and out.shape[1] % 2 == 0 and out.flags.c_contiguous:
+        return out.view(np.complex128)
+    return None
+
+
+def _put(w: np.ndarray, out: np.ndarray, dst, layout: str) -> None:
+    """Rows ``w`` (complex128) into ``out[dst]`` as the table's channels (rounded once to out's dtype)."""
+    h = w.shape[1]
+    if layout == "interleaved":
+        out[dst] = w.view(np.float64)[:, : out.shape[1]]
+    else:
+        out[dst, :h] = w.real
+        out[dst, h:] = w.imag[:, : out.shape[1] - h]
+
+
+def _assemble_run(start: int, n: int, d_model: int, base: float, layout: str, hi, lo, out) -> None:
+    """Rows ``start ... start+n-1`` (integers), written into ``out`` (n, d_model).
+
+    Large tables are shared out among ``torch.get_num_threads()`` threads (numpy
+    releases the GIL in its loops), by whole chunks: every entry gets the same
+    operations whichever thread computes it, so the bits do not depend on the
+    number of threads. Threads are started per call and joined before return
+    (nothing survives a fork).
+    """
+    q0 = start // _BLOCK
+    nq = (start + n - 1) // _BLOCK - q0 + 1
+    w_q = _coarse_rows(q0 + np.arange(nq, dtype=np.int64), d_model, base, hi, lo)
+    g = _steps(d_model, base, 1)
+    direct = _complex_target(out, layout)
+    h = w_q.shape[1]
+
+    def work(chunks):
+        buffer = np.empty((_CHUNK, _BLOCK, h), dtype=np.complex128)
+        for b0 in chunks:
+            b1 = min(b0 + _CHUNK, nq)
+            first = (q0 + b0) * _BLOCK  # the position of the chunk's first row
+            lo_row, hi_row = max(first, start), min(first + (b1 - b0) * _BLOCK, start + n)
+            dst = slice(lo_row - start, hi_row - start)
+            if direct is not None and lo_row == first and hi_row - first == (b1 - b0) * _BLOCK:
+                target = direct[dst].reshape(b1 - b0, _BLOCK, h)  # whole blocks: straight into the table
+                np.multiply(w_q[b0:b1, None], g, out=target)
+                continue
+            t = buffer[: b1 - b0]
+            np.multiply(w_q[b0:b1, None], g, out=t)
+            _put(t.reshape(-1, h)[lo_row - first : hi_row - first], out, dst, layout)
+
+    chunks = list(range(0, nq, _CHUNK))
+    threads = min(torch.get_num_threads(), 8, len(chunks), max(1, (n * d_model) >> 19))
+    if threads <= 1:
+        return work(chunks)
+    import threading
+
+    helpers = [threading.Thread(target=work, args=(chunks[t::threads],)) for t in range(1, threads)]
+    for helper in helpers:
+        helper.start()
+    try:
+        work(chunks[0::threads])
+    finally:
+        for helper in helpers:
+            helper.join()
+
+
+def _assemble_rows(ints: np.ndarray, d_model: int, base: float, layout: str, hi, lo, out, where) -> None:
+    """Rows of any integer positions (the same operations as ``_assemble_run``), into ``out[where]``."""
+    q, r = np.divmod(ints, _BLOCK)
+    uq, inverse = np.unique(q, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    w_q = _coarse_rows(uq, d_model, base, hi, lo)
+    g = _steps(d_model, base, 1)
+    step = _CHUNK * _BLOCK
+    for j0 in range(0, ints.shape[0], step):
+        j = slice(j0, j0 + step)
+        _put(w_q[inverse[j]] * g[r[j]], out, where[j], layout)
+
+
+def _table(pos: np.ndarray, d_model: int, base: float, layout: str, dt: np.dtype) -> np.ndarray:
+    """The table of ``sinusoidal`` (checked arguments), written straight into its final dtype and layout.
+
+    Integer positions (and integer-valued floats below ``2**53``) are
+    assembled by angle addition (see ``_BLOCK``) in float64 and rounded once;
+    other positions get the direct float64 path. Which path a row takes, and
+    every operation on it, depends on its own position only.
+    """
+    n, h = pos.shape[0], (d_model + 1) // 2
+    hi, lo = (np.array(t, dtype=np.float64) for t in _turns(d_model, base))
+    out = np.empty((n, d_model), dtype=dt)
+    if n == 0:
+        return out
+    if pos.dtype.kind == "f":
+        integral = (pos == np.round(pos)) & (np.abs(pos) < 2.0**53)
+    else:
+        integral = np.ones(n, dtype=bool)
+    if integral.all():
+        ints = pos.astype(np.int64)
+        start = int(ints[0])
+        if ints[-1] - start == n - 1 and np.array_equal(ints, np.arange(start, start + n)):
+            _assemble_run(start, n, d_model, base, layout, hi, lo, out)
+        else:
+            _assemble_rows(ints, d_model, base, layout, hi, lo, out, np.arange(n))
+        return out
+    where = np.flatnonzero(integral)
+    if where.size:
+        _assemble_rows(pos[where].astype(np.int64), d_model, base, layout, hi, lo, out, where)
+    where = np.flatnonzero(~integral)
+    s, c = _sin_cos_turns(pos[where], hi, lo)
+    sin_out, cos_out = _layout_views(out, h, layout)
+    sin_out[where], cos_out[where] = s, c[:, : cos_out.shape[1]]
+    return out
+
+
+def _arrange(sin, cos, d_model: int, layout: str):
+    """Lay sines and cosines (numpy or torch, shape (n, pairs)) out as channels."""
+    stack, cat = (torch.stack, torch.cat) if isinstance(sin, torch.Tensor) else (np.stack, np.concatenate)
+    if layout == "interleaved":
+        return stack([sin, cos], -1).reshape(sin.shape[0], 2 * sin.shape[1])[:, :d_model]
+    return cat([sin, cos[:, : d_model - sin.shape[1]]], -1)
+
+
+# The same in torch, for torch.compile and torch.jit.trace
+
+# Under torch.compile the constants (derived with mpmath) cannot be traced, so a custom op hands them to the graph:
+# Dynamo and Inductor see an opaque call with known output shapes (the fake implementation), and the
+# real one runs at call time (a cached lookup). A custom op, not ``torch.compiler.assume_constant_result``,
+# because that decorator imports torch._dynamo (seconds) when posenc is imported; this costs a millisecond.
+@torch.library.custom_op("posenc::turns", mutates_args=())
+def _turns_op(d_model: int, base: float, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    return tuple(torch.tensor(t, dtype=torch.float64, device=device) for t in _turns(d_model, base))
+
+
+@_turns_op.register_fake
+def _turns_op_fake(d_model, base, device):
+    pairs = (d_model + 1) // 2
+    return tuple(torch.empty(pairs, dtype=torch.float64, device=device) for _ in range(2))
+
+
+def _sin_cos_torch(positions: torch.Tensor, d_model: int, base: float):
+    """sin and cos of ``p * omega_i`` in torch float64, shape (n, pairs).
+
+    The angle is formed in turns and reduced exactly: for ``p = k + e`` (``k``
+    an integer, ``|e| <= 1/2``) the product ``k * hi`` is exact and so is its
+    fractional part; what is left (``k * lo + e * f``) is small. The angle
+    given to sin and cos lies in about [-pi, pi] and is within ~2e-16 of
+    ``p * omega_i mod 2 pi`` for ``|p| < 2**24``: the same operations as the
+    numpy path's ``_reduced_turns``, in the same order. Only tensor
+    arithmetic: it traces.
+    """
+    if torch.compiler.is_compiling():
+        hi, lo = _turns_op(d_model, base, positions.device)
+    else:
+        hi, lo = (torch.tensor(t, dtype=torch.float64, device=positions.device) for t in _turns(d_model, base))
+    p = positions.to(torch.float64)[:, None]
+    k = torch.round(p)
+    whole = k * hi
+    turns = (whole - torch.round(whole)) + (k * lo + (p - k) * (hi + lo))
+    angle = turns * _TWO_PI
+    return torch.sin(angle), torch.cos(angle)
+
+
+def _table_torch(seq: int, d_model: int, base: float, layout: str, device) -> torch.Tensor:
+    """Rows ``0 ... seq-1`` of the table in torch float64 (what a compiled or traced module uses)."""
+    positions = torch.arange(seq, dtype=torch.float64, device=device)
+    return _arrange(*_sin_cos_torch(positions, d_model, base), d_model, layout)
