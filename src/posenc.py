@@ -554,8 +554,6 @@ def axial_frequencies(head_dim, n_axes=2, base=10000.0) -> np.ndarray:
 # YaRN, LongRoPE, Llama 3, p-RoPE); tests/test_posenc_rope_scaling.py checks every rule against Hugging Face
 # transformers' ROPE_INIT_FUNCTIONS. Frequencies are float64, the ladder itself correctly rounded.
 
-ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3", "proportional")
-
 # the keyword arguments each rope_type reads (anything else is an error, not silently ignored)
 _ROPE_KEYS = {
     "default": {"partial_rotary_factor"},
@@ -649,6 +647,163 @@ def _yarn_mscale(factor, m=1.0):
     return 1.0 if factor <= 1 else 0.1 * m * math.log(factor) + 1.0
 
 
+def _rope_ladder(head_dim: int, base: float, get):
+    """``(dim, w)``: how many channels rotate, and the default ladder ``w_i = base ** (-2 i / dim)`` over them."""
+    dim = rotary_dim(head_dim, get("partial_rotary_factor", 1.0))
+    return dim, frequencies(dim, base)
+
+
+def _rope_factor(rope_type: str, get) -> float:
+    """The stretch ``s = factor`` a rule cannot do without (a number >= 1)."""
+    if get("factor") is None:
+        raise ValueError(f"rope_type {rope_type!r} needs factor (a number >= 1)")
+    return _positive("factor", get("factor"), at_least=1.0)
+
+
+def _rope_trained_length(rope_type: str, get) -> int:
+    """``original_max_position_embeddings``: the length the model was trained on."""
+    if get("original_max_position_embeddings") is None:
+        raise ValueError(f"rope_type {rope_type!r} needs original_max_position_embeddings (the trained length)")
+    return _positive("original_max_position_embeddings", get("original_max_position_embeddings"), integer=True)
+
+
+def _rope_extension(rope_type: str, get) -> tuple:
+    """``(s, L, attention_factor or None)`` for the rules that extend a trained length ``L`` (YaRN, LongRoPE).
+
+    ``s`` is ``factor`` when given, else ``max_position_embeddings / L``.
+    """
+    factor = None if get("factor") is None else _positive("factor", get("factor"), at_least=1.0)
+    original = _rope_trained_length(rope_type, get)
+    if factor is None:
+        if get("max_position_embeddings") is None:
+            raise ValueError(f"rope_type {rope_type!r} needs factor, or max_position_embeddings to derive it "
+                             f"as max_position_embeddings / original_max_position_embeddings")
+        factor = _positive("max_position_embeddings", get("max_position_embeddings"), integer=True) / original
+    given = get("attention_factor")
+    return factor, original, None if given is None else _positive("attention_factor", given)
+
+
+def _rope_default(head_dim, base, get):
+    """RoFormer: ``w_i``."""
+    return _rope_ladder(head_dim, base, get)[1], 1.0
+
+
+def _rope_linear(head_dim, base, get):
+    """Position interpolation: ``w_i / s``, every position squeezed into the trained range."""
+    _, ladder = _rope_ladder(head_dim, base, get)
+    return ladder / _rope_factor("linear", get), 1.0
+
+
+def _rope_dynamic(head_dim, base, get):
+    """Dynamic NTK: the default ladder with ``base * (s L / L_max - (s - 1)) ** (dim / (dim - 2))`` as its base."""
+    dim, _ = _rope_ladder(head_dim, base, get)
+    if dim < 4:
+        raise ValueError(f"rope_type 'dynamic' needs at least 4 rotated channels (the exponent is "
+                         f"dim / (dim - 2)), got {dim}")
+    factor = _rope_factor("dynamic", get)
+    if get("max_position_embeddings") is None:
+        raise ValueError("rope_type 'dynamic' needs max_position_embeddings (the trained length)")
+    trained = _positive("max_position_embeddings", get("max_position_embeddings"), integer=True)
+    seq_len = trained if get("seq_len") is None else _positive("seq_len", get("seq_len"), integer=True)
+    seq_len = max(seq_len, trained)
+    new_base = base * ((factor * seq_len / trained) - (factor - 1)) ** (dim / (dim - 2))
+    return frequencies(dim, new_base), 1.0
+
+
+def _rope_yarn(head_dim, base, get):
+    """YaRN: ``w_i / s`` blended with ``w_i`` by ``yarn_ramp``; attention factor ``0.1 ln s + 1`` (or DeepSeek's)."""
+    _, ladder = _rope_ladder(head_dim, base, get)
+    factor, original, given = _rope_extension("yarn", get)
+    mscale, mscale_all_dim = get("mscale"), get("mscale_all_dim")
+    if (mscale is None) != (mscale_all_dim is None):
+        raise ValueError("mscale and mscale_all_dim go together (both numbers > 0, or both None): "
+                         "transformers ignores one given alone")
+    if given is None and mscale is not None:
+        mscale = _positive("mscale", mscale)
+        mscale_all_dim = _positive("mscale_all_dim", mscale_all_dim)
+        given = _yarn_mscale(factor, mscale) / _yarn_mscale(factor, mscale_all_dim)
+    elif given is None:
+        given = _yarn_mscale(factor)
+    ramp = yarn_ramp(head_dim, base, original, beta_fast=get("beta_fast", 32.0),
+                     beta_slow=get("beta_slow", 1.0), truncate=get("truncate", True),
+                     partial_rotary_factor=get("partial_rotary_factor", 1.0))
+    keep = 1 - ramp  # the share of each pair that keeps (extrapolates) its trained frequency
+    return (ladder / factor) * (1 - keep) + ladder * keep, given
+
+
+def _rope_longrope(head_dim, base, get):
+    """LongRoPE: ``w_i / f_i``, ``f`` the short or the long per-pair factors; attention ``sqrt(1 + ln s / ln L)``."""
+    dim, ladder = _rope_ladder(head_dim, base, get)
+    factor, original, given = _rope_extension("longrope", get)
+    chosen = {}
+    for name in ("short_factor", "long_factor"):
+        value = get(name)
+        if value is None:
+            raise ValueError(f"rope_type 'longrope' needs {name} (one positive number per rotated pair)")
+        try:
+            arr = np.asarray(value, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must be a list of numbers, got {value!r}") from None
+        if arr.shape != (dim // 2,) or not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+            raise ValueError(f"{name} must hold {dim // 2} finite numbers > 0 (one per rotated pair), "
+                             f"got shape {arr.shape}")
+        chosen[name] = arr
+    seq_len = get("seq_len")
+    if seq_len is not None:
+        seq_len = _positive("seq_len", seq_len, integer=True)
+    rescale = chosen["long_factor"] if seq_len is not None and seq_len > original else chosen["short_factor"]
+    if given is None:
+        given = 1.0 if factor <= 1 else math.sqrt(1 + math.log(factor) / math.log(original))
+    return ladder / rescale, given
+
+
+def _rope_llama3(head_dim, base, get):
+    """Llama 3: slow pairs ``w_i / s``, fast pairs ``w_i``, a linear blend between (by turns over ``L``)."""
+    _, ladder = _rope_ladder(head_dim, base, get)
+    factor = _rope_factor("llama3", get)
+    original = _rope_trained_length("llama3", get)
+    for name in ("low_freq_factor", "high_freq_factor"):
+        if get(name) is None:
+            raise ValueError(f"rope_type 'llama3' needs {name} (a number > 0)")
+    low = _positive("low_freq_factor", get("low_freq_factor"))
+    high = _positive("high_freq_factor", get("high_freq_factor"))
+    if not high > low:
+        raise ValueError(f"high_freq_factor must be greater than low_freq_factor, got {high:g} <= {low:g}")
+    wavelength = 2 * math.pi / ladder
+    scaled = np.where(wavelength > original / low, ladder / factor, ladder)
+    blend = (original / wavelength - low) / (high - low)
+    middle = ~(wavelength < original / high) & ~(wavelength > original / low)
+    return np.where(middle, (1 - blend) * scaled / factor + blend * scaled, scaled), 1.0
+
+
+def _rope_proportional(head_dim, base, get):
+    """p-RoPE: the first pairs keep the whole head's ``base ** (-2 i / head_dim) / s``, the others never turn."""
+    if head_dim % 2:
+        raise ValueError(f"head_dim must be even for rope_type 'proportional', got {head_dim}")
+    prf = get("partial_rotary_factor", 1.0)
+    if isinstance(prf, bool) or not isinstance(prf, numbers.Real) or not 0 <= prf <= 1:
+        raise ValueError(f"partial_rotary_factor must be a number in [0, 1], got {prf!r}")
+    factor = _positive("factor", get("factor", 1.0))
+    turning = int(prf * head_dim // 2)
+    inv = np.zeros(head_dim // 2)
+    inv[:turning] = frequencies(head_dim, base)[:turning]
+    return inv / factor, 1.0
+
+
+# rope_type -> its rule: (head_dim, base, get) -> (inv_freq, attention_factor), with ``get`` the config's
+# parameters' ``dict.get``. The one list of the known types: ROPE_TYPES and rope_parameters' error read it.
+_ROPE_RULES = {
+    "default": _rope_default,
+    "linear": _rope_linear,
+    "dynamic": _rope_dynamic,
+    "yarn": _rope_yarn,
+    "longrope": _rope_longrope,
+    "llama3": _rope_llama3,
+    "proportional": _rope_proportional,
+}
+ROPE_TYPES = tuple(_ROPE_RULES)
+
+
 def rope_parameters(head_dim, base=10000.0, rope_type="default", **params) -> tuple:
     """The inverse frequencies and attention factor a RoPE config implies: ``(inv_freq, attention_factor)``.
 
@@ -689,107 +844,13 @@ def rope_parameters(head_dim, base=10000.0, rope_type="default", **params) -> tu
     """
     head_dim = _check_d_model(head_dim)
     base = _check_base(base)
-    if rope_type not in ROPE_TYPES:
+    if rope_type not in ROPE_TYPES:  # a tuple, not the dict: an unhashable rope_type gets this error too
         raise ValueError(f"rope_type must be one of {ROPE_TYPES}, got {rope_type!r}")
     unknown = set(params) - _ROPE_KEYS[rope_type]
     if unknown:
         raise ValueError(f"rope_type {rope_type!r} takes no parameter {sorted(unknown)}: "
                          f"it reads only {sorted(_ROPE_KEYS[rope_type])}")
-    get = params.get
-    prf = get("partial_rotary_factor", 1.0)
-    if rope_type == "proportional":
-        if head_dim % 2:
-            raise ValueError(f"head_dim must be even for rope_type 'proportional', got {head_dim}")
-        if isinstance(prf, bool) or not isinstance(prf, numbers.Real) or not 0 <= prf <= 1:
-            raise ValueError(f"partial_rotary_factor must be a number in [0, 1], got {prf!r}")
-        factor = _positive("factor", get("factor", 1.0))
-        turning = int(prf * head_dim // 2)
-        inv = np.zeros(head_dim // 2)
-        inv[:turning] = frequencies(head_dim, base)[:turning]
-        return inv / factor, 1.0
-    dim = rotary_dim(head_dim, prf)
-    ladder = frequencies(dim, base)
-    if rope_type == "default":
-        return ladder, 1.0
-    if rope_type == "dynamic":
-        if dim < 4:
-            raise ValueError(f"rope_type 'dynamic' needs at least 4 rotated channels (the exponent is "
-                             f"dim / (dim - 2)), got {dim}")
-    if rope_type in ("linear", "dynamic", "llama3") or get("factor") is not None:
-        if get("factor") is None:
-            raise ValueError(f"rope_type {rope_type!r} needs factor (a number >= 1)")
-        factor = _positive("factor", get("factor"), at_least=1.0)
-    if rope_type == "linear":
-        return ladder / factor, 1.0
-    if rope_type == "dynamic":
-        if get("max_position_embeddings") is None:
-            raise ValueError("rope_type 'dynamic' needs max_position_embeddings (the trained length)")
-        trained = _positive("max_position_embeddings", get("max_position_embeddings"), integer=True)
-        seq_len = trained if get("seq_len") is None else _positive("seq_len", get("seq_len"), integer=True)
-        seq_len = max(seq_len, trained)
-        new_base = base * ((factor * seq_len / trained) - (factor - 1)) ** (dim / (dim - 2))
-        return frequencies(dim, new_base), 1.0
-    if get("original_max_position_embeddings") is None:
-        raise ValueError(f"rope_type {rope_type!r} needs original_max_position_embeddings (the trained length)")
-    original = _positive("original_max_position_embeddings", get("original_max_position_embeddings"), integer=True)
-    if rope_type in ("yarn", "longrope") and get("factor") is None:
-        if get("max_position_embeddings") is None:
-            raise ValueError(f"rope_type {rope_type!r} needs factor, or max_position_embeddings to derive it "
-                             f"as max_position_embeddings / original_max_position_embeddings")
-        factor = _positive("max_position_embeddings", get("max_position_embeddings"), integer=True) / original
-    given = get("attention_factor")
-    if given is not None:
-        given = _positive("attention_factor", given)
-    if rope_type == "yarn":
-        mscale, mscale_all_dim = get("mscale"), get("mscale_all_dim")
-        if (mscale is None) != (mscale_all_dim is None):
-            raise ValueError("mscale and mscale_all_dim go together (both numbers > 0, or both None): "
-                             "transformers ignores one given alone")
-        if given is None and mscale is not None:
-            mscale = _positive("mscale", mscale)
-            mscale_all_dim = _positive("mscale_all_dim", mscale_all_dim)
-            given = _yarn_mscale(factor, mscale) / _yarn_mscale(factor, mscale_all_dim)
-        elif given is None:
-            given = _yarn_mscale(factor)
-        ramp = yarn_ramp(head_dim, base, original, beta_fast=get("beta_fast", 32.0),
-                         beta_slow=get("beta_slow", 1.0), truncate=get("truncate", True),
-                         partial_rotary_factor=prf)
-        keep = 1 - ramp  # the share of each pair that keeps (extrapolates) its trained frequency
-        return (ladder / factor) * (1 - keep) + ladder * keep, given
-    if rope_type == "longrope":
-        chosen = {}
-        for name in ("short_factor", "long_factor"):
-            value = get(name)
-            if value is None:
-                raise ValueError(f"rope_type 'longrope' needs {name} (one positive number per rotated pair)")
-            try:
-                arr = np.asarray(value, dtype=np.float64)
-            except (TypeError, ValueError):
-                raise ValueError(f"{name} must be a list of numbers, got {value!r}") from None
-            if arr.shape != (dim // 2,) or not np.all(np.isfinite(arr)) or np.any(arr <= 0):
-                raise ValueError(f"{name} must hold {dim // 2} finite numbers > 0 (one per rotated pair), "
-                                 f"got shape {arr.shape}")
-            chosen[name] = arr
-        seq_len = get("seq_len")
-        if seq_len is not None:
-            seq_len = _positive("seq_len", seq_len, integer=True)
-        rescale = chosen["long_factor"] if seq_len is not None and seq_len > original else chosen["short_factor"]
-        if given is None:
-            given = 1.0 if factor <= 1 else math.sqrt(1 + math.log(factor) / math.log(original))
-        return ladder / rescale, given
-    # llama3
-    for name in ("low_freq_factor", "high_freq_factor"):
-        if get(name) is None:
-            raise ValueError(f"rope_type 'llama3' needs {name} (a number > 0)")
-    low = _positive("low_freq_factor", get("low_freq_factor"))
-    high = _positive("high_freq_factor", get("high_freq_factor"))
-    if not high > low:
-        raise ValueError(f"high_freq_factor must be greater than low_freq_factor, got {high:g} <= {low:g}")
-    wavelength = 2 * math.pi / ladder
-    scaled = np.where(wavelength > original / low, ladder / factor, ladder)
-    blend = (original / wavelength - low) / (high - low)
-    middle = ~(wavelength < original / high) & ~(wavelength > original / low)
-    return np.where(middle, (1 - blend) * scaled / factor + blend * scaled, scaled), 1.0
+    return _ROPE_RULES[rope_type](head_dim, base, params.get)
 
 
 # --------------------------------------------------------------------------
