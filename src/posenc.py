@@ -64,7 +64,6 @@ from __future__ import annotations
 import functools
 import math
 import numbers
-import os
 
 import numpy as np
 import torch
@@ -93,28 +92,6 @@ __all__ = [
 ]
 
 LAYOUTS = ("interleaved", "concatenated")
-
-
-def _without_extended_precision() -> None:
-    """``POSENC_NO_EXTENDED=1``: numpy as on Windows and macOS arm64, where ``np.longdouble`` is float64.
-
-    A test switch (``make test`` sets it, and tests/test_posenc_platform.py runs
-    the accuracy tests under it): ``np.longdouble``/``np.clongdouble`` become
-    float64/complex128 and the wider names disappear, in every process that
-    imports posenc (notebook kernels of the book build too). The course uses no
-    type wider than float64 (a test reads src/ for one), so its results must not
-    change, and the accuracy tests prove the bounds hold.
-    """
-    np.longdouble, np.clongdouble = np.float64, np.complex128
-    for name in ("float96", "float128", "complex192", "complex256"):
-        if name in vars(np):
-            delattr(np, name)
-
-
-if os.environ.get("POSENC_NO_EXTENDED") == "1":
-    _without_extended_precision()
-
-
 DTYPES = (np.float16, np.float32, np.float64)
 
 
