@@ -5,16 +5,20 @@ and on macOS arm64, and slow software quad on aarch64 Linux. The documented
 bounds (float32 within 2e-7, float64 within 1e-9 at every |p| < 2**24) must
 hold on all of them, so:
 
-* no code that ships (src/) names a type wider than float64;
+* no code that ships (src/) names a type wider than float64 (ruff's banned-api
+  rule in ruff.toml, and the test below, which also catches dtype strings);
 * the accuracy tests pass in a process where extended precision is
-  unavailable: ``POSENC_NO_EXTENDED=1`` makes ``import posenc`` turn
-  ``np.longdouble`` into float64 (as on Windows), and ``make test`` sets it for
-  the whole suite, the book build's notebooks included (appendix A, chapter 04).
+  unavailable. The switch is on the tests' side, never in the course's code:
+  with tests/support/no_extended on PYTHONPATH, its ``sitecustomize`` turns
+  ``np.longdouble`` into float64 (as on Windows) just before ``posenc`` is
+  imported. The last test here runs the accuracy tests so in a fresh process;
+  ``make test`` puts the folder on PYTHONPATH for the whole suite, the book
+  build's notebook kernels included (appendix A, chapter 04).
 """
 
-import ast
 import os
 import re
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +26,7 @@ import pytest
 from support.pytest_run import run_pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+NO_EXTENDED = ROOT / "tests" / "support" / "no_extended"
 WIDER = re.compile(r"longdouble|long double|float96|float128|complex192|complex256|clongdouble|longfloat"
                    r"|dtype\(\s*['\"](g|G|f16|f12)['\"]", re.IGNORECASE)
 ACCURACY_TESTS = [
@@ -41,23 +46,36 @@ ACCURACY_TESTS = [
 ]
 
 
+def _switch_is_on() -> bool:
+    """Whether this process started with tests/support/no_extended on PYTHONPATH (its sitecustomize loaded)."""
+    site = sys.modules.get("sitecustomize")
+    return getattr(site, "ACTIVE", False) and Path(site.__file__).resolve().parent == NO_EXTENDED
+
+
 def test_no_type_wider_than_float64_in_src():
-    """Every line of src/ but the test switch itself (posenc._without_extended_precision names what it removes)."""
+    """Every line of src/: the course has no switch of its own, so no line is exempt."""
     found = []
     for path in sorted((ROOT / "src").rglob("*.py")):
-        text = path.read_text()
-        switch = set()
-        for node in ast.walk(ast.parse(text)):
-            if isinstance(node, ast.FunctionDef) and node.name == "_without_extended_precision":
-                switch |= set(range(node.lineno, node.end_lineno + 1))
-        found += [f"{path.relative_to(ROOT)}:{n}: {line.strip()}" for n, line in enumerate(text.splitlines(), 1)
-                  if WIDER.search(line) and n not in switch]
+        found += [f"{path.relative_to(ROOT)}:{n}: {line.strip()}"
+                  for n, line in enumerate(path.read_text().splitlines(), 1) if WIDER.search(line)]
     assert not found, "types wider than float64 in src/:\n" + "\n".join(found)
 
 
-@pytest.mark.skipif(os.environ.get("POSENC_NO_EXTENDED") != "1", reason="only under POSENC_NO_EXTENDED=1")
+def test_the_core_reads_no_precision_switch():
+    """Simulating another platform is the tests' business: the course's code reads no environment variable for it."""
+    text = (ROOT / "src" / "posenc.py").read_text()
+    assert "environ" not in text and "getenv" not in text
+
+
+def test_ruff_bans_the_wider_types_in_src():
+    text = (ROOT / "ruff.toml").read_text()
+    for name in ("numpy.longdouble", "numpy.float128", "numpy.clongdouble"):
+        assert f'"{name}"' in text, name
+
+
+@pytest.mark.skipif(not _switch_is_on(), reason="only with tests/support/no_extended on PYTHONPATH")
 def test_extended_precision_is_unavailable_here():
-    import posenc  # noqa: F401  (the switch acts at import)
+    import posenc  # noqa: F401  (the switch acts when posenc is imported)
 
     assert np.finfo(np.longdouble).nmant == 52 and not hasattr(np, "float128")
 
@@ -78,9 +96,10 @@ def test_the_largest_errors_against_mpmath():
                 assert np.abs(layout_table.astype(np.float64) - exact).max() <= bound
 
 
-@pytest.mark.skipif(os.environ.get("POSENC_NO_EXTENDED") == "1",
+@pytest.mark.skipif(_switch_is_on(),
                     reason="this whole run is without extended precision (make test): the accuracy tests ran so")
 def test_the_accuracy_tests_pass_without_extended_precision():
-    out = run_pytest(["-q", *ACCURACY_TESTS], cwd=ROOT, env={"POSENC_NO_EXTENDED": "1"})
+    path = os.pathsep.join(p for p in (str(NO_EXTENDED), os.environ.get("PYTHONPATH", "")) if p)
+    out = run_pytest(["-q", *ACCURACY_TESTS], cwd=ROOT, env={"PYTHONPATH": path})
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
     assert " passed" in out.stdout and "skipped" not in out.stdout, out.stdout[-2000:]

@@ -85,7 +85,7 @@ def clean_env(venv: Path, tmp: Path) -> dict[str, str]:
     # make every process of the venv compile torch from source again.
     env = {k: v for k, v in os.environ.items()
            if k not in {"PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV", "PYTHONSAFEPATH",
-                        "PYTHONDONTWRITEBYTECODE", "POSENC_NO_EXTENDED"}
+                        "PYTHONDONTWRITEBYTECODE"}
            and not k.startswith(("JUPYTER", "IPYTHON", "MPL"))}
     env.update(PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}", PYTHONNOUSERSITE="1",
                JUPYTER_PATH=str(tmp / "jupyter"), JUPYTER_DATA_DIR=str(tmp / "jupyter"),
