@@ -542,6 +542,8 @@ def _group(pid):
 
 def _kill_descendants(pid, rounds=200):
     """SIGKILL every live descendant of ``pid``, round after round, until none is left (or ``rounds`` ran)."""
+    if sys.platform == "linux" and os.path.exists(f"/proc/{pid}/task/{pid}/children"):
+        return _kill_tree(pid)
     for _ in range(rounds):
         alive = _live_descendants(pid)
         if not alive:
@@ -551,6 +553,35 @@ def _kill_descendants(pid, rounds=200):
                 os.kill(child, signal.SIGKILL if hasattr(signal, "SIGKILL") else signal.SIGTERM)
             except OSError:
                 pass
+
+
+def _kill_tree(root, patience=10.0):
+    """Linux: SIGKILL every descendant of ``root`` (the worker, a subreaper), until the tree is dead for sure.
+
+    A walk of /proc reads one process's list of children at a time, so one walk can miss a process: read the
+    root's list, then its child exits (its orphans move to the root, whose list was already read) and reads
+    as a zombie with no children. So a walk that finds nothing alive proves nothing. What does: the root's
+    children, read after every one of them was already seen dead (a zombie has no children; the stopped root
+    reaps none, so their pids are not reused). Each process is killed as soon as it is found, before its
+    children are read: a process with SIGKILL pending can fork no more, so its list is final and a process
+    that forks and exits in a loop is caught up with.
+    """
+    dead, give_up = set(), time.monotonic() + patience
+    while time.monotonic() < give_up:
+        children = _proc_children(root)
+        if all(child in dead for child in children):
+            return
+        todo = children
+        while todo:
+            child = todo.pop()
+            if _proc_state(child) in ("Z", "X", None):
+                dead.add(child)  # (one that has gone has no children left either)
+            else:
+                try:
+                    os.kill(child, signal.SIGKILL)
+                except OSError:
+                    pass
+            todo += _proc_children(child)
 
 
 def _live_descendants(pid) -> list[int]:
