@@ -674,3 +674,103 @@ def test_back_to_back_runs_each_get_their_own_messages():
     while threading.active_count() > threads and time.monotonic() < deadline:
         time.sleep(0.01)  # each reader ends at the end of its pipe
     assert threading.active_count() == threads
+
+
+# --------------------------------------------------------------------------
+# Processes started with subprocess, in a session of their own: none outlives the check
+# --------------------------------------------------------------------------
+
+SPINS = "while True: pass"
+DOUBLE_FORKS = "if os.fork(): os._exit(0)\nwhile True: pass"
+# Forks and exits over and over: the live process changes all the time, and each orphan goes to the keeper.
+WALKS = "while True:\n    if os.fork(): os._exit(0)"
+FIFO = None  # a named pipe the learner's processes hold open for writing: its end comes when all are dead
+
+
+def _start_in_a_new_session(program):
+    """subprocess.Popen in a session of its own; returns once it runs (it notes its pid, its session's id)."""
+    subprocess.Popen([sys.executable, "-c", f"import os\nos.open({str(FIFO)!r}, os.O_WRONLY)\n"
+                      f"open({str(PIDS)!r} + '/' + str(os.getpid()), 'w').close()\n{program}"],
+                     start_new_session=True)
+    _wait_for_pids(1)
+
+
+def popen_spinner(d, base=10000.0):
+    """Starts a spinning process and returns, right for every input."""
+    if d == 512:
+        _start_in_a_new_session(SPINS)
+    return own_frequencies(d, base)
+
+
+def popen_double_fork(d, base=10000.0):
+    if d == 512:
+        _start_in_a_new_session(DOUBLE_FORKS)
+    return own_frequencies(d, base)
+
+
+def popen_walker(d, base=10000.0):
+    if d == 512:
+        _start_in_a_new_session(WALKS)
+    return own_frequencies(d, base)
+
+
+def popen_spinner_then_stuck(d, base=10000.0):
+    if d == 512:
+        _start_in_a_new_session(SPINS)
+    time.sleep(60)
+
+
+@pytest.fixture
+def fifo(tmp_path, monkeypatch, pids):
+    """FIFO's reading end. A process that holds it open is alive; however often it forks and exits (a walker's
+    pid is alive a moment: a look at the process table misses it). What is left after the test is killed, so
+    that a failing test leaves nothing spinning."""
+    monkeypatch.setitem(globals(), "FIFO", tmp_path / "fifo")
+    os.mkfifo(FIFO)
+    read_fd = os.open(FIFO, os.O_RDONLY | os.O_NONBLOCK)
+    yield read_fd
+    for _ in range(100):
+        if not writers_alive(read_fd, 0.02):
+            break
+        for sid in (int(p.name) for p in pids.iterdir()):
+            try:
+                os.killpg(sid, signal.SIGKILL)  # (each program stays in its first group, its session's id)
+            except OSError:
+                pass
+    os.close(read_fd)
+
+
+def writers_alive(read_fd, seconds=0.5) -> bool:
+    """Whether a process still holds FIFO open for writing ``seconds`` after this is called (those being killed
+    take a moment to end)."""
+    end = time.monotonic() + seconds
+    while True:
+        try:
+            if os.read(read_fd, 1 << 16) == b"":
+                return False  # the end of the pipe: no writer is left
+        except BlockingIOError:
+            pass
+        if time.monotonic() > end:
+            return True
+        time.sleep(0.01)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the keeper is a child subreaper: Linux only")
+@pytest.mark.parametrize("answer", [popen_spinner, popen_double_fork, popen_walker])
+def test_no_process_started_in_a_new_session_outlives_a_correct_check(method, answer, capsys, pids, fifo):
+    verdict, out, _ = timed_check(capsys, "02.5", answer)
+    assert verdict and "correct on all 24" in out, out
+    assert len(list(pids.iterdir())) == 1  # it ran
+    assert not writers_alive(fifo)
+    assert new_children() == []
+
+
+@pytest.mark.slow  # waits for the time limit
+@pytest.mark.skipif(sys.platform != "linux", reason="the keeper is a child subreaper: Linux only")
+def test_no_process_started_in_a_new_session_outlives_a_timed_out_check(method, capsys, monkeypatch, pids, fifo):
+    monkeypatch.setattr(grading.kinds, "TIME_LIMIT", 1.0)
+    verdict, out, _ = timed_check(capsys, "02.5", popen_spinner_then_stuck)
+    assert not verdict and "too slow: 0 of 24" in out, out
+    assert len(list(pids.iterdir())) == 1
+    assert not writers_alive(fifo)
+    assert_nothing_left_running()

@@ -22,7 +22,9 @@ seconds from the worker's start message, which a busy machine may delay by up to
 for a worker still importing), then ends the worker and everything it started (``_end``):
 
 1. the worker's process group is stopped (SIGSTOP): nothing in it forks or reaps any more;
-2. every descendant is killed (SIGKILL), round after round until none is left alive. On Linux the worker is
+2. every descendant is killed (SIGKILL), round after round until none is left alive (on Linux, until the
+   worker's children, read once every one of them was already seen dead, are all dead: one walk of /proc can
+   miss a process that is being reparented, see ``_kill_tree``). On Linux the worker is
    a keeper: a child subreaper (``prctl(PR_SET_CHILD_SUBREAPER)``) that forks the process running ``work``
    and outlives it, so a grandchild that called ``os.setsid()`` and whose parents have all exited is
    reparented to the keeper, not to init, and is found too, even when the runner crashed or called
@@ -36,6 +38,16 @@ the out-of-memory killer) is reported as such. The worker ignores Ctrl-C (the pa
 torch thread, writes nothing to the kernel's streams (they are ZMQ sockets in Jupyter) and leaves with
 ``os._exit``. Ctrl-C (Jupyter's Interrupt button) while the parent waits ends the worker as above and is
 raised again for ``check`` to report.
+
+What this stops, and what it does not try to stop. The worker is built against a learner's mistakes, however
+odd: endless loops, a call that holds the GIL, output floods (cut at ``PRINT_LIMIT``), crashes and ``os._exit``
+(reported), Interrupt, and processes the learner's code starts, forked or through ``subprocess``, in a loop, in
+a new session or group, double-forked, forking and exiting over and over: on Linux none outlives ``check``
+(tests/test_grading_runner.py checks each of these, under fork and spawn). It is not a sandbox against a
+learner who attacks the machine on purpose: the code runs as the learner, with their files and network; a
+process started outside the worker's tree (systemd-run, at, cron, docker, a request to a running daemon), or
+one that kills the worker itself first so that its orphans go to init, escapes; while it runs only its time is
+limited, not its memory, disk or number of processes (those are the machine's limits to enforce).
 
 Off Linux the same steps run with what the OS offers (psutil for the tree; on Windows no process group and no
 subreaper, so a grandchild whose parent has already exited may escape; on macOS no subreaper).
@@ -542,6 +554,8 @@ def _group(pid):
 
 def _kill_descendants(pid, rounds=200):
     """SIGKILL every live descendant of ``pid``, round after round, until none is left (or ``rounds`` ran)."""
+    if sys.platform == "linux" and os.path.exists(f"/proc/{pid}/task/{pid}/children"):
+        return _kill_tree(pid)
     for _ in range(rounds):
         alive = _live_descendants(pid)
         if not alive:
@@ -551,6 +565,35 @@ def _kill_descendants(pid, rounds=200):
                 os.kill(child, signal.SIGKILL if hasattr(signal, "SIGKILL") else signal.SIGTERM)
             except OSError:
                 pass
+
+
+def _kill_tree(root, patience=10.0):
+    """Linux: SIGKILL every descendant of ``root`` (the worker, a subreaper), until the tree is dead for sure.
+
+    A walk of /proc reads one process's list of children at a time, so one walk can miss a process: read the
+    root's list, then its child exits (its orphans move to the root, whose list was already read) and reads
+    as a zombie with no children. So a walk that finds nothing alive proves nothing. What does: the root's
+    children, read after every one of them was already seen dead (a zombie has no children; the stopped root
+    reaps none, so their pids are not reused). Each process is killed as soon as it is found, before its
+    children are read: a process with SIGKILL pending can fork no more, so its list is final and a process
+    that forks and exits in a loop is caught up with.
+    """
+    dead, give_up = set(), time.monotonic() + patience
+    while time.monotonic() < give_up:
+        children = _proc_children(root)
+        if all(child in dead for child in children):
+            return
+        todo = children
+        while todo:
+            child = todo.pop()
+            if _proc_state(child) in ("Z", "X", None):
+                dead.add(child)  # (one that has gone has no children left either)
+            else:
+                try:
+                    os.kill(child, signal.SIGKILL)
+                except OSError:
+                    pass
+            todo += _proc_children(child)
 
 
 def _live_descendants(pid) -> list[int]:
