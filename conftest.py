@@ -42,7 +42,7 @@ def pytest_configure(config):
 # notebook's cells share a kernel, a module's fixtures start servers and browsers once. A file's tests marked
 # ``xdist_group`` are a unit of their own: the second half of the browser tests' page visits (VISIT_GROUPS in
 # tests/test_browser_book.py), which a second worker makes while the first makes the other half. Units are handed
-# out longest first (LONGEST, by their share of a full run), the rest in collection order, so that no long one starts last. The browser
+# out longest first (LONGEST), the rest in collection order, so that no long one starts last. The browser
 # tests of the built book come first: the strict build they need is done once (support/book.py: a file lock), by
 # whichever worker asks first; the dark half and tests/test_book.py, which need it too, come after two files that
 # take about as long as the build, so that the second worker rarely waits for it. Two workers: the suite keeps both
