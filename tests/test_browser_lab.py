@@ -473,7 +473,7 @@ def test_correct_answer_gets_positive_feedback(notebook):
 
 def test_progress_survives_a_kernel_restart(notebook):
     """After the correct answer above, Kernel → Restart Kernel…: the new kernel's summary still counts it, read
-    from the progress file (grading/store.py) that the old kernel wrote."""
+    from the progress file (src/grading/store.py) that the old kernel wrote."""
     tab, panel = notebook["tab"], notebook["panel"]
     before = run_in_new_cell(tab, panel, "import os; os.getpid()")
     saved = json.loads(notebook["progress_file"].read_text())

@@ -1,7 +1,7 @@
 """The grader's feedback: expected values out of the
 notebook's reach, numeric feedback that does not give the answer away, every real dtype
 read and complex values refused, messages that are right and specific, chapter
-arguments normalised. Each test starts from the failing input of the issue."""
+arguments normalised. Each test starts from an input a learner may well give."""
 
 from collections import Counter
 from fractions import Fraction

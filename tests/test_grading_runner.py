@@ -101,7 +101,7 @@ def assert_nothing_left_running():
 
 
 # --------------------------------------------------------------------------
-# Learner code from the issue
+# Learner code: careless and hostile answers
 # --------------------------------------------------------------------------
 
 def own_rotation(k, d):
