@@ -3,8 +3,9 @@
 * No tracker numbers in code, comments or docstrings (``issue`` or ``PR`` followed by a number): a comment
   states the reason itself. An upstream bug the code works around is cited by its URL, as the book cites
   bug reports in references.bib.
-* Every repository path the developer docs, the Makefile, CI and the comments and docstrings of the code name
-  (``src/...``, ``tools/...``, ``tests/...``, ``book_build/...``, and the notebook folders) exists.
+* Every repository path (``src/...``, ``tools/...``, ``tests/...``, ``book_build/...``, the notebook folders)
+  named by the docs, the book's configuration, the Makefile, CI or the comments and docstrings of the code
+  exists.
 
 Plain text scans, no build and no import of the scanned code: fast tier.
 """
@@ -20,7 +21,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 FOLDERS = ["src", "tools", "book_build", "tests", ".ci", ".github"]
-TOP_FILES = ["conftest.py", "Makefile", "pyproject.toml", "ruff.toml", "README.md"]
+TOP_FILES = ["conftest.py", "Makefile", "pyproject.toml", "ruff.toml", "README.md", "_config.yml", "_toc.yml",
+             "intro.md", "how_to_take_this_course.md", "exercises/README.md"]
 TEXT_SUFFIXES = {".py", ".js", ".yml", ".yaml", ".md", ".toml", ""}
 
 URL = re.compile(r"https?://\S+")
