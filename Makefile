@@ -62,8 +62,8 @@ lint: $(STAMP)
 	$(BIN)/actionlint
 	$(MAKE) --no-print-directory lock-check
 
-# The fast tier: every test not marked slow (tests/conftest.py): no browser, no notebook execution, no build;
-# two workers (104 s, measured; one worker took about 2.5 min).
+# The fast tier: every test not marked slow (the markers are declared in conftest.py): no browser, no notebook
+# execution, no build; two workers, so that the tier keeps both cores busy and stays within its 2 minutes.
 check: lint
 	$(BIN)/python -m pytest tests -m "not slow" -p no:randomly -q -n 2
 

@@ -42,15 +42,15 @@ def pytest_configure(config):
 # notebook's cells share a kernel, a module's fixtures start servers and browsers once. A file's tests marked
 # ``xdist_group`` are a unit of their own: the second half of the browser tests' page visits (VISIT_GROUPS in
 # tests/test_browser_book.py), which a second worker makes while the first makes the other half. Units are handed
-# out longest first (LONGEST, measured), the rest in collection order, so that no long one starts last. The browser
+# out longest first (LONGEST), the rest in collection order, so that no long one starts last. The browser
 # tests of the built book come first: the strict build they need is done once (support/book.py: a file lock), by
 # whichever worker asks first; the dark half and tests/test_book.py, which need it too, come after two files that
 # take about as long as the build, so that the second worker rarely waits for it. Two workers: the suite keeps both
-# cores busy (a third worker made it slower: 797 s against 765 s).
+# cores busy, and a third makes it slower, not faster.
 LONGEST = ["test_browser_book.py", "test_grading.py", "test_learner_stacks.py",
            "test_grading_runner.py", "browser-book-dark", "test_book.py",
            "test_posenc_compile.py", "test_wheel.py", "test_explorers.py", "test_browser_lab.py",
-           # then the fast tier's longer files (6 to 12 s each in one make check)
+           # then the fast tier's longer files
            "test_posenc_rope_scaling.py", "test_posenc_platform.py", "test_grading_bank.py", "test_make_exercises.py",
            "test_posenc_import.py", "test_grading_store.py"]
 
@@ -86,8 +86,8 @@ def _name_groups(config, items) -> None:
     """In an xdist worker under --dist loadgroup: a grouped test's id ends in "@<group>", as the scheduler expects.
 
     pytest-xdist 3.8 appends it by assigning ``item._nodeid``, which pytest 9.2 no longer reads (its node ids are
-    structured: ``item._id``), so every group was silently scattered over the workers (pytest-xdist issue 1386;
-    both halves of the browser visits ran on one worker). The structured id is set here, once.
+    structured: ``item._id``), so every group would be scattered over the workers, both halves of the browser visits
+    landing on one (https://github.com/pytest-dev/pytest-xdist/issues/1386). The structured id is set here.
     """
     if not getattr(config.option, "loadgroup", False):
         return

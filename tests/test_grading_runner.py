@@ -1,7 +1,7 @@
 """The function runner holds against careless and hostile answers.
 
-Each test gives the failing input of the issue and asserts the required behaviour:
-every test input runs and is verified; a check ends within its limit + 2 s; after
+Each test gives a careless or hostile input and asserts the required behaviour:
+every test input runs and is verified; a check ends soon after its limit (``PROMPTLY``); after
 it returns no learner code is running (the process and its children stay idle);
 Interrupt records "interrupted"; a check inside the learner's function is refused
 with one line. Questions that ask for the formula refuse a function that calls
@@ -32,8 +32,8 @@ IDLE_SECONDS, IDLE_CPU = 3.0, 0.2
 
 
 # A check that runs out of time returns within its limit plus this many seconds. What is tested is that it stops
-# (an endless loop it failed to stop would never return), not how fast a machine under load is: tighter bounds
-# (1-3 s) failed while the book built on the other core.
+# (an endless loop it failed to stop would never return), not how fast a machine under load is: the bound is
+# loose because the book may be building on the other core.
 PROMPTLY = 15.0
 
 
@@ -54,8 +54,8 @@ def processes_started_elsewhere():
     yield
 
 
-# spawn (macOS's and Windows' default) starts a fresh interpreter that imports torch, ~3 s per test: those runs are
-# left to make test (42 of this file's 64 s in make check); fork stays in the fast tier.
+# spawn (macOS's and Windows' default) starts a fresh interpreter that imports torch, seconds per test: those runs
+# are left to make test, where they would take most of this file's time in the fast tier; fork stays in it.
 @pytest.fixture(params=[pytest.param(m, marks=pytest.mark.slow) if m == "spawn" else m for m in runner.METHODS])
 def method(request, monkeypatch):
     """Each worker start method in turn. With spawn, this module's functions travel by value, as a notebook's
@@ -101,7 +101,7 @@ def assert_nothing_left_running():
 
 
 # --------------------------------------------------------------------------
-# Learner code from the issue
+# Learner code: careless and hostile answers
 # --------------------------------------------------------------------------
 
 def own_rotation(k, d):
@@ -145,8 +145,8 @@ _calls = [0]  # how often two_then_stuck was called, in the worker process (fork
 
 
 def two_then_stuck(d, base=10000.0):
-    """Right for its first two inputs, then never returns. (A fixed sleep per input made the count depend on
-    the machine's load: under the full suite, 2 x 0.4 s took longer than 1 s once.)"""
+    """Right for its first two inputs, then never returns. (Not a fixed sleep per input: the count would then
+    depend on the machine's load.)"""
     _calls[0] += 1
     if _calls[0] > 2:
         time.sleep(60)
@@ -519,8 +519,8 @@ def pids(tmp_path, monkeypatch):
 
 
 def test_a_child_forked_into_the_grader_loop_does_not_count(method, capsys, monkeypatch):
-    # what is tested is what counts, not speed: a time limit a loaded machine cannot miss (with the 5 s one,
-    # 14 of 24 inputs finished while the book built on the other core)
+    # what is tested is what counts, not speed: a time limit a loaded machine cannot miss (the book may be
+    # building on the other core)
     monkeypatch.setattr(grading.kinds, "TIME_LIMIT", 60.0)
     verdict, out, seconds = timed_check(capsys, "02.5", forks_without_waiting)
     assert verdict and out.strip() == "02.5 ✓ correct on all 24 random test inputs.", out
@@ -648,7 +648,7 @@ def test_a_worker_that_dies_before_its_job_is_replaced_once(capsys, monkeypatch)
 ])
 def test_without_a_keeper_as_off_linux_the_worker_runs_the_function_itself(answer, expected, capsys, monkeypatch):
     monkeypatch.setattr(runner, "KEEPER", False)
-    # what is tested is the verdict, not speed (18 of 24 inputs within 5 s while the browser tests ran)
+    # what is tested is the verdict, not speed: a limit the browser tests on the other core cannot make it miss
     monkeypatch.setattr(grading.kinds, "TIME_LIMIT", 60.0)
     verdict, out, _ = timed_check(capsys, "02.5", answer)
     assert out.strip() == expected, out

@@ -211,8 +211,8 @@ def test_the_common_float32_recipe_is_not_accurate():
 @pytest.mark.parametrize("positions, d_model", [(200, 64), (8192, 8), ([3, 64, 70_000, -5], 10),
                                                 ([0.5, 2.0, -3.25], 6), (130, 33)])
 def test_float16_table_is_the_float64_table_rounded_once(positions, d_model, layout):
-    """float16 is exact up to its own rounding (whole blocks of 64 rows, in the interleaved layout, once failed
-    with a bare reshape error: the float64 path's complex view was taken of a float16 table)."""
+    """float16 is exact up to its own rounding, whole blocks of 64 rows in the interleaved layout included (the
+    float64 path's complex view must never be taken of a float16 table: a bare reshape error)."""
     table = posenc.sinusoidal(positions, d_model, layout=layout, dtype=np.float16)
     assert table.dtype == np.float16
     np.testing.assert_array_equal(table, posenc.sinusoidal(positions, d_model, layout=layout).astype(np.float16))
@@ -228,7 +228,7 @@ def test_torch_path_accuracy_at_large_positions(positions, d_model, base):
     """The torch path (apply_rope on tensors, compiled and traced modules) is as accurate as sinusoidal.
 
     Rotating the pairs (1, 0) by p * omega_i gives (cos, sin). Documented:
-    1e-9 in float64; measured below 1e-15 (float64 constants split exactly, reduction in turns).
+    1e-9 in float64; in fact below 1e-15 (float64 constants split exactly, reduction in turns).
     """
     ones = torch.zeros(len(positions), d_model, dtype=torch.float64)
     ones[:, 0::2] = 1.0
@@ -296,7 +296,7 @@ def test_a_table_does_not_depend_on_the_number_of_threads():
     dtype=st.sampled_from([torch.float32, torch.float64, torch.bfloat16]),
 )
 def test_module_output_does_not_depend_on_earlier_calls(history, d_model, layout, dtype):
-    """A regression: seq=3000 then seq=10 once gave other bits than seq=10 alone (up to 1.8e-7)."""
+    """seq=10 after seq=3000 gives the same bits as seq=10 alone: a module's output never depends on earlier calls."""
     module = posenc.SinusoidalPositionalEncoding(d_model, layout=layout)
     for seq in history:
         out = module(torch.zeros(1, seq, d_model, dtype=dtype))

@@ -8,11 +8,10 @@ shorter one (the table grows), and give what the uncompiled code gives.
 
 Inductor compiles are slow (seconds each), so every target is compiled once
 per backend and run on one history of lengths, in float32 and float64.
-On a machine that never compiled, inductor first spent ~16 s (cProfile, one
-test, cold disk) test-compiling C++ for each vector instruction set the CPU
-reports, and starts a pool of compile workers (each importing torch);
-``INDUCTOR_SETTINGS`` skips most of the first (6 of 10 builds, 3.6 s, remain)
-and the second. The code generated and its C++ flags stay the same.
+On a machine that never compiled, inductor first test-compiles C++ for each
+vector instruction set the CPU reports, and starts a pool of compile workers
+(each importing torch); ``INDUCTOR_SETTINGS`` skips most of the first and the
+second. The code generated and its C++ flags stay the same.
 """
 
 import warnings
@@ -23,8 +22,7 @@ import torch
 
 import posenc
 
-# inductor (seconds per compile: this file took 21 s of make check with it, 13.5 s without) is left to make test;
-# the fast tier compiles with eager
+# inductor (seconds per compile) is left to make test; the fast tier compiles with eager
 BACKENDS = ["eager", pytest.param("inductor", marks=pytest.mark.slow)]
 pytestmark = pytest.mark.filterwarnings("ignore:.*torch.jit.*deprecated:DeprecationWarning")
 HISTORY = (10, 3000, 20, 4097)  # grows, shrinks, grows past the first doubling

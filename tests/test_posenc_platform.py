@@ -81,7 +81,7 @@ def test_extended_precision_is_unavailable_here():
 
 
 def test_the_largest_errors_against_mpmath():
-    """Rows up to 2**24 - 1 for the widths of the issue, both dtypes, against 40 digits."""
+    """Rows up to 2**24 - 1 for small, odd and large widths, both dtypes, against 40 digits."""
     import posenc
 
     rng = np.random.default_rng(18)

@@ -43,7 +43,7 @@ from hypothesis import HealthCheck, assume, example, given, settings, strategies
 import posenc
 
 # The library, imported by the first test of this module (``_library``), not at collection: importing it takes
-# ~5 s, which every pytest-xdist worker would pay to collect this file, though one runs it.
+# seconds, which every pytest-xdist worker would pay to collect this file, though one runs it.
 transformers = LlamaConfig = Qwen2VLTextConfig = rope_utils = modeling_llama = modeling_qwen2_vl = None
 
 

@@ -192,8 +192,7 @@ def bench_explorers(steps: int = 60, width: int = 1280) -> None:
     """One slider step of each explorer: the browser's whole step against Python's numbers alone.
 
     The explorers are drawn in the browser only (explorers.js: an anywidget in
-    Jupyter, the same module in the book); the kernel-side matplotlib renderer
-    (PNG per step) is gone, so it is not timed here any more, and the round
+    Jupyter, the same module in the book), and the round
     trip through JupyterLab and the kernel is measured end to end by
     tests/test_browser_lab.py (key press -> new canvas). What this compares,
     per step of one randomly chosen slider: the browser's update (compute +

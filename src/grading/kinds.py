@@ -23,8 +23,8 @@ from grading.store import CORRECT, INTERRUPTED, UNCHECKABLE, WRONG  # noqa: F401
 
 UNANSWERED = "unanswered"  # the placeholder, or a function that returns None: nothing is recorded
 # Seconds a learner's function may take over all its test inputs: each question's own ``limit`` (stated in its
-# Accepted line), generous enough for honest beginner code (a Python double loop filling 05.7's table takes
-# 2.7 s here) on a slow, loaded laptop. TIME_LIMIT, when set, overrides every question's (the tests shorten it).
+# Accepted line), generous enough for honest beginner code (a Python double loop filling 05.7's table, say) on a
+# slow, loaded laptop. TIME_LIMIT, when set, overrides every question's (the tests shorten it).
 LIMIT = 30.0
 TIME_LIMIT = None
 

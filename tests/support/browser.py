@@ -10,7 +10,7 @@ are aborted and recorded, and so are missing local files (HTTP status >= 400),
 failed requests, uncaught page errors and console errors.
 
 The fixtures ``chromium`` (here) and ``book`` (``support.book``) are registered
-in ``tests/conftest.py``, so every test module can name them.
+in the root ``conftest.py``, so every test module can name them.
 
 Screenshots go to ``_build/screenshots/`` (``book/`` and ``lab/``).
 """

@@ -1,6 +1,6 @@
 """What the grader's test modules share: a fresh record of progress for each test, and one check's output.
 
-Import both names into a test module (``from grading_session import feedback, fresh_progress``):
+Import both names into a test module (``from support.grading_session import feedback, fresh_progress``):
 pytest then uses the fixture there, for every test of that module.
 """
 

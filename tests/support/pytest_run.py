@@ -10,7 +10,7 @@ import sys
 def run_pytest(args, *, cwd, env=None, timeout=600) -> subprocess.CompletedProcess:
     """``python -m pytest *args`` in ``cwd`` with ``env`` added to this environment; captured, never raises on a
     failing run. Of the installed plugins only xdist is loaded (conftest.py's hooks need it): nbval's imports
-    (nbformat, jsonschema) alone take ~3 s in every process, and each xdist worker is one."""
+    (nbformat, jsonschema) alone take seconds in every process, and each xdist worker is one."""
     env = {**os.environ, **(env or {}), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
     return subprocess.run([sys.executable, "-m", "pytest", "-p", "xdist.plugin", "-p", "no:cacheprovider", *args],
                           cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
