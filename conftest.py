@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-# the session's Chromium and the built book, for every test module that names them
-from support.book import book  # noqa: F401
-from support.browser import LAB_NOTEBOOK, ROOT, chromium  # noqa: F401
+# Fixtures for every test module that names them: the built book, the session's Chromium, a fresh record of the
+# grader's progress
+pytest_plugins = ["support.book", "support.browser", "support.grading_session"]
 
 BROWSER_FIXTURES = {"chromium"}
 BOOK_FIXTURES = {"book", "build"}
@@ -102,6 +102,8 @@ def _name_groups(config, items) -> None:
 
 def pytest_collection_modifyitems(config, items):
     """Markers by what a test needs; every notebook executed once (see LAB_NOTEBOOK); groups in node ids."""
+    from support.browser import LAB_NOTEBOOK, ROOT  # (a plugin: imported by pytest, assertions rewritten)
+
     _name_groups(config, items)
     lab_runs_it = shutil.which("chromium") is not None and any(i.path.name == "test_browser_lab.py" for i in items)
     if lab_runs_it:

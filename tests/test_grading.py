@@ -24,7 +24,9 @@ import posenc
 from grading import QUESTIONS, check
 from grading_tries import HOSTILE_GROUPS, KNOWN_MISTAKES, SLOW_GROUP, run, tries
 from posenc_course import bug_zoo
-from support.grading_session import feedback, fresh_progress  # noqa: F401  (an autouse fixture)
+from support.grading_session import feedback
+
+pytestmark = pytest.mark.usefixtures("fresh_progress")  # every test: progress of its own
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = sorted({qid[:2] for qid in QUESTIONS})

@@ -23,7 +23,8 @@ from grading import QUESTIONS, check
 from grading.bank import common
 from grading.bank.common import STATED, requirement, tolerance
 from grading_tries import own_code_answer
-from support.grading_session import fresh_progress  # noqa: F401  (an autouse fixture)
+
+pytestmark = pytest.mark.usefixtures("fresh_progress")  # every test: progress of its own
 
 ROOT = Path(__file__).resolve().parent.parent
 NON_CHOICE = [q for q, question in QUESTIONS.items() if question.kind != "choice"]

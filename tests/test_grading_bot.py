@@ -5,10 +5,13 @@ letters to drop (a leaky grader, the kind the course must not be) it solves ever
 could not read feedback would fail here.
 """
 
+import pytest
+
 import grading
 import grading_bot
 from grading import QUESTIONS
-from support.grading_session import fresh_progress  # noqa: F401  (an autouse fixture)
+
+pytestmark = pytest.mark.usefixtures("fresh_progress")  # every test: progress of its own
 
 
 def names_the_wrong_letters(qid, answer):

@@ -20,10 +20,12 @@ import grading
 import posenc
 from grading_tries import LyingArray  # the battery's lying subclass: one definition
 from grading import QUESTIONS, check, runner
-from support.grading_session import feedback, fresh_progress  # noqa: F401  (an autouse fixture)
+from support.grading_session import feedback
 from grading import feedback as feedback_module
 from grading.feedback import _verify_array
 from grading.kinds import CORRECT, WRONG, Numeric
+
+pytestmark = pytest.mark.usefixtures("fresh_progress")  # every test: progress of its own
 
 NUMERIC = [q for q, question in QUESTIONS.items() if question.kind == "numeric"]
 

@@ -12,7 +12,9 @@ import pytest
 import grading
 from grading import QUESTIONS, check
 from grading.kinds import Choice
-from support.grading_session import feedback, fresh_progress  # noqa: F401  (an autouse fixture)
+from support.grading_session import feedback
+
+pytestmark = pytest.mark.usefixtures("fresh_progress")  # every test: progress of its own
 
 MULTI = [qid for qid, q in QUESTIONS.items() if q.kind == "choice" and len(q.correct) > 1]
 SINGLE = [qid for qid, q in QUESTIONS.items() if q.kind == "choice" and len(q.correct) == 1]

@@ -26,7 +26,8 @@ import pytest
 import grading
 import posenc
 from grading import check, runner
-from support.grading_session import fresh_progress  # noqa: F401  (an autouse fixture)
+
+pytestmark = pytest.mark.usefixtures("fresh_progress")  # every test: progress of its own
 
 IDLE_SECONDS, IDLE_CPU = 3.0, 0.2
 

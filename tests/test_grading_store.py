@@ -14,7 +14,9 @@ import pytest
 import grading
 from grading import store
 from grading.store import FORMAT, VERSION, Store
-from support.grading_session import feedback, fresh_progress  # noqa: F401  (an autouse fixture)
+from support.grading_session import feedback
+
+pytestmark = pytest.mark.usefixtures("fresh_progress")  # every test: progress of its own
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -1,19 +1,20 @@
 """What the grader's test modules share: a fresh record of progress for each test, and one check's output.
 
-Import both names into a test module (``from support.grading_session import feedback, fresh_progress``):
-pytest then uses the fixture there, for every test of that module.
+``fresh_progress`` is a fixture of the whole suite (conftest.py lists this module in ``pytest_plugins``); a
+grader's test module asks for it for every one of its tests with
+``pytestmark = pytest.mark.usefixtures("fresh_progress")``, and imports ``feedback`` if it needs it. The grader
+is imported when a test needs it, not when pytest starts: by then conftest.py has set the session's progress file.
 """
 
 import pytest
 
-import grading
-from grading import check
 
-
-@pytest.fixture(autouse=True)
+@pytest.fixture
 def fresh_progress(monkeypatch, tmp_path):
     """No progress recorded before the test (a progress file of its own, in ``tmp_path``; none after it); a
     learner's function gets 5 s over all its inputs."""
+    import grading
+
     grading._use_progress_file(tmp_path / "progress.json")
     monkeypatch.setattr(grading._store, "durable", False)  # no fsync: hundreds of checks per module
     monkeypatch.setattr(grading.kinds, "TIME_LIMIT", 5.0)
@@ -23,5 +24,7 @@ def fresh_progress(monkeypatch, tmp_path):
 
 def feedback(capsys, qid, answer):
     """(verdict, printed text) of one check."""
+    from grading import check
+
     verdict = check(qid, answer)
     return verdict, capsys.readouterr().out
