@@ -59,6 +59,7 @@ book-strict: $(STAMP)
 # ruff; actionlint on the GitHub Actions workflow; the lock current
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/actionlint
 	$(MAKE) --no-print-directory lock-check
 

@@ -47,12 +47,25 @@ def pytest_configure(config):
 # whichever worker asks first; the dark half and tests/test_book.py, which need it too, come after two files that
 # take about as long as the build, so that the second worker rarely waits for it. Two workers: the suite keeps both
 # cores busy, and a third makes it slower, not faster.
-LONGEST = ["test_browser_book.py", "test_grading.py", "test_learner_stacks.py",
-           "test_grading_runner.py", "browser-book-dark", "test_book.py",
-           "test_posenc_compile.py", "test_wheel.py", "test_explorers.py", "test_browser_lab.py",
-           # then the fast tier's longer files
-           "test_posenc_rope_scaling.py", "test_posenc_platform.py", "test_grading_bank.py", "test_make_exercises.py",
-           "test_posenc_import.py", "test_grading_store.py"]
+LONGEST = [
+    "test_browser_book.py",
+    "test_grading.py",
+    "test_learner_stacks.py",
+    "test_grading_runner.py",
+    "browser-book-dark",
+    "test_book.py",
+    "test_posenc_compile.py",
+    "test_wheel.py",
+    "test_explorers.py",
+    "test_browser_lab.py",
+    # then the fast tier's longer files
+    "test_posenc_rope_scaling.py",
+    "test_posenc_platform.py",
+    "test_grading_bank.py",
+    "test_make_exercises.py",
+    "test_posenc_import.py",
+    "test_grading_store.py",
+]
 
 
 def unit(item) -> str:

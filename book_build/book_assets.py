@@ -61,8 +61,10 @@ from docutils import nodes
 from sphinx.util import logging as sphinx_logging
 
 TEX_PAGES = "html-tex"  # next to the output directory: the pages before typesetting, for make bench
-FONTAWESOME_SCRIPT = re.compile(r'[ \t]*<script\b[^>]*\bsrc="[^"]*_static/scripts/fontawesome\.js[^"]*"[^>]*>'
-                                r"</script>\n?")
+FONTAWESOME_SCRIPT = re.compile(
+    r'[ \t]*<script\b[^>]*\bsrc="[^"]*_static/scripts/fontawesome\.js[^"]*"[^>]*>'
+    r"</script>\n?"
+)
 SOLUTION_MARKER = re.compile(r"^[ \t]*# (BEGIN|END) SOLUTION[ \t]*\n?", re.M)
 SOLUTION_PAGES = "solutions/"
 
@@ -168,8 +170,9 @@ def preexecute_in_parallel(app, config) -> None:
     toc = toc if toc.is_absolute() else root / toc
     skip = list(config.nb_execution_excludepatterns or [])
     notebooks = [root / f"{doc}.ipynb" for doc in parse_toc_yaml(str(toc))]  # the docnames
-    notebooks = [p for p in notebooks
-                 if p.exists() and not any(fnmatch(p.relative_to(root).as_posix(), pat) for pat in skip)]
+    notebooks = [
+        p for p in notebooks if p.exists() and not any(fnmatch(p.relative_to(root).as_posix(), pat) for pat in skip)
+    ]
     if not notebooks:
         return
     cache = get_cache(str(root / (config.nb_execution_cache_path or "_build/.jupyter_cache")))
@@ -185,8 +188,9 @@ def prune_scripts(app, pagename, templatename, context, doctree) -> None:
     for script in context.get("script_files", []):
         if script.attributes.get("type") == "application/vnd.jupyter.widget-state+json":
             continue
-        if ("mathjax" in str(script.filename or "").lower()
-                or script.attributes.get("body", "").startswith("window.MathJax")):
+        if "mathjax" in str(script.filename or "").lower() or script.attributes.get("body", "").startswith(
+            "window.MathJax"
+        ):
             continue
         key = (str(script.filename or ""), tuple(sorted((k, str(v)) for k, v in script.attributes.items())))
         if key not in seen:
@@ -238,9 +242,11 @@ def explorer_call(source: str) -> tuple[str, dict] | None:
 def show_unexecuted_explorers(app, doctree) -> None:
     """Give a cell that displays an explorer, and has no output (its page is not executed), the explorer."""
     from posenc_course import explorers
+
     for cell in list(doctree.findall(nodes.container)):
-        if (cell.get("nb_element") != "cell_code"
-                or any(c.get("nb_element") == "cell_code_output" for c in cell.children)):
+        if cell.get("nb_element") != "cell_code" or any(
+            c.get("nb_element") == "cell_code_output" for c in cell.children
+        ):
             continue
         block = next(cell.findall(nodes.literal_block), None)
         found = explorer_call(block.astext()) if block is not None else None
@@ -293,8 +299,9 @@ def typeset_math(app, exception) -> None:
             kept.parent.mkdir(parents=True, exist_ok=True)
             kept.write_text(text, encoding="utf-8")
     counts = math_prerender.prerender_book(out)
-    sphinx_logging.getLogger(__name__).info("typeset %d formulas on %d pages in %.1f s",
-                                            counts["formulas"], counts["pages"], counts["seconds"])
+    sphinx_logging.getLogger(__name__).info(
+        "typeset %d formulas on %d pages in %.1f s", counts["formulas"], counts["pages"], counts["seconds"]
+    )
 
 
 # What Jupyter Book 1 puts in repository_url when _config.yml names no repository.

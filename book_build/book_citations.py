@@ -83,7 +83,8 @@ def cited_in(app, doctree, docname) -> None:
         for n, page in enumerate(citing):
             if n:
                 paragraph += nodes.Text("; ")
-            paragraph += nodes.reference("", page_title(env, page), internal=True,
-                                         refuri=app.builder.get_relative_uri(docname, page))
+            paragraph += nodes.reference(
+                "", page_title(env, page), internal=True, refuri=app.builder.get_relative_uri(docname, page)
+            )
         paragraph += nodes.Text(".")
         citation += paragraph

@@ -31,7 +31,7 @@ _NAMED = {"white": "#ffffff", "black": "#000000"}
 def dark_colour(hex6: str) -> str:
     """The dark-theme colour for ``#rrggbb``: a neutral grey of lightness L goes to
     ``background + (1 - L) (text - background)``; any other colour is kept."""
-    r, g, b = (int(hex6[i:i + 2], 16) for i in (0, 2, 4))
+    r, g, b = (int(hex6[i : i + 2], 16) for i in (0, 2, 4))
     if max(r, g, b) - min(r, g, b) > GREY_SPREAD:
         return "#" + hex6.lower()
     light = (r + g + b) / (3 * 255)
@@ -73,8 +73,10 @@ def add_dark_twins(html: str, page: Path) -> tuple[str, int]:
         dark_src = src[: -len(".svg")] + ".dark.svg"
         # lazy: the browser fetches a figure when it is about to be shown, so the hidden twin costs nothing
         lazy = "" if "loading=" in attributes else ' loading="lazy"'
-        return "".join(f'<img {attributes} class="{(classes + " " + theme).strip()}"{lazy} src="{path}" />'
-                       for theme, path in (("only-light", src), ("only-dark", dark_src)))
+        return "".join(
+            f'<img {attributes} class="{(classes + " " + theme).strip()}"{lazy} src="{path}" />'
+            for theme, path in (("only-light", src), ("only-dark", dark_src))
+        )
 
     return _IMG.sub(twin, html), count
 

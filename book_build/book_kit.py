@@ -92,10 +92,15 @@ def build_wheel(target: Path, root: Path = ROOT) -> Path:
         source = Path(tmp) / "source"
         source.mkdir()
         shutil.copy2(root / "pyproject.toml", source)
-        shutil.copytree(root / "src", source / "src",
-                        ignore=shutil.ignore_patterns("*.egg-info", "__pycache__", "*.pyc"))
-        done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "--wheel-dir", tmp,
-                               str(source)], capture_output=True, text=True, check=False)
+        shutil.copytree(
+            root / "src", source / "src", ignore=shutil.ignore_patterns("*.egg-info", "__pycache__", "*.pyc")
+        )
+        done = subprocess.run(
+            [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "--wheel-dir", tmp, str(source)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         if done.returncode != 0:
             raise RuntimeError(f"building the course wheel failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
         (built,) = Path(tmp).glob("*.whl")
@@ -106,8 +111,12 @@ def build_wheel(target: Path, root: Path = ROOT) -> Path:
 
 def kit_bytes(wheel: Path, root: Path = ROOT) -> bytes:
     """The practice kit as zip bytes: exercises, the wheel, the README (fixed timestamps: same input, same bytes)."""
-    members = [(f"{KIT}/README.md", KIT_README.format(wheel=wheel.name, install=install_command(wheel.name),
-                                                       torch_cpu=TORCH_CPU).encode())]
+    members = [
+        (
+            f"{KIT}/README.md",
+            KIT_README.format(wheel=wheel.name, install=install_command(wheel.name), torch_cpu=TORCH_CPU).encode(),
+        )
+    ]
     members += [(f"{KIT}/{nb.name}", nb.read_bytes()) for nb in sorted((root / "exercises").glob("*.ipynb"))]
     members.append((f"{KIT}/{wheel.name}", wheel.read_bytes()))
     buffer = io.BytesIO()
@@ -139,8 +148,12 @@ def write_downloads(outdir: Path, root: Path = ROOT, digest: str | None = None) 
     return wheel, kit
 
 
-MENU_ENTRY = dict(css="btn-download-practice-kit-button", icon="fas fa-file-zipper", label="practice kit .zip",
-                  title="Download every practice notebook with the course library and how to install it")
+MENU_ENTRY = dict(
+    css="btn-download-practice-kit-button",
+    icon="fas fa-file-zipper",
+    label="practice kit .zip",
+    title="Download every practice notebook with the course library and how to install it",
+)
 
 
 def offer_in_practice_menus(outdir: Path, kit: Path) -> int:

@@ -62,11 +62,17 @@ EVERY_FIGURE = """async () => {
   await Promise.all(figures.map(img => img.decode().catch(() => null)));
 }"""
 
-FOOTER = ('<div style="font-size: 8px; width: 100%; text-align: center; color: #555">'
-          '<span class="pageNumber"></span> / <span class="totalPages"></span></div>')
+FOOTER = (
+    '<div style="font-size: 8px; width: 100%; text-align: center; color: #555">'
+    '<span class="pageNumber"></span> / <span class="totalPages"></span></div>'
+)
 
-MENU_ENTRY = dict(css="btn-download-book-pdf-button", icon="fas fa-book", label="book .pdf",
-                  title="Download the whole book as one PDF")
+MENU_ENTRY = dict(
+    css="btn-download-book-pdf-button",
+    icon="fas fa-book",
+    label="book .pdf",
+    title="Download the whole book as one PDF",
+)
 
 
 def book_title() -> tuple[str, str]:
@@ -81,8 +87,9 @@ def print_book(source: Path = SINGLE, target: Path = TARGET) -> dict:
     from playwright.sync_api import sync_playwright
 
     if not (source / "intro.html").is_file():
-        raise FileNotFoundError(f"{source / 'intro.html'} is missing: build it first "
-                                "(jupyter-book build . --builder singlehtml)")
+        raise FileNotFoundError(
+            f"{source / 'intro.html'} is missing: build it first (jupyter-book build . --builder singlehtml)"
+        )
     executable = shutil.which("chromium") or shutil.which("chromium-browser")
     if executable is None:
         raise RuntimeError("Chromium is needed to print the book (Debian: apt-get install chromium)")
@@ -100,9 +107,15 @@ def print_book(source: Path = SINGLE, target: Path = TARGET) -> dict:
         chapters = page.evaluate(COVER, [html.escape(title), html.escape(author), date.isoformat()])
         # (no outline: Chromium writes one only for a tagged PDF, 3.4 times the size, and from h1 headings only,
         # which the single-page build gives to the book's title alone; the contents page links every page)
-        page.pdf(path=str(target), format="A4", print_background=True, display_header_footer=True,
-                 header_template="<span></span>", footer_template=FOOTER,
-                 margin={"top": "16mm", "bottom": "18mm", "left": "14mm", "right": "14mm"})
+        page.pdf(
+            path=str(target),
+            format="A4",
+            print_background=True,
+            display_header_footer=True,
+            header_template="<span></span>",
+            footer_template=FOOTER,
+            margin={"top": "16mm", "bottom": "18mm", "left": "14mm", "right": "14mm"},
+        )
         browser.close()
     data = target.read_bytes()
     return {"pages": len(re.findall(rb"/Type\s*/Page[^s]", data)), "bytes": len(data), "contents": chapters}
@@ -110,16 +123,20 @@ def print_book(source: Path = SINGLE, target: Path = TARGET) -> dict:
 
 def offer_in_menus(html_dir: Path = HTML, pdf: Path = TARGET) -> int:
     """Add the whole-book PDF to the download menu of every page of the HTML book; returns how many pages."""
-    return sum(download_menu.offer(page, href=os.path.relpath(pdf, page.parent).replace(os.sep, "/"), **MENU_ENTRY)
-               for page in html_dir.rglob("*.html"))
+    return sum(
+        download_menu.offer(page, href=os.path.relpath(pdf, page.parent).replace(os.sep, "/"), **MENU_ENTRY)
+        for page in html_dir.rglob("*.html")
+    )
 
 
 def main(argv: list[str]) -> int:
     result = print_book()
     pages = offer_in_menus()
-    print(f"The whole book: {TARGET} ({result['pages']} pages, {result['bytes'] / 1e6:.1f} MB, "
-          f"{result['contents']} entries in its contents); "
-          f"offered in the download menu of {pages} pages")
+    print(
+        f"The whole book: {TARGET} ({result['pages']} pages, {result['bytes'] / 1e6:.1f} MB, "
+        f"{result['contents']} entries in its contents); "
+        f"offered in the download menu of {pages} pages"
+    )
     return 0
 
 

@@ -25,8 +25,15 @@ from pathlib import Path
 COMPRESSED = {".html", ".css", ".js", ".svg", ".json", ".txt", ".map"}
 # Headless Chromium reading the served book: without the background-networking flags it phones Google
 # hosts on its own, which the browser tests would count as external requests.
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--no-first-run", "--disable-sync", "--disable-quic"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+    "--disable-quic",
+]
 
 
 class _Handler(http.server.SimpleHTTPRequestHandler):

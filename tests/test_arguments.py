@@ -32,8 +32,22 @@ import posenc
 import posenc_course
 from posenc_course import arguments, bug_zoo, explorers, quizzes
 from posenc_course import toy_transformer as tt
-from posenc_course.arguments import (ArgumentError, Bool, Dict, Either, Function, InstanceOf, Int, Items, Maybe,
-                                     OneOf, Real, Text, accepts, refuse)
+from posenc_course.arguments import (
+    ArgumentError,
+    Bool,
+    Dict,
+    Either,
+    Function,
+    InstanceOf,
+    Int,
+    Items,
+    Maybe,
+    OneOf,
+    Real,
+    Text,
+    accepts,
+    refuse,
+)
 
 SRC = Path(posenc_course.__file__).parents[1]
 
@@ -41,6 +55,7 @@ SRC = Path(posenc_course.__file__).parents[1]
 # --------------------------------------------------------------------------
 # The error
 # --------------------------------------------------------------------------
+
 
 def test_the_error_is_both_value_and_type_error_and_pickles():
     error = ArgumentError("d_model must be an integer >= 1, not 'x'.", "d_model", "f")
@@ -56,13 +71,20 @@ def test_sentences_that_start_with_a_verb_follow_the_name():
     assert str(ArgumentError("takes no arguments.", None, "f")) == "f takes no arguments."
 
 
-@pytest.mark.parametrize("value, text", [
-    ("x", "'x'"), (None, "None"), (3.5, "3.5"), ([1, 2], "[1, 2]"),
-    ("y" * 100, "'" + "y" * 37 + "...'"), (list(range(100)), "a list of 100 items"),
-    (np.zeros((3, 4)), "a float64 array of shape (3, 4)"),
-    (torch.zeros(2, 3, dtype=torch.float16), "a torch.float16 tensor of shape (2, 3)"),
-    (object(), "an object"),
-])
+@pytest.mark.parametrize(
+    "value, text",
+    [
+        ("x", "'x'"),
+        (None, "None"),
+        (3.5, "3.5"),
+        ([1, 2], "[1, 2]"),
+        ("y" * 100, "'" + "y" * 37 + "...'"),
+        (list(range(100)), "a list of 100 items"),
+        (np.zeros((3, 4)), "a float64 array of shape (3, 4)"),
+        (torch.zeros(2, 3, dtype=torch.float16), "a torch.float16 tensor of shape (2, 3)"),
+        (object(), "an object"),
+    ],
+)
 def test_values_are_shown_short_and_on_one_line(value, text):
     assert arguments.shown(value) == text
 
@@ -71,28 +93,44 @@ def test_values_are_shown_short_and_on_one_line(value, text):
 # Specs
 # --------------------------------------------------------------------------
 
-@pytest.mark.parametrize("spec, good, bad, text", [
-    (Int(1, 4096), [1, 4096, np.int64(7)], [0, 4097, 2.0, True, "3", None], "an integer from 1 to 4,096"),
-    (Int(2, even=True), [2, 10], [3, 0], "an even integer >= 2"),
-    (Real(above=1), [1.5, 2, np.float32(3)], [1, 0.5, float("inf"), float("nan"), True, "2"], "a number > 1"),
-    (Real(0, 7.2), [0, 7.2], [-0.1, 7.3], "a number from 0 to 7.2"),
-    (Bool(), [True, np.bool_(False)], [1, None, "yes"], "True or False"),
-    (Text(r"[a-z]+"), ["abc"], ["", "a b", 1], "a non-empty string"),
-    (OneOf("a", "b"), ["a"], ["c", None, np.array(["a"])], "one of 'a', 'b'"),
-    (OneOf(1, 2), [1], [True, 1.0], "one of 1, 2"),
-    (Either(Int(0, 3), OneOf("x")), [0, "x"], [4, "y"], "an integer from 0 to 3 or one of 'x'"),
-    (Maybe(Int(1)), [None, 1], [0], "None or an integer >= 1"),
-    (InstanceOf(nn.Module), [nn.Linear(1, 1)], [None], "a Module"),
-    (Function(), [len], [None, 1], "a function"),
-    (Items(Int(0), min_len=1), [[0], (1, 2), range(3)], [[], "ab", [-1], iter([1]), 5], None),
-    (Dict(Function(), min_len=1), [{"a": len}], [{}, {"a": 1}, [len]], None),
-    (arguments.Array(2), [[[1.0]], np.zeros((2, 2)), torch.zeros(2, 2, dtype=torch.bfloat16)],
-     [np.zeros(3), np.zeros((0, 2)), [[1], [1, 2]], [["a"]], None], "a 2-D array of real numbers"),
-    (arguments.Tensor(3, floating=True), [torch.zeros(1, 2, 3)], [torch.zeros(1, 2), torch.zeros(1, 1, 1, dtype=int),
-                                                                   np.zeros((1, 2, 3))], None),
-    (arguments.Positions(), [0, 5, [0.5, -3], np.arange(4), torch.arange(3)],
-     [-1, [[1]], [np.nan], "3", None, 2.5], "a count n >= 0 or a 1-D list of finite positions"),
-])
+
+@pytest.mark.parametrize(
+    "spec, good, bad, text",
+    [
+        (Int(1, 4096), [1, 4096, np.int64(7)], [0, 4097, 2.0, True, "3", None], "an integer from 1 to 4,096"),
+        (Int(2, even=True), [2, 10], [3, 0], "an even integer >= 2"),
+        (Real(above=1), [1.5, 2, np.float32(3)], [1, 0.5, float("inf"), float("nan"), True, "2"], "a number > 1"),
+        (Real(0, 7.2), [0, 7.2], [-0.1, 7.3], "a number from 0 to 7.2"),
+        (Bool(), [True, np.bool_(False)], [1, None, "yes"], "True or False"),
+        (Text(r"[a-z]+"), ["abc"], ["", "a b", 1], "a non-empty string"),
+        (OneOf("a", "b"), ["a"], ["c", None, np.array(["a"])], "one of 'a', 'b'"),
+        (OneOf(1, 2), [1], [True, 1.0], "one of 1, 2"),
+        (Either(Int(0, 3), OneOf("x")), [0, "x"], [4, "y"], "an integer from 0 to 3 or one of 'x'"),
+        (Maybe(Int(1)), [None, 1], [0], "None or an integer >= 1"),
+        (InstanceOf(nn.Module), [nn.Linear(1, 1)], [None], "a Module"),
+        (Function(), [len], [None, 1], "a function"),
+        (Items(Int(0), min_len=1), [[0], (1, 2), range(3)], [[], "ab", [-1], iter([1]), 5], None),
+        (Dict(Function(), min_len=1), [{"a": len}], [{}, {"a": 1}, [len]], None),
+        (
+            arguments.Array(2),
+            [[[1.0]], np.zeros((2, 2)), torch.zeros(2, 2, dtype=torch.bfloat16)],
+            [np.zeros(3), np.zeros((0, 2)), [[1], [1, 2]], [["a"]], None],
+            "a 2-D array of real numbers",
+        ),
+        (
+            arguments.Tensor(3, floating=True),
+            [torch.zeros(1, 2, 3)],
+            [torch.zeros(1, 2), torch.zeros(1, 1, 1, dtype=int), np.zeros((1, 2, 3))],
+            None,
+        ),
+        (
+            arguments.Positions(),
+            [0, 5, [0.5, -3], np.arange(4), torch.arange(3)],
+            [-1, [[1]], [np.nan], "3", None, 2.5],
+            "a count n >= 0 or a 1-D list of finite positions",
+        ),
+    ],
+)
 def test_specs_accept_and_refuse(spec, good, bad, text):
     assert all(spec.ok(value) for value in good), [value for value in good if not spec.ok(value)]
     assert not any(spec.ok(value) for value in bad), [value for value in bad if spec.ok(value)]
@@ -103,6 +141,7 @@ def test_specs_accept_and_refuse(spec, good, bad, text):
 # --------------------------------------------------------------------------
 # The decorator
 # --------------------------------------------------------------------------
+
 
 @accepts(d_model=Int(1, 4096), base=Real(above=1), layout=OneOf("interleaved", "concatenated"))
 def example(d_model: int, base: float = 10000.0, *, layout: str = "interleaved") -> str:
@@ -119,21 +158,33 @@ class Example(nn.Module):
         self.linear = nn.Linear(width, width)
 
 
-@pytest.mark.parametrize("call, message", [
-    (lambda: example(), "example needs d_model: an integer from 1 to 4,096."),
-    (lambda: example("x"), "example: d_model must be an integer from 1 to 4,096, not 'x'."),
-    (lambda: example(8, 1), "example: base must be a number > 1, not 1."),
-    (lambda: example(8, layout="sideways"),
-     "example: layout must be one of 'interleaved', 'concatenated', not 'sideways'."),
-    (lambda: example(7, layout="concatenated"),
-     "example: d_model must be an even integer for the concatenated layout, not 7."),
-    (lambda: example(8, 2.0, "interleaved"),
-     "example takes at most 2 positional arguments (d_model, base), not 3; give layout by name."),
-    (lambda: example(8, colour="red"), "example has no argument 'colour'; its arguments are d_model, base, layout."),
-    (lambda: example(8, d_model=8), "example got d_model twice, by position and by name."),
-    (lambda: Example(), "Example needs width: an integer >= 1."),
-    (lambda: Example(0), "Example: width must be an integer >= 1, not 0."),
-])
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: example(), "example needs d_model: an integer from 1 to 4,096."),
+        (lambda: example("x"), "example: d_model must be an integer from 1 to 4,096, not 'x'."),
+        (lambda: example(8, 1), "example: base must be a number > 1, not 1."),
+        (
+            lambda: example(8, layout="sideways"),
+            "example: layout must be one of 'interleaved', 'concatenated', not 'sideways'.",
+        ),
+        (
+            lambda: example(7, layout="concatenated"),
+            "example: d_model must be an even integer for the concatenated layout, not 7.",
+        ),
+        (
+            lambda: example(8, 2.0, "interleaved"),
+            "example takes at most 2 positional arguments (d_model, base), not 3; give layout by name.",
+        ),
+        (
+            lambda: example(8, colour="red"),
+            "example has no argument 'colour'; its arguments are d_model, base, layout.",
+        ),
+        (lambda: example(8, d_model=8), "example got d_model twice, by position and by name."),
+        (lambda: Example(), "Example needs width: an integer >= 1."),
+        (lambda: Example(0), "Example: width must be an integer >= 1, not 0."),
+    ],
+)
 def test_bad_calls_get_one_line(call, message):
     with pytest.raises(ArgumentError) as info:
         call()
@@ -146,8 +197,10 @@ def test_bad_calls_get_one_line(call, message):
 def test_a_checked_function_keeps_its_name_signature_and_help():
     assert example(8) == "8 10000.0 interleaved"
     assert example.__name__ == "example" and example.__doc__ == "An example's docstring."
-    assert str(inspect.signature(example)) == "(d_model: 'int', base: 'float' = 10000.0, *, layout: 'str' = " \
-                                              "'interleaved') -> 'str'"
+    assert (
+        str(inspect.signature(example)) == "(d_model: 'int', base: 'float' = 10000.0, *, layout: 'str' = "
+        "'interleaved') -> 'str'"
+    )
     assert list(inspect.signature(Example).parameters) == ["width"]
     assert example.__accepts__["d_model"].text == "an integer from 1 to 4,096"
 
@@ -185,12 +238,19 @@ def test_ipython_shows_one_line_and_no_traceback():
         assert type(result.error_in_exec).__name__ == "ArgumentError"
         shell.run_cell("from posenc_course.toy_transformer import train\\ntrain()")
     """)
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
-                         env={**__import__("os").environ, "PYTHONPATH": str(SRC)}, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**__import__("os").environ, "PYTHONPATH": str(SRC)},
+        check=True,
+    ).stdout
     assert out.splitlines() == [
         "ArgumentError: check_yourself: chapter must be one of '01', '02', '03', '04', '05', '06', '07', '08' "
         "(the chapters with a quiz), not '99'.",
-        "ArgumentError: train needs model: a TinyTransformer."]
+        "ArgumentError: train needs model: a TinyTransformer.",
+    ]
 
 
 @pytest.mark.slow
@@ -200,10 +260,12 @@ def test_a_notebook_cell_shows_one_line(tmp_path):
     import nbformat
 
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell("from posenc_course.explorers import FormulaExplorer\n"
-                                          "FormulaExplorer(d_model='x')")]
-    nbclient.NotebookClient(nb, timeout=120, allow_errors=True, kernel_name="python3",
-                            resources={"metadata": {"path": str(SRC)}}).execute()
+    nb.cells = [
+        nbformat.v4.new_code_cell("from posenc_course.explorers import FormulaExplorer\nFormulaExplorer(d_model='x')")
+    ]
+    nbclient.NotebookClient(
+        nb, timeout=120, allow_errors=True, kernel_name="python3", resources={"metadata": {"path": str(SRC)}}
+    ).execute()
     (output,) = nb.cells[0].outputs
     assert output.output_type == "error" and output.ename == "ArgumentError"
     assert output.traceback == ["ArgumentError: FormulaExplorer: d_model must be an integer from 2 to 256, not 'x'."]
@@ -214,8 +276,11 @@ def test_a_notebook_cell_shows_one_line(tmp_path):
 # Explorers: a constructor's ranges are its sliders' ranges
 # --------------------------------------------------------------------------
 
-EXPLORERS = [cls for cls in vars(explorers).values()
-             if isinstance(cls, type) and issubclass(cls, explorers.Explorer) and cls.kind]
+EXPLORERS = [
+    cls
+    for cls in vars(explorers).values()
+    if isinstance(cls, type) and issubclass(cls, explorers.Explorer) and cls.kind
+]
 
 
 @pytest.mark.parametrize("cls", EXPLORERS, ids=lambda c: c.__name__)
@@ -223,7 +288,7 @@ def test_explorer_arguments_are_its_slider_ranges(cls):
     specs = cls.__init__.__accepts__
     for name, control in cls().controls.items():
         log = control.__class__.__name__ == "FloatLogSlider"
-        lo, hi = (10.0 ** control.min, 10.0 ** control.max) if log else (control.min, control.max)
+        lo, hi = (10.0**control.min, 10.0**control.max) if log else (control.min, control.max)
         if name == "position":  # PrecisionExplorer takes the position as its exponent
             name, lo, hi = "log_position", control.min, control.max
         spec = specs[name]
@@ -236,6 +301,7 @@ def test_explorer_arguments_are_its_slider_ranges(cls):
 # --------------------------------------------------------------------------
 # The sweep: every public callable, called with nothing and with bad arguments
 # --------------------------------------------------------------------------
+
 
 def _tiny():
     torch.manual_seed(0)
@@ -260,8 +326,9 @@ GOOD = {  # arguments that work, as a function: some calls change what they are 
     "explorers.RopeRulesExplorer": dict,
     "explorers.PrecisionExplorer": dict,
     "quizzes.Choice": lambda: dict(text="a", correct=True, why="b"),
-    "quizzes.Question": lambda: dict(prompt="Which?", choices=(quizzes.Choice("a", True, "x"),
-                                                               quizzes.Choice("b", False, "y"))),
+    "quizzes.Question": lambda: dict(
+        prompt="Which?", choices=(quizzes.Choice("a", True, "x"), quizzes.Choice("b", False, "y"))
+    ),
     "quizzes.Quiz": lambda: dict(key="k", questions=[_QUESTION], title="T"),
     "quizzes.check_yourself": lambda: dict(chapter="01"),
     "quizzes.render": lambda: dict(key="k", questions=[_QUESTION]),
@@ -276,9 +343,19 @@ GOOD = {  # arguments that work, as a function: some calls change what they are 
     "toy_transformer.ScaledSinusoidalEncoding": lambda: dict(d_model=8, base=100.0, per_channel=True, init=0.5),
     "toy_transformer.SelfAttention": lambda: dict(d_model=8, n_heads=2),
     "toy_transformer.Block": lambda: dict(d_model=8, n_heads=2, d_ff=16),
-    "toy_transformer.TinyTransformer": lambda: dict(vocab_size=10, d_model=8, scheme="rope", n_layers=2, n_heads=2,
-                                                    d_ff=16, max_len=None, causal=True, per_channel=False,
-                                                    base=100.0, rope_layers=[1]),
+    "toy_transformer.TinyTransformer": lambda: dict(
+        vocab_size=10,
+        d_model=8,
+        scheme="rope",
+        n_layers=2,
+        n_heads=2,
+        d_ff=16,
+        max_len=None,
+        causal=True,
+        per_channel=False,
+        base=100.0,
+        rope_layers=[1],
+    ),
     "toy_transformer.train": lambda: dict(model=_tiny(), length=6, offset=1, steps=1, batch_size=2, lr=1e-3, seed=0),
     "toy_transformer.evaluate": lambda: dict(model=_tiny(), length=6, offset=1, n_seq=2, seed=0),
     "bug_zoo.doubled_exponent": lambda: dict(n=8, d_model=8, base=100.0),
@@ -300,8 +377,7 @@ GOOD = {  # arguments that work, as a function: some calls change what they are 
     "bug_zoo.angles_in_dtype": lambda: dict(positions=[0, 1], d_model=8, base=100.0, dtype=torch.bfloat16),
     "bug_zoo.phase_error": lambda: dict(positions=[0, 1], d_model=8, base=100.0, dtype=torch.float16),
     "bug_zoo.variant_table": lambda: dict(positions=8, d_model=8, variant="fairseq", base=100.0),
-    "bug_zoo.identify_variant": lambda: dict(table=bug_zoo.variant_table(8, 8, "cos_first"), base=10000.0,
-                                             atol=1e-4),
+    "bug_zoo.identify_variant": lambda: dict(table=bug_zoo.variant_table(8, 8, "cos_first"), base=10000.0, atol=1e-4),
     "bug_zoo.mystery_table": lambda: dict(number=1, n=8, d_model=8),
 }
 
@@ -319,8 +395,10 @@ def public_callables() -> dict:
             continue
         module = importlib.import_module(f"posenc_course.{info.name}")
         names = getattr(module, "__all__", None) or [
-            name for name, obj in vars(module).items()
-            if not name.startswith("_") and getattr(obj, "__module__", None) == module.__name__]
+            name
+            for name, obj in vars(module).items()
+            if not name.startswith("_") and getattr(obj, "__module__", None) == module.__name__
+        ]
         for name in names:
             obj = getattr(module, name)
             if callable(obj) and (inspect.isfunction(obj) or inspect.isclass(obj)):
@@ -332,11 +410,15 @@ PUBLIC = public_callables()
 
 
 def test_every_public_callable_is_swept_and_declares_its_arguments():
-    assert set(PUBLIC) == set(GOOD), {"not in GOOD": sorted(set(PUBLIC) - set(GOOD)),
-                                      "no longer public": sorted(set(GOOD) - set(PUBLIC))}
-    undeclared = [name for name, obj in PUBLIC.items()
-                  if not hasattr(obj.__init__ if inspect.isclass(obj) else obj, "__accepts__")
-                  and name != "explorers.Explorer"]  # the base class takes no arguments of its own
+    assert set(PUBLIC) == set(GOOD), {
+        "not in GOOD": sorted(set(PUBLIC) - set(GOOD)),
+        "no longer public": sorted(set(GOOD) - set(PUBLIC)),
+    }
+    undeclared = [
+        name
+        for name, obj in PUBLIC.items()
+        if not hasattr(obj.__init__ if inspect.isclass(obj) else obj, "__accepts__") and name != "explorers.Explorer"
+    ]  # the base class takes no arguments of its own
     assert not undeclared
 
 

@@ -30,8 +30,7 @@ def sources() -> dict[str, str]:
     for folder in ("chapters", "appendix", "solutions", "exercises"):
         for path in sorted((ROOT / folder).glob("*.ipynb")):
             nb = nbformat.read(path, as_version=4)
-            texts[str(path.relative_to(ROOT))] = "\n".join(
-                c.source for c in nb.cells if c.cell_type == "markdown")
+            texts[str(path.relative_to(ROOT))] = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
     return texts
 
 

@@ -144,6 +144,7 @@ def test_the_colab_install_cell_is_not_shown(build, page):
 # The whole-book PDF (make pdf: book_build/book_pdf.py)
 # --------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def whole_book(build, tmp_path_factory):
     """The single-page build (after the strict HTML build: its execution cache is warm), printed to a PDF."""
@@ -154,8 +155,12 @@ def whole_book(build, tmp_path_factory):
     import book_pdf
 
     assert build["returncode"] == 0, "the HTML book did not build"
-    single = subprocess.run([str(Path(sys.executable).parent / "jupyter-book"), "build", str(ROOT),
-                             "--builder", "singlehtml"], capture_output=True, text=True, timeout=1800)
+    single = subprocess.run(
+        [str(Path(sys.executable).parent / "jupyter-book"), "build", str(ROOT), "--builder", "singlehtml"],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     assert single.returncode == 0, single.stdout[-3000:] + single.stderr[-3000:]
     target = tmp_path_factory.mktemp("pdf") / book_pdf.PDF_NAME
     # in a thread of its own: where the browser tests ran first in this process, their session's Chromium
@@ -178,8 +183,12 @@ def test_the_whole_book_prints_with_a_cover_contents_and_every_page(whole_book):
     contents = unicodedata.normalize("NFKC", " ".join(" ".join(reader.pages[n].extract_text().split()) for n in (1, 2)))
     assert contents.startswith("Contents")
     # each page's own title, as its <title> gives it ("<title> &#8212; <book>")
-    titles = [html.unescape(re.search(r"<title>(.*?)</title>", (HTML / f"{p}.html").read_text(), re.S).group(1))
-              .split(" \u2014 ")[0].strip() for p in pages[1:]]
+    titles = [
+        html.unescape(re.search(r"<title>(.*?)</title>", (HTML / f"{p}.html").read_text(), re.S).group(1))
+        .split(" \u2014 ")[0]
+        .strip()
+        for p in pages[1:]
+    ]
     assert len(titles) == len(pages) - 1
     missing = [t for t in titles if t.split(":")[0][:30] not in contents]
     assert not missing, f"pages missing from the PDF's contents: {missing}"

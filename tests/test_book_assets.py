@@ -23,8 +23,9 @@ def tree(tmp_path):
     """A copy of pyproject.toml, src/, book_build/ and tools/ (no caches)."""
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
     for folder in ("src", "book_build", "tools"):
-        shutil.copytree(ROOT / folder, tmp_path / folder,
-                        ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", "*.pyc"))
+        shutil.copytree(
+            ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", "*.pyc")
+        )
     return tmp_path
 
 
@@ -35,15 +36,28 @@ def edit(path: Path) -> None:
 def test_learner_code_is_every_file_under_src_and_nothing_else():
     """What the wheel ships (pyproject.toml) is all the code in src/: a new module there is hashed and shipped."""
     listed = {p.relative_to(ROOT).as_posix() for p in book_assets.learner_code(ROOT)}
-    on_disk = {p.relative_to(ROOT).as_posix() for p in (ROOT / "src").rglob("*")
-               if p.is_file() and p.suffix in {".py", ".js"} and "__pycache__" not in p.parts
-               and not any(part.endswith(".egg-info") for part in p.parts)}
+    on_disk = {
+        p.relative_to(ROOT).as_posix()
+        for p in (ROOT / "src").rglob("*")
+        if p.is_file()
+        and p.suffix in {".py", ".js"}
+        and "__pycache__" not in p.parts
+        and not any(part.endswith(".egg-info") for part in p.parts)
+    }
     assert listed == on_disk
     assert {"src/posenc.py", "src/grading/bank/ch01.py", "src/posenc_course/explorers.js"} <= listed
 
 
-@pytest.mark.parametrize("changed", ["src/posenc.py", "src/grading/bank/ch06.py", "src/grading/kinds.py",
-                                     "src/posenc_course/explorers.js", "src/posenc_course/tables.py"])
+@pytest.mark.parametrize(
+    "changed",
+    [
+        "src/posenc.py",
+        "src/grading/bank/ch06.py",
+        "src/grading/kinds.py",
+        "src/posenc_course/explorers.js",
+        "src/posenc_course/tables.py",
+    ],
+)
 def test_an_edit_of_learner_code_changes_the_key(tree, changed):
     before = book_assets.sources_digest(tree)
     edit(tree / changed)
@@ -76,7 +90,7 @@ def test_the_cache_is_emptied_only_when_the_code_changed(tree):
     app, config = fake_app(tree)
     book_assets.invalidate_stale_cache(app, config)  # no stamp yet: the cache is of unknown code
     assert app.posenc_sources_changed and not cache.exists()
-    book_assets.record_sources(app, None)            # a finished build marks what it executed
+    book_assets.record_sources(app, None)  # a finished build marks what it executed
     assert not book_assets.code_changed_since_build(tree)
 
     cache.mkdir()

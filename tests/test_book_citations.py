@@ -23,7 +23,9 @@ def test_labels_read_like_the_citations():
 def test_the_style_is_registered_and_labels_are_unique():
     bc.register()
     style = pybtex.plugin.find_plugin("pybtex.style.formatting", bc.STYLE)()
-    entries = [entry("x1", 2019, "Radford, A.", "Wu, J.", "Child, R."),
-               entry("x2", 2019, "Radford, A.", "Kim, J.", "L, M")]
+    entries = [
+        entry("x1", 2019, "Radford, A.", "Wu, J.", "Child, R."),
+        entry("x2", 2019, "Radford, A.", "Kim, J.", "L, M"),
+    ]
     labels = list(style.format_labels(style.sort(entries)))
     assert sorted(labels) == ["Radford et al., 2019a", "Radford et al., 2019b"]

@@ -6,12 +6,18 @@ import pytest
 
 import book_timing
 
-TEX_PAGE = ('<head><script src="x.js"></script>\n</head>'
-            '<body><span class="math notranslate nohighlight">\\(x\\)</span></body>')
+TEX_PAGE = (
+    '<head><script src="x.js"></script>\n</head><body><span class="math notranslate nohighlight">\\(x\\)</span></body>'
+)
 
 
-@pytest.mark.parametrize("version, script", [("MathJax 3", '<script defer="defer" src="/_mathjax3/startup.js">'),
-                                             ("MathJax 2", '<script async="async" src="/_mathjax2/MathJax.js?')])
+@pytest.mark.parametrize(
+    "version, script",
+    [
+        ("MathJax 3", '<script defer="defer" src="/_mathjax3/startup.js">'),
+        ("MathJax 2", '<script async="async" src="/_mathjax2/MathJax.js?'),
+    ],
+)
 def test_a_mathjax_head_is_added_and_nothing_else_changes(version, script):
     out = book_timing.tex_page(TEX_PAGE, version)
     head, body = out.split("</head>")

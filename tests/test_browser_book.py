@@ -62,8 +62,16 @@ import pytest
 import book_timing
 import icon_fonts
 from support.browser import (
-    CHROMIUM_ARGS, SCREENSHOTS, Guard, chromium_executable, compare_numbers, explorer_layout_failures,
-    new_context, percentile, serve, toc_pages,
+    CHROMIUM_ARGS,
+    SCREENSHOTS,
+    Guard,
+    chromium_executable,
+    compare_numbers,
+    explorer_layout_failures,
+    new_context,
+    percentile,
+    serve,
+    toc_pages,
 )
 from support.book import toc_parts
 
@@ -73,7 +81,7 @@ PAGES = toc_pages()
 MENU_PAGES = sorted({toc_pages()[0]} | {pages[i] for pages in toc_parts() for i in (0, -1)})
 # name: (viewport width, height, colour scheme)
 MODES = {"laptop": (1280, 900, "light"), "phone": (390, 844, "light"), "dark": (1280, 900, "dark")}
-AXE_MODE = "dark"         # axe-core runs once per page, in this mode
+AXE_MODE = "dark"  # axe-core runs once per page, in this mode
 # Print (the download menu's .pdf, and make pdf): the pages with code, outputs and quizzes, laid out on A4 paper
 # (794 px at 96 px per inch) with the print style sheets
 PRINT_MODE = {"print": (794, 1123, "light")}
@@ -92,15 +100,21 @@ def by_mode(modes) -> list:
 
 
 PHASES = ("load", "math", "read", "screenshot", "axe", "menus", "sliders")  # of a visit, timed
-PAGE_BUDGET = 1.5e6       # bytes a chapter page may load, everything included
-BASELINE_PX = 1.0         # inline math may sit this far off the text's baseline
+PAGE_BUDGET = 1.5e6  # bytes a chapter page may load, everything included
+BASELINE_PX = 1.0  # inline math may sit this far off the text's baseline
 AUDIT = (Path(__file__).parent / "page_audit.js").read_text()
 AUTHORING = ["BEGIN SOLUTION", "END SOLUTION", "For maintainers", "make exercises", "Replace each"]
-FRAME_MS = 16.0           # one frame at 60 Hz, the budget of one slider step
-STEPS_PER_SLIDER = 3      # key presses per slider
-EXPLORER_PAGES = ["chapters/02_sinusoidal_formula", "chapters/03_frequency_analysis", "chapters/04_linearity",
-                  "chapters/06_precision_and_bugs", "chapters/07_rope_and_alibi", "chapters/08_rope_in_practice",
-                  "exercises/02_sinusoidal_formula"]
+FRAME_MS = 16.0  # one frame at 60 Hz, the budget of one slider step
+STEPS_PER_SLIDER = 3  # key presses per slider
+EXPLORER_PAGES = [
+    "chapters/02_sinusoidal_formula",
+    "chapters/03_frequency_analysis",
+    "chapters/04_linearity",
+    "chapters/06_precision_and_bugs",
+    "chapters/07_rope_and_alibi",
+    "chapters/08_rope_in_practice",
+    "exercises/02_sinusoidal_formula",
+]
 EXPLORER_SHOTS = SCREENSHOTS / "explorers"  # every explorer of the book, per mode: book-<mode>/<page>-<n>.png
 SHOT_DIR = SCREENSHOTS / "book"
 TAKE_SHOTS = os.environ.get("POSENC_SCREENSHOTS") == "1"  # make screenshots
@@ -243,6 +257,7 @@ READ_SLIDER = """el => {
 # One visit of one page: everything the tests look at
 # --------------------------------------------------------------------------
 
+
 @dataclass
 class Step:
     changed_pixels: bool
@@ -264,7 +279,8 @@ class Slider:
     def live(self) -> bool:
         return bool(self.steps) and all(
             s.changed_pixels and (not self.in_explorer or (s.updates_after or 0) > (s.updates_before or 0))
-            for s in self.steps)
+            for s in self.steps
+        )
 
 
 @dataclass
@@ -278,18 +294,18 @@ class Visit:
     explorers: int
     sliders: list[Slider]
     seconds: dict = field(default_factory=dict)  # wall time of each phase of the visit
-    kinds: list = field(default_factory=list)    # the explorers' kinds (from their data-spec)
+    kinds: list = field(default_factory=list)  # the explorers' kinds (from their data-spec)
     mode: str = "laptop"
-    audit: dict = field(default_factory=dict)    # page_audit.js: geometry, raw TeX, visible text, title
+    audit: dict = field(default_factory=dict)  # page_audit.js: geometry, raw TeX, visible text, title
     baselines: list = field(default_factory=list)  # inline math offsets from the text baseline, px
-    menus: dict = field(default_factory=dict)    # phone: {"menu" | "contents": what opening it showed}
-    axe: list = field(default_factory=list)      # serious and critical axe-core violations
-    bytes: dict = field(default_factory=dict)    # everything the page loaded: {"sent", "decoded"}
-    typeset_ms: float = float("nan")             # navigation start -> math on screen (typeset, painted, fonts)
-    drawn: list = field(default_factory=list)    # each explorer: its boxes, a canvas pixel, its and the page's
+    menus: dict = field(default_factory=dict)  # phone: {"menu" | "contents": what opening it showed}
+    axe: list = field(default_factory=list)  # serious and critical axe-core violations
+    bytes: dict = field(default_factory=dict)  # everything the page loaded: {"sent", "decoded"}
+    typeset_ms: float = float("nan")  # navigation start -> math on screen (typeset, painted, fonts)
+    drawn: list = field(default_factory=list)  # each explorer: its boxes, a canvas pixel, its and the page's
     #                                              background
-    axe_code_spans: list | None = None           # [code spans unwrapped before axe, token kinds kept]
-    icons: list = field(default_factory=list)    # ICONS_DRAWN: each icon glyph on screen, drawn or not
+    axe_code_spans: list | None = None  # [code spans unwrapped before axe, token kinds kept]
+    icons: list = field(default_factory=list)  # ICONS_DRAWN: each icon glyph on screen, drawn or not
 
 
 async def _menu_opens(tab, toggle: str, target: str) -> dict:
@@ -389,20 +405,31 @@ async def _axe(tab, contrast: bool = True, only: list[str] | None = None) -> lis
     if only:
         options["runOnly"] = {"type": "rule", "values": only}
     results = await Axe().run(tab, options=options)
-    return [f"{v['impact']}: {v['id']} ({v['help']}) x{len(v['nodes'])}: "
-            + "; ".join(", ".join(node["target"]) for node in v["nodes"][:3])
-            for v in results.response["violations"] if v["impact"] in ("serious", "critical")]
+    return [
+        f"{v['impact']}: {v['id']} ({v['help']}) x{len(v['nodes'])}: "
+        + "; ".join(", ".join(node["target"]) for node in v["nodes"][:3])
+        for v in results.response["violations"]
+        if v["impact"] in ("serious", "critical")
+    ]
 
 
-async def _open(browser, base_url: str, page: str, shot_dir: Path | None, mode: str = "laptop", axe: bool = True,
-                check_menus: bool = True):
+async def _open(
+    browser,
+    base_url: str,
+    page: str,
+    shot_dir: Path | None,
+    mode: str = "laptop",
+    axe: bool = True,
+    check_menus: bool = True,
+):
     """Load ``page`` in ``mode``, wait for its math, read math, images and geometry, take the screenshot.
 
     Returns (visit, context, tab, guard, number of range inputs).
     """
     width, height, scheme = {**MODES, **PRINT_MODE}[mode]
-    context = await browser.new_context(viewport={"width": width, "height": height}, color_scheme=scheme,
-                                        service_workers="block")
+    context = await browser.new_context(
+        viewport={"width": width, "height": height}, color_scheme=scheme, service_workers="block"
+    )
     guard = Guard(context, async_api=True)
     await guard.route_async(context)
     await context.add_init_script(script=MATH_READY)
@@ -456,10 +483,28 @@ async def _open(browser, base_url: str, page: str, shot_dir: Path | None, mode: 
         # colours differ by theme: contrast in light mode too
         violations = await _axe(tab) if mode == AXE_MODE else await _axe(tab, only=["color-contrast"])
         seconds["axe"] = time.perf_counter() - t0
-    v = Visit(page, url, {}, math_info, images, screenshot, len(kinds), [], seconds, kinds,
-              mode=mode, audit=audit, baselines=baselines, menus=menus, axe=violations, bytes=weight,
-              typeset_ms=typeset_ms, drawn=drawn, axe_code_spans=sampled,
-              icons=icons)
+    v = Visit(
+        page,
+        url,
+        {},
+        math_info,
+        images,
+        screenshot,
+        len(kinds),
+        [],
+        seconds,
+        kinds,
+        mode=mode,
+        audit=audit,
+        baselines=baselines,
+        menus=menus,
+        axe=violations,
+        bytes=weight,
+        typeset_ms=typeset_ms,
+        drawn=drawn,
+        axe_code_spans=sampled,
+        icons=icons,
+    )
     return v, context, tab, guard, ranges
 
 
@@ -499,8 +544,9 @@ async def _exercise_sliders(tab) -> list[Slider]:
         for _ in range(STEPS_PER_SLIDER):
             before = await handle.evaluate(READ_SLIDER)
             at_max = float(before["value"]) >= float(before["max"] or 100)
-            await tab.evaluate("() => { window.__posencProbe.inputAt = null; "
-                               "window.__posencProbe.latencies.length = 0; }")
+            await tab.evaluate(
+                "() => { window.__posencProbe.inputAt = null; window.__posencProbe.latencies.length = 0; }"
+            )
             await tab.keyboard.press("ArrowLeft" if at_max else "ArrowRight")
             if before["inExplorer"]:
                 # an explorer counts its updates: wait (at most 2 s) for the count to move
@@ -512,9 +558,14 @@ async def _exercise_sliders(tab) -> list[Slider]:
             changed = (after["pixels"] != before["pixels"]) if (before["pixels"] or after["pixels"]) else False
             if not before["inExplorer"]:
                 changed = changed or after["html"] != before["html"]
-            step = Step(changed_pixels=changed, changed_value=after["value"] != before["value"],
-                        updates_before=before["updates"], updates_after=after["updates"],
-                        last_ms=after["lastMs"], latency_ms=latency)
+            step = Step(
+                changed_pixels=changed,
+                changed_value=after["value"] != before["value"],
+                updates_before=before["updates"],
+                updates_after=after["updates"],
+                last_ms=after["lastMs"],
+                latency_ms=latency,
+            )
             slider.steps.append(step)
             if not (step.changed_pixels and step.changed_value):
                 break  # dead: no need to wait for it again
@@ -531,8 +582,16 @@ WAIT_FOR_UPDATE = """(el, n) => new Promise(done => {
 })"""
 
 
-async def _visit_all(executable: str, base_url: str, pages: list[str], shot_dir, concurrency: int, menu_pages,
-                     modes=tuple(MODES), print_pages=()) -> dict:
+async def _visit_all(
+    executable: str,
+    base_url: str,
+    pages: list[str],
+    shot_dir,
+    concurrency: int,
+    menu_pages,
+    modes=tuple(MODES),
+    print_pages=(),
+) -> dict:
     from playwright.async_api import async_playwright
 
     async with async_playwright() as p:
@@ -542,8 +601,9 @@ async def _visit_all(executable: str, base_url: str, pages: list[str], shot_dir,
 
         async def load(page, mode):
             async with gate:
-                opened[page, mode] = await _open(browser, base_url, page, shot_dir, mode,
-                                                 check_menus=menu_pages is None or page in menu_pages)
+                opened[page, mode] = await _open(
+                    browser, base_url, page, shot_dir, mode, check_menus=menu_pages is None or page in menu_pages
+                )
                 v, context, tab, guard, ranges = opened[page, mode]
                 if not ranges or mode != "laptop":  # nothing to move here: done with this page
                     await tab.wait_for_timeout(50)
@@ -568,8 +628,15 @@ async def _visit_all(executable: str, base_url: str, pages: list[str], shot_dir,
         return visits
 
 
-def visit_all(base_url: str, pages: list[str], shot_dir: Path | None = SHOT_DIR, concurrency: int = 3,
-              modes=tuple(MODES), menu_pages=None, print_pages=()) -> dict:
+def visit_all(
+    base_url: str,
+    pages: list[str],
+    shot_dir: Path | None = SHOT_DIR,
+    concurrency: int = 3,
+    modes=tuple(MODES),
+    menu_pages=None,
+    print_pages=(),
+) -> dict:
     """Visit ``pages`` (paths without .html) in Chromium in each of ``modes``, and ``print_pages`` as printed
     (``PRINT_MODE``); return {(page, mode): Visit}.
 
@@ -582,8 +649,9 @@ def visit_all(base_url: str, pages: list[str], shot_dir: Path | None = SHOT_DIR,
 
     def run():
         try:
-            result["visits"] = asyncio.run(_visit_all(executable, base_url, pages, shot_dir, concurrency, menu_pages,
-                                                      modes, print_pages))
+            result["visits"] = asyncio.run(
+                _visit_all(executable, base_url, pages, shot_dir, concurrency, menu_pages, modes, print_pages)
+            )
         except BaseException as exc:  # re-raised in the test's thread
             result["error"] = exc
 
@@ -608,20 +676,33 @@ def math_failures(v: Visit) -> list[str]:
 
 def layout_failures(v: Visit) -> list[str]:
     """Content cut off with no way to scroll to it, and a page that pans sideways."""
-    out = [f"cut off ({c['kind']}, {c['content']} px of content in a {c['width']} px box, "
-           f"{c['cut']} px hidden): {c['what']}" for c in v.audit["clipped"]]
-    out += [f"a tab stop for scrolling on a box that shows nothing wider than itself: {what}"
-            for what in v.audit["spuriousStops"]]
+    out = [
+        f"cut off ({c['kind']}, {c['content']} px of content in a {c['width']} px box, "
+        f"{c['cut']} px hidden): {c['what']}"
+        for c in v.audit["clipped"]
+    ]
+    out += [
+        f"a tab stop for scrolling on a box that shows nothing wider than itself: {what}"
+        for what in v.audit["spuriousStops"]
+    ]
     if v.audit["pan"]:
-        out.append(f"the page pans sideways by {v.audit['pan']['by']} px; sticking out: "
-                   + "; ".join(v.audit["pan"]["offenders"]))
+        out.append(
+            f"the page pans sideways by {v.audit['pan']['by']} px; sticking out: "
+            + "; ".join(v.audit["pan"]["offenders"])
+        )
     return out
 
 
 def baseline_failures(v: Visit) -> list[str]:
     off = [d for d in v.baselines if abs(d) > BASELINE_PX]
-    return [f"{len(off)} of {len(v.baselines)} inline formulas sit off the text baseline "
-            f"(by {min(off):+.1f} to {max(off):+.1f} px)"] if off else []
+    return (
+        [
+            f"{len(off)} of {len(v.baselines)} inline formulas sit off the text baseline "
+            f"(by {min(off):+.1f} to {max(off):+.1f} px)"
+        ]
+        if off
+        else []
+    )
 
 
 def menu_failures(v: Visit) -> list[str]:
@@ -783,7 +864,8 @@ BAD_PAGE = f"""<!doctype html><html><head><meta charset="utf-8"><title>bad</titl
 
 RED_DOT_PNG = bytes.fromhex(
     "89504e470d0a1a0a0000000d4948445200000001000000010802000000907753de0000000c4944415408d763f8cfc000"
-    "0003010100c9fe92ef0000000049454e44ae426082")
+    "0003010100c9fe92ef0000000049454e44ae426082"
+)
 
 
 @pytest.fixture(scope="module")
@@ -854,7 +936,9 @@ def test_harness_catches_every_fault(fixture_visits):
     assert "button 0 of '.primary-toggle': no " in menu["detail"], menu
     assert "button 1 of '.primary-toggle': the menu is still open after Escape" in menu["detail"], menu
     assert [f.split(":")[0] for f in menu_failures(phone)] == [
-        "the menu button opens nothing", "the menu does not close with Escape"], menu_failures(phone)
+        "the menu button opens nothing",
+        "the menu does not close with Escape",
+    ], menu_failures(phone)
     assert any("tab stop for scrolling" in f for f in layout), layout
     assert baseline_failures(v) and max(map(abs, v.baselines)) > 5, v.baselines  # centred, not on the baseline
     assert v.audit["glyphsCut"] and "in a 20 px box" in v.audit["glyphsCut"][0], v.audit["glyphsCut"]
@@ -886,6 +970,7 @@ def test_harness_catches_every_fault(fixture_visits):
 # The book, page by page
 # --------------------------------------------------------------------------
 
+
 class Site:
     """The served book; the first call for a mode visits every page in that mode's group (concurrently), later
     calls look up."""
@@ -896,9 +981,16 @@ class Site:
     def __call__(self, page: str, mode: str = "laptop") -> Visit:
         if (page, mode) not in self.visits:
             (group,) = [modes for modes in VISIT_GROUPS.values() if mode in modes]
-            self.visits.update(visit_all(self.base, PAGES, shot_dir=SHOT_DIR if TAKE_SHOTS else None,
-                                         modes=[m for m in group if m in MODES], menu_pages=MENU_PAGES,
-                                         print_pages=PRINT_PAGES if "print" in group else ()))
+            self.visits.update(
+                visit_all(
+                    self.base,
+                    PAGES,
+                    shot_dir=SHOT_DIR if TAKE_SHOTS else None,
+                    modes=[m for m in group if m in MODES],
+                    menu_pages=MENU_PAGES,
+                    print_pages=PRINT_PAGES if "print" in group else (),
+                )
+            )
         return self.visits[page, mode]
 
     def groups(self) -> list[str]:
@@ -928,10 +1020,14 @@ def site(chromium, book, request):
 def test_every_built_page_is_in_the_toc(book):
     """The per-page tests below cover every page a reader can reach."""
     skip = {"genindex", "search", "index"}  # Sphinx's generated pages; search is tested on its own
-    built = {str(p.relative_to(book).with_suffix("")) for p in book.rglob("*.html")
-             if not p.relative_to(book).parts[0].startswith("_")}
-    assert built - skip == set(PAGES), f"pages outside the toc: {sorted(built - skip - set(PAGES))}, " \
-                                       f"missing: {sorted(set(PAGES) - built)}"
+    built = {
+        str(p.relative_to(book).with_suffix(""))
+        for p in book.rglob("*.html")
+        if not p.relative_to(book).parts[0].startswith("_")
+    }
+    assert built - skip == set(PAGES), (
+        f"pages outside the toc: {sorted(built - skip - set(PAGES))}, missing: {sorted(set(PAGES) - built)}"
+    )
 
 
 @pytest.mark.parametrize("mode", by_mode(MODES))
@@ -984,7 +1080,7 @@ def test_no_line_starts_with_the_punctuation_after_a_formula(site, page, mode):
 @pytest.mark.parametrize("mode", by_mode(MODES))
 @pytest.mark.parametrize("page", PAGES)
 def test_no_line_ends_with_the_bracket_before_a_formula(site, page, mode):
-    """"of $r$ ($0 \\le b, r < 64$)" once left its "(" at the end of a line on a phone (appendix A)."""
+    """ "of $r$ ($0 \\le b, r < 64$)" once left its "(" at the end of a line on a phone (appendix A)."""
     v = site(page, mode)
     assert not v.audit["bracketAlone"], "\n".join(v.audit["bracketAlone"])
 
@@ -1062,8 +1158,9 @@ def luminance(css: str) -> float:
 @pytest.mark.parametrize("page", PAGES)
 def test_dark_mode_puts_no_figure_or_table_on_a_light_panel(site, page):
     v = site(page, "dark")
-    light = [f"{p['what']} on {p['backdrop']}" for p in v.audit["panels"]
-             if p["backdrop"] and luminance(p["backdrop"]) > 0.1]
+    light = [
+        f"{p['what']} on {p['backdrop']}" for p in v.audit["panels"] if p["backdrop"] and luminance(p["backdrop"]) > 0.1
+    ]
     assert not light, "light panels in dark mode:\n" + "\n".join(light)
 
 
@@ -1072,8 +1169,10 @@ def test_dark_mode_puts_no_figure_or_table_on_a_light_panel(site, page):
 def test_printed_page_cuts_nothing_and_quizzes_carry_answers(site, page):
     """On paper nothing scrolls: code, outputs, tables and math wrap or fit; every quiz prints its answers."""
     v = site(page, "print")
-    cut = [f"{c['kind']}: {c['what']} ({c['content']} px in {c['width']} px)"
-           for c in v.audit["clipped"] + v.audit["scrolled"]]
+    cut = [
+        f"{c['kind']}: {c['what']} ({c['content']} px in {c['width']} px)"
+        for c in v.audit["clipped"] + v.audit["scrolled"]
+    ]
     assert not cut, "cut off on paper:\n" + "\n".join(cut)
     assert v.audit["quizzes"]["answers"] == v.audit["quizzes"]["count"], v.audit["quizzes"]
 
@@ -1116,9 +1215,10 @@ def test_one_search_control_per_page(site, mode):
 @pytest.mark.parametrize("page", [p for p in PAGES if p.startswith(("chapters/", "appendix/"))])
 def test_chapter_page_weight(site, page):
     v = site(page)
-    assert v.bytes["sent"] <= PAGE_BUDGET, \
-        f"{page} loads {v.bytes['sent'] / 1e6:.2f} MB ({v.bytes['decoded'] / 1e6:.2f} MB decoded), " \
+    assert v.bytes["sent"] <= PAGE_BUDGET, (
+        f"{page} loads {v.bytes['sent'] / 1e6:.2f} MB ({v.bytes['decoded'] / 1e6:.2f} MB decoded), "
         f"budget {PAGE_BUDGET / 1e6:.1f} MB"
+    )
 
 
 ICON_FONT_BUDGET = 10_000  # bytes of icon fonts a page may load (the theme's solid font alone was 156 KB)
@@ -1129,8 +1229,12 @@ def test_every_icon_is_drawn_and_its_font_is_small(site, mode):
     """Every icon glyph on screen is in its font (icon_fonts.py keeps only those), and the fonts are small."""
     visits = [site(page, mode) for page in PAGES]
     assert sum(len(v.icons) for v in visits) >= len(PAGES), "no icons found: is ICONS_DRAWN still finding them?"
-    blank = [f"{v.page}: U+{i['icon'].upper()} ({i['font']} {i['weight']}) in {i['where']}"
-             for v in visits for i in v.icons if not i["drawn"]]
+    blank = [
+        f"{v.page}: U+{i['icon'].upper()} ({i['font']} {i['weight']}) in {i['where']}"
+        for v in visits
+        for i in v.icons
+        if not i["drawn"]
+    ]
     assert not blank, "icons not in their font:\n" + "\n".join(blank)
     heavy = [f"{v.page}: {v.bytes['iconFonts']} B" for v in visits if v.bytes["iconFonts"] > ICON_FONT_BUDGET]
     assert not heavy, f"icon fonts over {ICON_FONT_BUDGET} B: {heavy}"
@@ -1194,8 +1298,9 @@ def test_explorers_fit_and_follow_the_theme(site, page, mode):
         failures += [f"explorer {n}: {f}" for f in explorer_layout_failures(e["boxes"], MODES[mode][0])]
         if not e["crisp"]:
             failures.append(f"explorer {n}: the canvas has fewer pixels than the screen")
-        if e["pixel"] != rgb(e["background"]) or (rgb(e["page"]) and "rgba(0, 0, 0, 0)" not in e["page"]
-                                                  and rgb(e["page"]) != rgb(e["background"])):
+        if e["pixel"] != rgb(e["background"]) or (
+            rgb(e["page"]) and "rgba(0, 0, 0, 0)" not in e["page"] and rgb(e["page"]) != rgb(e["background"])
+        ):
             failures.append(f"explorer {n}: canvas {e['pixel']}, explorer {e['background']}, page {e['page']}")
         if e["frame"] and rgb(e["frame"]) != rgb(e["background"]):
             failures.append(f"explorer {n}: drawn on {e['background']} inside a {e['frame']} panel")
@@ -1260,15 +1365,18 @@ def test_search_field_magnifier_leaves_the_typed_text_alone(site, width):
         where = tab.evaluate(SEARCH_FIELD)
     finally:
         context.close()
-    assert where["text"] >= where["icon"] + 2, f"the magnifier ends at {where['icon']:.1f} px, the text starts at " \
-                                               f"{where['text']:.1f} px"
+    assert where["text"] >= where["icon"] + 2, (
+        f"the magnifier ends at {where['icon']:.1f} px, the text starts at {where['text']:.1f} px"
+    )
 
 
 def test_built_pages_reference_no_other_host(book):
     """Static check: no page loads a script, style sheet, image or frame from another host."""
-    pattern = re.compile(r"<(script|img|iframe|source|audio|video)\b[^>]*\bsrc=[\"'](https?:)?//"
-                         r"|<link\b[^>]*\brel=[\"'](stylesheet|preload|icon|modulepreload)[^>]*\bhref=[\"'](https?:)?//"
-                         r"|<link\b[^>]*\bhref=[\"'](https?:)?//[^>]*\brel=[\"'](stylesheet|preload|icon|modulepreload)")
+    pattern = re.compile(
+        r"<(script|img|iframe|source|audio|video)\b[^>]*\bsrc=[\"'](https?:)?//"
+        r"|<link\b[^>]*\brel=[\"'](stylesheet|preload|icon|modulepreload)[^>]*\bhref=[\"'](https?:)?//"
+        r"|<link\b[^>]*\bhref=[\"'](https?:)?//[^>]*\brel=[\"'](stylesheet|preload|icon|modulepreload)"
+    )
     css = re.compile(r"url\(\s*[\"']?(https?:)?//|@import\s+[\"'](https?:)?//")
     offenders = []
     for path in book.rglob("*.html"):
@@ -1284,6 +1392,7 @@ def test_built_pages_reference_no_other_host(book):
 # The browser explorers compute what explorers.py computes
 # --------------------------------------------------------------------------
 
+
 def explorer_kinds() -> dict:
     """{kind: (slider specs, couplings, data function)} for every explorer class in explorers.py.
 
@@ -1292,6 +1401,7 @@ def explorer_kinds() -> dict:
     exactly the slider names.
     """
     from posenc_course import explorers
+
     functions = {name: f for name, f in vars(explorers).items() if name.endswith("_data") and callable(f)}
     kinds = {}
     for cls in vars(explorers).values():
@@ -1303,19 +1413,19 @@ def explorer_kinds() -> dict:
         def required(f):
             return {p.name for p in inspect.signature(f).parameters.values() if p.default is inspect.Parameter.empty}
 
-        fn = functions.get(f"{cls.kind}_data") or next(
-            (f for f in functions.values() if required(f) == names), None)
+        fn = functions.get(f"{cls.kind}_data") or next((f for f in functions.values() if required(f) == names), None)
         kinds[cls.kind] = (spec["controls"], spec.get("couple") or {}, fn)
     return kinds
 
 
 def slider_settings(controls, couple, fn, rng, n=40) -> list[dict]:
     """Slider values on each slider's grid: all at min, all at max, each alone at its extremes, n random."""
+
     def grid(c, x):
         k = round((x - c["min"]) / c["step"])
         x = min(c["max"], c["min"] + k * c["step"])
         x = round(x, 10)
-        return float(10 ** x) if c["log"] else (int(x) if float(x).is_integer() else x)
+        return float(10**x) if c["log"] else (int(x) if float(x).is_integer() else x)
 
     def finish(values):
         for name, parent in couple.items():  # e.g. pair i <= ceil(d_model / 2) - 1, as explorers.js does
@@ -1361,7 +1471,9 @@ def test_browser_explorers_compute_what_python_draws(site):
                      catch (e) { return {error: String(e)}; }
                    });
                  return out;
-               }""", settings)
+               }""",
+            settings,
+        )
     finally:
         context.close()
     failures, per_kind = [], {}
@@ -1383,6 +1495,7 @@ def test_browser_explorers_compute_what_python_draws(site):
 # The numbers, printed at the end (visible with -q too)
 # --------------------------------------------------------------------------
 
+
 def report(site, group: str) -> str:
     """What was measured in one visit group: pages, math, requests, sliders, update times; where the screenshots
     are."""
@@ -1392,20 +1505,27 @@ def report(site, group: str) -> str:
     reported = [s.last_ms for s in steps if s.last_ms is not None]
     latency = [s.latency_ms for s in steps if s.latency_ms is not None]
     printed = [site(page, "print") for page in PRINT_PAGES] if "print" in VISIT_GROUPS[group] else []
-    lines = [f"browser book check, {group} group: {len(visits)} pages x {len(modes)} modes ({', '.join(modes)})"
-             + (f" and {len(printed)} printed" if printed else "") + ", "
-             + (f"screenshots in {SHOT_DIR}/<mode>/" if TAKE_SHOTS else "no screenshots (make screenshots takes them)")]
+    lines = [
+        f"browser book check, {group} group: {len(visits)} pages x {len(modes)} modes ({', '.join(modes)})"
+        + (f" and {len(printed)} printed" if printed else "")
+        + ", "
+        + (f"screenshots in {SHOT_DIR}/<mode>/" if TAKE_SHOTS else "no screenshots (make screenshots takes them)")
+    ]
     for v in visits:
         live = sum(s.live for s in v.sliders)
         bad = sum(len(x) for x in v.problems.values())
-        lines.append(f"  {v.page:36s} math {v.math['rendered']:3d}/{v.math['containers']:3d}  "
-                     f"images {sum(bool(i['width']) for i in v.images):2d}/{len(v.images):2d}  "
-                     f"explorers {v.explorers}{' (' + ', '.join(v.kinds) + ')' if v.kinds else ''}  "
-                     f"sliders live {live}/{len(v.sliders)}  "
-                     f"external {len(v.problems['external requests'])}  problems {bad}  "
-                     f"({', '.join(f'{k} {x:.1f}' for k, x in v.seconds.items())} s)")
-    lines.append(f"  math elements rendered: {sum(v.math['rendered'] for v in visits)} of "
-                 f"{sum(v.math['containers'] for v in visits)}")
+        lines.append(
+            f"  {v.page:36s} math {v.math['rendered']:3d}/{v.math['containers']:3d}  "
+            f"images {sum(bool(i['width']) for i in v.images):2d}/{len(v.images):2d}  "
+            f"explorers {v.explorers}{' (' + ', '.join(v.kinds) + ')' if v.kinds else ''}  "
+            f"sliders live {live}/{len(v.sliders)}  "
+            f"external {len(v.problems['external requests'])}  problems {bad}  "
+            f"({', '.join(f'{k} {x:.1f}' for k, x in v.seconds.items())} s)"
+        )
+    lines.append(
+        f"  math elements rendered: {sum(v.math['rendered'] for v in visits)} of "
+        f"{sum(v.math['containers'] for v in visits)}"
+    )
     lines.append(f"  external requests: {sum(len(v.problems['external requests']) for v in visits)}")
     lines.append(f"  per mode (all pages; {modes[0]}: the page lines above):")
     for mode in modes:
@@ -1426,30 +1546,42 @@ def report(site, group: str) -> str:
             f"heaviest page {heaviest.bytes['sent'] / 1e6:.2f} MB sent ({heaviest.bytes['decoded'] / 1e6:.2f} MB "
             f"decoded, {heaviest.page}); slowest to show its math {slowest.typeset_ms:.0f} ms ({slowest.page}, "
             f"tabs sharing the CPU); seconds spent: "
-            + ", ".join(f"{k} {sum(v.seconds.get(k, 0) for v in seen):.0f}" for k in PHASES))
+            + ", ".join(f"{k} {sum(v.seconds.get(k, 0) for v in seen):.0f}" for k in PHASES)
+        )
     if printed:
-        lines.append(f"  printed: {len(printed)} pages, seconds spent: "
-                     + ", ".join(f"{k} {sum(v.seconds.get(k, 0) for v in printed):.0f}" for k in PHASES))
+        lines.append(
+            f"  printed: {len(printed)} pages, seconds spent: "
+            + ", ".join(f"{k} {sum(v.seconds.get(k, 0) for v in printed):.0f}" for k in PHASES)
+        )
     phone = [site(page, "phone") for page in PAGES] if "phone" in modes else []
     shown = [f["shown"] / f["natural"] for v in phone for f in v.audit["figures"]]
     if shown:
-        lines.append(f"  figures on the phone: shown at {min(shown):.0%}-{max(shown):.0%} of their size "
-                     f"({len(shown)} figures)")
+        lines.append(
+            f"  figures on the phone: shown at {min(shown):.0%}-{max(shown):.0%} of their size ({len(shown)} figures)"
+        )
     menu = [v for v in phone if "menu" in v.menus]
     if menu:
-        lines.append(f"  phone menu opens the chapter list on {sum(v.menus['menu']['opened'] for v in menu)} of "
-                     f"{len(menu)} pages tried; contents button on "
-                     f"{sum(v.menus['contents']['opened'] for v in phone if 'contents' in v.menus)} of "
-                     f"{sum('contents' in v.menus for v in phone)}")
+        lines.append(
+            f"  phone menu opens the chapter list on {sum(v.menus['menu']['opened'] for v in menu)} of "
+            f"{len(menu)} pages tried; contents button on "
+            f"{sum(v.menus['contents']['opened'] for v in phone if 'contents' in v.menus)} of "
+            f"{sum('contents' in v.menus for v in phone)}"
+        )
     if reported:
-        lines.append(f"  slider steps: {len(steps)}; data-last-update-ms median {statistics.median(reported):.2f}, "
-                     f"p95 {percentile(reported, 95):.2f}, max {max(reported):.2f} ms")
+        lines.append(
+            f"  slider steps: {len(steps)}; data-last-update-ms median {statistics.median(reported):.2f}, "
+            f"p95 {percentile(reported, 95):.2f}, max {max(reported):.2f} ms"
+        )
     if latency:
-        lines.append(f"  input event -> data-updates (independent): median {statistics.median(latency):.2f}, "
-                     f"p95 {percentile(latency, 95):.2f}, max {max(latency):.2f} ms")
+        lines.append(
+            f"  input event -> data-updates (independent): median {statistics.median(latency):.2f}, "
+            f"p95 {percentile(latency, 95):.2f}, max {max(latency):.2f} ms"
+        )
     if SEARCH:
         lines.append(f"  search 'rotation' offline: {SEARCH['rotation']} results")
     if COMPUTED:
-        lines.append("  browser compute == explorers.py for " +
-                     ", ".join(f"{kind} ({n} settings)" for kind, n in COMPUTED.items()))
+        lines.append(
+            "  browser compute == explorers.py for "
+            + ", ".join(f"{kind} ({n} settings)" for kind, n in COMPUTED.items())
+        )
     return "\n".join(lines)

@@ -48,11 +48,11 @@ NOTEBOOK = LAB_NOTEBOOK
 SOLUTION = ROOT / "solutions" / "02_sinusoidal_formula.ipynb"
 QUESTION = "02.3"
 SHOT_DIR = SCREENSHOTS / "lab"
-START_TIMEOUT = 60      # seconds for JupyterLab to answer
-RUN_ALL_TIMEOUT = 60    # seconds for all cells to run
-STEP_BUDGET_MS = 33     # key press -> new canvas, median (two frames at 60 Hz)
-PRESSES = 5             # ArrowRight presses per slider
-BEFORE_MS = 163         # the same measure with the old kernel-side matplotlib renderer (PNG per step)
+START_TIMEOUT = 60  # seconds for JupyterLab to answer
+RUN_ALL_TIMEOUT = 60  # seconds for all cells to run
+STEP_BUDGET_MS = 33  # key press -> new canvas, median (two frames at 60 Hz)
+PRESSES = 5  # ArrowRight presses per slider
+BEFORE_MS = 163  # the same measure with the old kernel-side matplotlib renderer (PNG per step)
 
 
 def free_port() -> int:
@@ -80,26 +80,48 @@ def jupyterlab(tmp: Path):
     shutil.copytree(ROOT / "exercises", root / "exercises")
     # Lab settings: no news feed, no update check (both would fetch from the internet);
     # every cell rendered (no windowing), so cells out of view can be found and read
-    for plugin, values in [("apputils-extension/notification", {"checkForUpdates": False, "fetchNews": "false"}),
-                           ("notebook-extension/tracker", {"windowingMode": "none"})]:
+    for plugin, values in [
+        ("apputils-extension/notification", {"checkForUpdates": False, "fetchNews": "false"}),
+        ("notebook-extension/tracker", {"windowingMode": "none"}),
+    ]:
         path = tmp / "settings" / "@jupyterlab" / f"{plugin}.jupyterlab-settings"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(values))
-    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(tmp / "config"), JUPYTER_RUNTIME_DIR=str(tmp / "runtime"),
-               IPYTHONDIR=str(tmp / "ipython"), JUPYTERLAB_WORKSPACES_DIR=str(tmp / "workspaces"),
-               MPLCONFIGDIR=str(tmp / "mpl"), POSENC_PROGRESS=str(tmp / "progress.json"))
+    env = dict(
+        os.environ,
+        JUPYTER_CONFIG_DIR=str(tmp / "config"),
+        JUPYTER_RUNTIME_DIR=str(tmp / "runtime"),
+        IPYTHONDIR=str(tmp / "ipython"),
+        JUPYTERLAB_WORKSPACES_DIR=str(tmp / "workspaces"),
+        MPLCONFIGDIR=str(tmp / "mpl"),
+        POSENC_PROGRESS=str(tmp / "progress.json"),
+    )
     port, token = free_port(), secrets.token_hex(16)
     jupyter = Path(sys.executable).parent / "jupyter"
     log_path = tmp / "lab.log"
     log = log_path.open("w")
     proc = subprocess.Popen(
-        [str(jupyter), "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}", "--port-retries=0",
-         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
-         f"--LabApp.user_settings_dir={tmp / 'settings'}", f"--LabApp.workspaces_dir={tmp / 'workspaces'}",
-         "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-         "--LabApp.extension_manager=readonly"]
+        [
+            str(jupyter),
+            "lab",
+            "--no-browser",
+            "--ip=127.0.0.1",
+            f"--port={port}",
+            "--port-retries=0",
+            f"--IdentityProvider.token={token}",
+            f"--ServerApp.root_dir={root}",
+            f"--LabApp.user_settings_dir={tmp / 'settings'}",
+            f"--LabApp.workspaces_dir={tmp / 'workspaces'}",
+            "--LabApp.news_url=None",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            "--LabApp.extension_manager=readonly",
+        ]
         + (["--allow-root"] if os.geteuid() == 0 else []),  # CI containers run as root
-        cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
+        cwd=root,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     base = f"http://127.0.0.1:{port}/"
     try:
         deadline = time.monotonic() + START_TIMEOUT
@@ -113,8 +135,9 @@ def jupyterlab(tmp: Path):
             except OSError:
                 pass
             if time.monotonic() > deadline:
-                raise RuntimeError(f"JupyterLab did not answer within {START_TIMEOUT} s:\n"
-                                   f"{log_path.read_text()[-3000:]}")
+                raise RuntimeError(
+                    f"JupyterLab did not answer within {START_TIMEOUT} s:\n{log_path.read_text()[-3000:]}"
+                )
             time.sleep(0.25)
         yield base, token, root, proc.pid, tmp / "progress.json"
     finally:
@@ -141,7 +164,8 @@ def wait_for_idle_kernel(tab, timeout=60):
     tab.wait_for_function(
         """() => [...document.querySelectorAll('.jp-StatusBar-TextItem')]
                    .some(el => /\\| Idle$/.test(el.textContent.trim()) && !/^No Kernel/.test(el.textContent.trim()))""",
-        timeout=timeout * 1000)
+        timeout=timeout * 1000,
+    )
 
 
 CELLS = ".jp-NotebookPanel:visible .jp-CodeCell"
@@ -175,8 +199,10 @@ def wait_until_all_ran(tab, timeout=RUN_ALL_TIMEOUT):
         tab.wait_for_timeout(200)
 
 
-ERROR_OUTPUTS = (".jp-NotebookPanel:visible .jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr'], "
-                 ".jp-NotebookPanel:visible .jp-OutputArea-output[data-mime-type='application/vnd.jupyter.error']")
+ERROR_OUTPUTS = (
+    ".jp-NotebookPanel:visible .jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr'], "
+    ".jp-NotebookPanel:visible .jp-OutputArea-output[data-mime-type='application/vnd.jupyter.error']"
+)
 
 
 # In the page, before JupyterLab loads: the time (performance.now) of every message a kernel
@@ -232,8 +258,14 @@ def opened_and_run(chromium, base: str, token: str, notebook: str = NOTEBOOK):
         counts = wait_until_all_ran(tab)
         wait_for_idle_kernel(tab)
         tab.screenshot(path=str(SHOT_DIR / "01_ran_all_cells.png"))
-        yield {"tab": tab, "panel": panel, "guard": guard, "counts": counts, "frames": frames,
-               "run_all_s": time.monotonic() - started}
+        yield {
+            "tab": tab,
+            "panel": panel,
+            "guard": guard,
+            "counts": counts,
+            "frames": frames,
+            "run_all_s": time.monotonic() - started,
+        }
     finally:
         context.close()
 
@@ -278,7 +310,8 @@ def explorer_and_sliders(panel):
     output = panel.locator(".jp-OutputArea-output", has=panel.page.locator(".posenc-explorer"))
     assert output.count() == 1, (
         f"no explorer drawn in the outputs of {NOTEBOOK}: the exercise notebook needs an explorer cell such as "
-        "`FormulaExplorer()`, and the anywidget front end must load")
+        "`FormulaExplorer()`, and the anywidget front end must load"
+    )
     root = output.locator(".posenc-explorer")
     root.wait_for()
     return root, output.locator(".widget-slider")
@@ -286,19 +319,30 @@ def explorer_and_sliders(panel):
 
 def press_and_time(tab, root, handle, key="ArrowRight") -> dict:
     """Press ``key`` on a slider handle; wait for the explorer to redraw; how long, and what came from the kernel."""
-    before = {"updates": int(root.get_attribute("data-updates")), "pixels": root.evaluate(CANVASES),
-              "value": handle.get_attribute("aria-valuenow")}
+    before = {
+        "updates": int(root.get_attribute("data-updates")),
+        "pixels": root.evaluate(CANVASES),
+        "value": handle.get_attribute("aria-valuenow"),
+    }
     started = time.perf_counter()
     tab.keyboard.press(key)
-    tab.wait_for_function("([el, n]) => Number(el.dataset.updates) > n", arg=[root.element_handle(), before["updates"]],
-                          timeout=10000, polling="raf")
+    tab.wait_for_function(
+        "([el, n]) => Number(el.dataset.updates) > n",
+        arg=[root.element_handle(), before["updates"]],
+        timeout=10000,
+        polling="raf",
+    )
     wall_ms = 1000 * (time.perf_counter() - started)
     tab.wait_for_function("() => window.__posencStep.paintedAt !== null", timeout=10000)
     step = tab.evaluate("""() => { const p = window.__posencStep;
         return {ms: p.paintedAt - p.keyAt, drawn_ms: p.drawnAt - p.keyAt,
                 kernel: window.__kernelMessagesAt.filter(t => t > p.keyAt && t <= p.drawnAt).length}; }""")
-    return {**step, "wall_ms": wall_ms, "changed": root.evaluate(CANVASES) != before["pixels"],
-            "moved": handle.get_attribute("aria-valuenow") != before["value"]}
+    return {
+        **step,
+        "wall_ms": wall_ms,
+        "changed": root.evaluate(CANVASES) != before["pixels"],
+        "moved": handle.get_attribute("aria-valuenow") != before["value"],
+    }
 
 
 def harness_ms(tab, n=9) -> float:
@@ -321,8 +365,9 @@ def run_in_new_cell(tab, panel, code: str):
     tab.keyboard.type(code)
     cell = panel.locator(".jp-CodeCell.jp-mod-active").element_handle()  # Shift+Enter moves on to a new cell
     tab.keyboard.press("Shift+Enter")
-    tab.wait_for_function("el => /\\[\\d+\\]/.test(el.querySelector('.jp-InputPrompt').textContent)", arg=cell,
-                          timeout=30000)
+    tab.wait_for_function(
+        "el => /\\[\\d+\\]/.test(el.querySelector('.jp-InputPrompt').textContent)", arg=cell, timeout=30000
+    )
     return cell.eval_on_selector(".jp-OutputArea-output", "el => el.innerText")
 
 
@@ -370,8 +415,9 @@ def plain_slider_ms(tab, panel, presses=8) -> float:
         value = handle.get_attribute("aria-valuenow")
         started = time.perf_counter()
         tab.keyboard.press("ArrowRight")
-        tab.wait_for_function("([el, v]) => el.getAttribute('aria-valuenow') !== v",
-                              arg=[handle.element_handle(), value], polling="raf")
+        tab.wait_for_function(
+            "([el, v]) => el.getAttribute('aria-valuenow') !== v", arg=[handle.element_handle(), value], polling="raf"
+        )
         times.append(1000 * (time.perf_counter() - started))
     return statistics.median(times)
 
@@ -440,9 +486,13 @@ def test_explorer_needs_no_kernel_and_python_sees_the_values(notebook):
     assert not received, f"the kernel was stopped, yet these arrived: {received}"
     assert statistics.median(s["drawn_ms"] for s in steps) <= STEP_BUDGET_MS, steps
     wait_for_idle_kernel(tab)
-    output = run_in_new_cell(tab, panel, "import json\n"
-                             "explorer = [v for v in Out.values() if isinstance(v, FormulaExplorer)][-1]\n"
-                             "print(json.dumps(explorer.values()))")
+    output = run_in_new_cell(
+        tab,
+        panel,
+        "import json\n"
+        "explorer = [v for v in Out.values() if isinstance(v, FormulaExplorer)][-1]\n"
+        "print(json.dumps(explorer.values()))",
+    )
     printed = json.loads(output.strip())
     assert printed.keys() == drawn.keys()
     for name, value in drawn.items():
@@ -464,8 +514,9 @@ def test_correct_answer_gets_positive_feedback(notebook):
     tab.keyboard.press("Shift+Enter")
     output = cell.locator(".jp-OutputArea-output")
     positive = f"{QUESTION} ✓ correct"
-    tab.wait_for_function("([el, text]) => el.innerText.includes(text)",
-                          arg=[cell.element_handle(), positive], timeout=20000)
+    tab.wait_for_function(
+        "([el, text]) => el.innerText.includes(text)", arg=[cell.element_handle(), positive], timeout=20000
+    )
     cell.scroll_into_view_if_needed()
     tab.screenshot(path=str(SHOT_DIR / "03_correct_answer.png"))
     assert positive in output.inner_text()
@@ -492,30 +543,38 @@ def test_progress_survives_a_kernel_restart(notebook):
 def test_session_stays_local(notebook, capsys):
     """No request to another host, no missing file, no page or console error in JupyterLab, all session long."""
     problems = notebook["guard"].problems()
-    lines = [f"JupyterLab end to end: open + run all cells {notebook['run_all_s']:.1f} s, "
-             f"{len(notebook['counts'])} code cells, {notebook['guard'].requests} requests "
-             f"({len(problems['external requests'])} external), screenshots in {SHOT_DIR}"]
+    lines = [
+        f"JupyterLab end to end: open + run all cells {notebook['run_all_s']:.1f} s, "
+        f"{len(notebook['counts'])} code cells, {notebook['guard'].requests} requests "
+        f"({len(problems['external requests'])} external), screenshots in {SHOT_DIR}"
+    ]
     steps = notebook.get("steps")
     if steps:
         ms, wall, drawn = [s["ms"] for s in steps], [s["wall_ms"] for s in steps], [s["drawn_ms"] for s in steps]
         sent = [sum(f[0] == "sent" for f in s["frames"]) for s in steps]
         got = [sum(f[0] == "received" for f in s["frames"]) for s in steps]
         types = sorted({f"{f[0]} {f[1]}" for s in steps for f in s["frames"]})
-        lines.append(f"  explorer, {len(steps)} ArrowRight steps on 4 sliders, in the page: "
-                     f"key press -> canvas redrawn median {statistics.median(drawn):.1f} ms, "
-                     f"-> that frame painted median {statistics.median(ms):.1f} ms "
-                     f"(p95 {percentile(ms, 95):.1f}, max {max(ms):.1f}); as Playwright sees it (press -> redraw "
-                     f"observed, the measure of the old renderer's {BEFORE_MS} ms) "
-                     f"median {statistics.median(wall):.1f} ms, "
-                     f"(Playwright's own press + poll: {notebook['harness_ms']:.1f} ms; a lone ipywidgets slider, no "
-                     f"explorer, press -> handle moved: {notebook.get('plain_slider_ms', float('nan')):.1f} ms)")
-        lines.append(f"  kernel messages between key press and redraw: {sum(s['kernel'] for s in steps)}; "
-                     f"per step afterwards, to Python: median {statistics.median(sent):.0f} frames sent, "
-                     f"{statistics.median(got):.0f} received ({', '.join(types)})")
+        lines.append(
+            f"  explorer, {len(steps)} ArrowRight steps on 4 sliders, in the page: "
+            f"key press -> canvas redrawn median {statistics.median(drawn):.1f} ms, "
+            f"-> that frame painted median {statistics.median(ms):.1f} ms "
+            f"(p95 {percentile(ms, 95):.1f}, max {max(ms):.1f}); as Playwright sees it (press -> redraw "
+            f"observed, the measure of the old renderer's {BEFORE_MS} ms) "
+            f"median {statistics.median(wall):.1f} ms, "
+            f"(Playwright's own press + poll: {notebook['harness_ms']:.1f} ms; a lone ipywidgets slider, no "
+            f"explorer, press -> handle moved: {notebook.get('plain_slider_ms', float('nan')):.1f} ms)"
+        )
+        lines.append(
+            f"  kernel messages between key press and redraw: {sum(s['kernel'] for s in steps)}; "
+            f"per step afterwards, to Python: median {statistics.median(sent):.0f} frames sent, "
+            f"{statistics.median(got):.0f} received ({', '.join(types)})"
+        )
     frozen_steps = notebook.get("frozen_steps")
     if frozen_steps:
-        lines.append(f"  kernel stopped (SIGSTOP): {len(frozen_steps)} steps, key press -> new canvas median "
-                     f"{statistics.median(s['ms'] for s in frozen_steps):.1f} ms, nothing received from the kernel")
+        lines.append(
+            f"  kernel stopped (SIGSTOP): {len(frozen_steps)} steps, key press -> new canvas median "
+            f"{statistics.median(s['ms'] for s in frozen_steps):.1f} ms, nothing received from the kernel"
+        )
     with capsys.disabled():
         print("\n" + "\n".join(lines))
     assert not any(problems.values()), "\n".join(f"{kind}: {items}" for kind, items in problems.items() if items)

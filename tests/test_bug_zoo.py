@@ -20,6 +20,7 @@ WIDTHS = [1, 2, 3, 7, 8, 64, 65]
 # Bug 1
 # --------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("d", [1, 3, 8, 64, 65])
 def test_doubled_exponent_uses_the_frequency_of_pair_2i(d):
     table = bug_zoo.doubled_exponent(50, d)
@@ -44,6 +45,7 @@ def test_doubled_exponent_passes_the_structural_checks_but_not_the_reference():
 # --------------------------------------------------------------------------
 # Bug 2
 # --------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("d", [3, 7, 65])
 def test_the_recipe_fails_for_odd_widths(d):
@@ -80,6 +82,7 @@ def test_recipe_fixed_matches_posenc(d):
 # Bug 3
 # --------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("d", [1, 4, 7, 64])
 def test_cosine_own_frequency_gives_each_channel_its_own_exponent(d):
     table = bug_zoo.cosine_own_frequency(40, d)
@@ -103,6 +106,7 @@ def test_cosine_own_frequency_has_no_rotation_and_no_linear_map():
 # --------------------------------------------------------------------------
 # Bug 4
 # --------------------------------------------------------------------------
+
 
 def test_seq_first_table_shape_and_values():
     pe = bug_zoo.seq_first_table(30, 8)
@@ -149,6 +153,7 @@ def test_add_along_seq_matches_the_posenc_module(batch, seq, d):
 # Bug 5
 # --------------------------------------------------------------------------
 
+
 def test_parameter_table_is_overwritten_by_a_model_wide_init():
     torch.manual_seed(0)
     model = nn.Sequential(bug_zoo.ParameterTable(64, 16), nn.Linear(16, 16))
@@ -172,6 +177,7 @@ def test_the_posenc_module_survives_the_same_init():
 # --------------------------------------------------------------------------
 # Bug 6 and precision
 # --------------------------------------------------------------------------
+
 
 def lost_positions(n, dtype):
     return n - len(torch.unique(torch.arange(n, dtype=torch.float64).to(dtype)))
@@ -209,8 +215,9 @@ def test_angles_in_dtype_rounds_positions_and_overflows():
     a = bug_zoo.angles_in_dtype([2049, 4097, 65504, 70000], 4, dtype=torch.float16)
     assert a.shape == (4, 2)
     assert a[0, 0] == 2048 and a[1, 0] == 4096 and a[2, 0] == 65504 and np.isinf(a[3, 0])
-    assert np.array_equal(bug_zoo.angles_in_dtype([3, 5], 4, dtype=torch.float64),
-                          np.outer([3, 5], posenc.frequencies(4)))
+    assert np.array_equal(
+        bug_zoo.angles_in_dtype([3, 5], 4, dtype=torch.float64), np.outer([3, 5], posenc.frequencies(4))
+    )
 
 
 @pytest.mark.parametrize("name", list(bug_zoo.TORCH_DTYPES))
@@ -248,8 +255,16 @@ def test_phase_error_is_bounded_by_three_roundings(name):
 # The checks
 # --------------------------------------------------------------------------
 
-@pytest.mark.parametrize("d,base,layout", [(64, 10000.0, "interleaved"), (16, 500000.0, "interleaved"),
-                                           (8, 100.0, "concatenated"), (7, 10000.0, "interleaved")])
+
+@pytest.mark.parametrize(
+    "d,base,layout",
+    [
+        (64, 10000.0, "interleaved"),
+        (16, 500000.0, "interleaved"),
+        (8, 100.0, "concatenated"),
+        (7, 10000.0, "interleaved"),
+    ],
+)
 def test_correct_tables_pass_every_structural_check(d, base, layout):
     table = posenc.sinusoidal(np.arange(1000, 1128), d, base, layout=layout)
     assert bug_zoo.duplicate_rows(table) == 0
@@ -282,6 +297,7 @@ def test_duplicate_rows_counts_repeats():
 # --------------------------------------------------------------------------
 # Layout variants
 # --------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("d", [4, 6, 32, 512])
 def test_variant_tables(d):
@@ -339,6 +355,7 @@ def test_mystery_tables_are_deterministic_and_cover_every_variant():
 # Each variant as real float32 code computes it: positions, frequencies and
 # angles all in float32, sin and cos taken in float32. Written from the math.
 
+
 def _float32_angles(n, omega):
     return torch.arange(n, dtype=torch.float32)[:, None] * omega[None, :]
 
@@ -384,8 +401,9 @@ def _buildable(variant, d):
 
 
 @pytest.mark.parametrize("n", [2, 16, 300, 3000])
-@pytest.mark.parametrize("variant, d",
-                         [(v, d) for v in bug_zoo.VARIANTS for d in [5, 8, 33, 64, 256] if _buildable(v, d)])
+@pytest.mark.parametrize(
+    "variant, d", [(v, d) for v in bug_zoo.VARIANTS for d in [5, 8, 33, 64, 256] if _buildable(v, d)]
+)
 def test_every_float32_recipe_is_identified_as_itself_only(variant, d, n):
     table = float32_recipe(n, d, variant).double().numpy()
     assert bug_zoo.identify_variant(table) == variant

@@ -37,8 +37,13 @@ NOTEBOOKS = nbhygiene.notebooks([ROOT / "chapters", ROOT / "appendix", ROOT / "e
 URL = re.compile(r"""https?://[^\s"'<>)]+""")
 PUBLISHED = "https://github.com/someone/positional-encoding-course"
 NO_RESTART = "Installed. No restart needed: the install replaced nothing this session had loaded.\n"
-LINK_OPTIONS = ("repository_url", "launch_buttons", "use_repository_button", "use_issues_button",
-                "use_edit_page_button")
+LINK_OPTIONS = (
+    "repository_url",
+    "launch_buttons",
+    "use_repository_button",
+    "use_issues_button",
+    "use_edit_page_button",
+)
 
 
 def code_cells(path):
@@ -77,8 +82,13 @@ def config_copy(tmp_path, baseurl="", **repository):
 
 def theme_options(config_path):
     """The theme options a build of ``config_path`` gives Sphinx, after book_assets' hook."""
-    sphinx_config, _ = get_final_config(user_yaml=Path(config_path), cli_config={"latex_individualpages": False},
-                                        sourcedir=ROOT, validate=True, raise_on_invalid=True)
+    sphinx_config, _ = get_final_config(
+        user_yaml=Path(config_path),
+        cli_config={"latex_individualpages": False},
+        sourcedir=ROOT,
+        validate=True,
+        raise_on_invalid=True,
+    )
     config = types.SimpleNamespace(html_theme_options=sphinx_config["html_theme_options"])
     book_assets.repository_links(None, config)
     return {key: config.html_theme_options.get(key) for key in LINK_OPTIONS}
@@ -88,6 +98,7 @@ def theme_options(config_path):
 # The setting, and the links of the book
 # --------------------------------------------------------------------------
 
+
 def test_no_repository_and_no_book_address_are_configured_by_default():
     assert colab_cell.repository() == ("", "main")
     assert colab_cell.book_address() == ""
@@ -95,8 +106,13 @@ def test_no_repository_and_no_book_address_are_configured_by_default():
     assert "use_repository_button" not in CONFIG["html"], "the repository button follows repository.url"
 
 
-NO_LINKS = {"repository_url": "", "launch_buttons": {}, "use_repository_button": False,
-            "use_issues_button": False, "use_edit_page_button": False}
+NO_LINKS = {
+    "repository_url": "",
+    "launch_buttons": {},
+    "use_repository_button": False,
+    "use_issues_button": False,
+    "use_edit_page_button": False,
+}
 
 
 def test_the_default_book_has_no_launch_or_repository_buttons():
@@ -118,8 +134,9 @@ def test_a_configured_repository_gets_its_buttons(tmp_path):
     assert options["launch_buttons"]["colab_url"] == CONFIG["launch_buttons"]["colab_url"]
 
 
-@pytest.mark.parametrize("url", ["http://github.com/a/b", "https://github.com/a/b.git", "https://github.com/a/b/",
-                                 "https://github.com/a"])
+@pytest.mark.parametrize(
+    "url", ["http://github.com/a/b", "https://github.com/a/b.git", "https://github.com/a/b/", "https://github.com/a"]
+)
 def test_a_malformed_url_is_refused(tmp_path, url):
     with pytest.raises(ValueError, match="repository.url"):
         colab_cell.repository(config_copy(tmp_path, url=url))
@@ -129,6 +146,7 @@ def test_a_malformed_url_is_refused(tmp_path, url):
 # The Colab cell
 # --------------------------------------------------------------------------
 
+
 def test_there_are_notebooks_in_all_four_folders():
     assert {p.parent.name for p in NOTEBOOKS} == {"chapters", "appendix", "exercises", "solutions"}
 
@@ -137,7 +155,8 @@ def test_there_are_notebooks_in_all_four_folders():
 def test_first_code_cell_is_the_one_for_the_setting(path):
     cells = code_cells(path)
     assert cells[0].source == colab_cell.cell_source(*colab_cell.settings()), (
-        f"{path}: run `make colab-cell` to write the cell from _config.yml")
+        f"{path}: run `make colab-cell` to write the cell from _config.yml"
+    )
     assert cells[0].metadata == colab_cell.METADATA, f"{path}: the cell is stored collapsed and the book omits it"
     assert cells[0].source.startswith("#@title "), f"{path}: Colab shows the collapsed cell by its title"
     for cell in cells[1:]:
@@ -232,6 +251,7 @@ def test_a_failed_download_is_explained_without_a_traceback(served, tmp_path, mo
     site, base = served
     if failure == "no server":  # a port nothing listens on
         import socket
+
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             base = f"http://127.0.0.1:{s.getsockname()[1]}/"
@@ -253,5 +273,7 @@ def test_a_package_replaced_under_a_running_session_asks_for_a_restart(tmp_path,
     assert len(run_cell(colab_cell.cell_source(), on_colab=True)) == 1
     told = capsys.readouterr().out
     installed = importlib.metadata.version("ipywidgets")
-    assert told == ("Installed. Restart the session (Runtime > Restart session), then run the notebook from the top: "
-                    f"the install replaced ipywidgets 0.0.1 by {installed}, already loaded here.\n")
+    assert told == (
+        "Installed. Restart the session (Runtime > Restart session), then run the notebook from the top: "
+        f"the install replaced ipywidgets 0.0.1 by {installed}, already loaded here.\n"
+    )

@@ -26,8 +26,9 @@ class Collected:
 def browser_items():
     """The browser tests of the built book as the suite orders them (collected, not run)."""
     collected = Collected()
-    code = pytest.main(["tests/test_browser_book.py", "--collect-only", "-qq", "-p", "no:randomly"],
-                       plugins=[collected])
+    code = pytest.main(
+        ["tests/test_browser_book.py", "--collect-only", "-qq", "-p", "no:randomly"], plugins=[collected]
+    )
     assert code == 0
     return collected.items
 
@@ -43,8 +44,10 @@ def test_the_dark_half_of_the_visits_is_a_unit_of_its_own(browser_items):
         if item.path.name != "test_browser_book.py":
             continue
         mode = getattr(item, "callspec", None) and item.callspec.params.get("mode")
-        asks_dark = mode in dark or item.originalname in {"test_dark_mode_puts_no_figure_or_table_on_a_light_panel",
-                                                           "test_printed_page_cuts_nothing_and_quizzes_carry_answers"}
+        asks_dark = mode in dark or item.originalname in {
+            "test_dark_mode_puts_no_figure_or_table_on_a_light_panel",
+            "test_printed_page_cuts_nothing_and_quizzes_carry_answers",
+        }
         if asks_dark != (conftest.unit(item) == "browser-book-dark"):
             wrong.append(item.nodeid)
     assert not wrong, wrong
@@ -60,7 +63,7 @@ def test_the_dark_unit_is_handed_out_early_but_after_the_light_one(browser_items
     assert 0 < conftest.LONGEST.index("browser-book-dark") < len(conftest.LONGEST) // 2
 
 
-GROUPED = '''
+GROUPED = """
 import time
 import pytest
 
@@ -75,7 +78,7 @@ def test_first():
 @pytest.mark.parametrize("n", range(4))
 def test_half(n, half):
     pass
-'''
+"""
 
 
 @pytest.mark.slow  # two xdist workers started in a fresh pytest: seconds
@@ -92,8 +95,12 @@ def test_a_group_runs_on_a_worker_of_its_own_beside_its_file(tmp_path):
     root = Path(conftest.__file__).parent
     (tmp_path / "test_grouped.py").write_text(GROUPED)
     path = os.pathsep.join(str(root / d) for d in ("", "tests", "book_build", "tools"))
-    done = run_pytest(["test_grouped.py", "-p", "conftest", "-n", "2", "--dist", "loadgroup", "-v"],
-                      cwd=tmp_path, env={"PYTHONPATH": path}, timeout=300)
+    done = run_pytest(
+        ["test_grouped.py", "-p", "conftest", "-n", "2", "--dist", "loadgroup", "-v"],
+        cwd=tmp_path,
+        env={"PYTHONPATH": path},
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     ran = dict((test, worker) for worker, test in re.findall(r"\[(gw\d)\] .*?PASSED (\S+)", done.stdout))
     assert len(ran) == 9, done.stdout[-3000:]

@@ -20,10 +20,14 @@ NOTEBOOKS = sorted([*ROOT.glob("chapters/*.ipynb"), *ROOT.glob("appendix/*.ipynb
 PAGES = [ROOT / "intro.md", ROOT / "how_to_take_this_course.md", ROOT / "bibliography.md"]
 
 # What is not prose: code, math, roles, links, comments, labels, headings and directive lines.
-NOT_PROSE = re.compile(r"```.*?```|\{[a-z:-]+\}`[^`]*`|`[^`]*`|\$\$.*?\$\$|\$[^$\n]*\$|\[[^\]]*\]\([^)]*\)"
-                       r"|<!--.*?-->|^\([\w-]+\)=$|^#+ .*?$|^:::.*?$", re.S | re.M)
-PLAIN_REFERENCE = re.compile(r"\b(?:chapters?|sections?|figures?|fig\.|equations?|eq\.|appendix)\s+(?:\d|[A-Z]\b)",
-                             re.I)
+NOT_PROSE = re.compile(
+    r"```.*?```|\{[a-z:-]+\}`[^`]*`|`[^`]*`|\$\$.*?\$\$|\$[^$\n]*\$|\[[^\]]*\]\([^)]*\)"
+    r"|<!--.*?-->|^\([\w-]+\)=$|^#+ .*?$|^:::.*?$",
+    re.S | re.M,
+)
+PLAIN_REFERENCE = re.compile(
+    r"\b(?:chapters?|sections?|figures?|fig\.|equations?|eq\.|appendix)\s+(?:\d|[A-Z]\b)", re.I
+)
 ROLE_TARGET = re.compile(r"\{(ref|numref|eq)\}`(?:[^`<]*<)?([^`<>]+)>?`")
 
 
@@ -63,22 +67,32 @@ def targets() -> set[str]:
 def test_the_pattern_finds_plain_references_and_spares_links():
     assert PLAIN_REFERENCE.search(prose("as chapter 4 shows")) and PLAIN_REFERENCE.search(prose("see Section 6.1"))
     assert PLAIN_REFERENCE.search(prose("Figure 2 shows")) and PLAIN_REFERENCE.search(prose("Appendix A says"))
-    for linked in ["{ref}`chapter 4 <ch-4>`", "[chapter 4](../chapters/04_linearity.ipynb)",
-                   "{numref}`Figure %s <fig-4-1>`", "`chapter 4`", "$section 2$"]:
+    for linked in [
+        "{ref}`chapter 4 <ch-4>`",
+        "[chapter 4](../chapters/04_linearity.ipynb)",
+        "{numref}`Figure %s <fig-4-1>`",
+        "`chapter 4`",
+        "$section 2$",
+    ]:
         assert not PLAIN_REFERENCE.search(prose(linked)), linked
 
 
 @pytest.mark.parametrize("path", [*NOTEBOOKS, *PAGES], ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_no_plain_text_reference(path):
-    found = [f"{where}: {m.group(0)!r}"
-             for where, text in markdown(path) for m in PLAIN_REFERENCE.finditer(prose(text))]
+    found = [
+        f"{where}: {m.group(0)!r}" for where, text in markdown(path) for m in PLAIN_REFERENCE.finditer(prose(text))
+    ]
     assert not found, "make these {ref}/{numref}/{eq} links (or Markdown links to the notebook):\n" + "\n".join(found)
 
 
 def test_every_role_points_at_a_target_the_book_defines():
     known = targets()
-    missing = [f"{where}: {kind} {target}" for where, text in all_text()
-               for kind, target in ROLE_TARGET.findall(text) if target not in known]
+    missing = [
+        f"{where}: {kind} {target}"
+        for where, text in all_text()
+        for kind, target in ROLE_TARGET.findall(text)
+        if target not in known
+    ]
     assert not missing, "\n".join(missing)
 
 

@@ -31,18 +31,29 @@ from posenc_course import explorers
 import posenc
 from support.explorer_settings import DATA, EXPLORERS, python_values, settings_for
 from support.browser import (
-    ROOT, SCREENSHOTS, chromium_executable, compare_numbers, explorer_layout_failures, new_context, serve,
+    ROOT,
+    SCREENSHOTS,
+    chromium_executable,
+    compare_numbers,
+    explorer_layout_failures,
+    new_context,
+    serve,
 )
 
 SHOT_DIR = SCREENSHOTS / "explorers"
-PYDATA_CSS = next((ROOT / ".venv").glob("lib/python3*/site-packages/pydata_sphinx_theme/theme/pydata_sphinx_theme/"
-                                          "static/styles/pydata-sphinx-theme.css"), None)
+PYDATA_CSS = next(
+    (ROOT / ".venv").glob(
+        "lib/python3*/site-packages/pydata_sphinx_theme/theme/pydata_sphinx_theme/static/styles/pydata-sphinx-theme.css"
+    ),
+    None,
+)
 LAB_THEMES = ROOT / ".venv" / "share" / "jupyter" / "lab" / "themes" / "@jupyterlab"
 
 
 # --------------------------------------------------------------------------
 # The numerical reference
 # --------------------------------------------------------------------------
+
 
 def test_formula_data_comes_from_posenc():
     data = explorers.formula_data(pos=17, i=3, d_model=9, base=500.0)
@@ -99,6 +110,7 @@ def test_precision_data():
 # The widget (no browser)
 # --------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("cls", EXPLORERS, ids=lambda c: c.__name__)
 def test_explorer_is_an_anywidget_whose_traits_are_the_sliders(cls):
     explorer = cls()
@@ -125,7 +137,7 @@ def test_python_sees_and_observes_every_value(cls):
     seen = []
     explorer.observe(lambda change: seen.append((change["name"], change["new"])))
     for name, control in explorer.controls.items():
-        new = control.max if not isinstance(control, widgets.FloatLogSlider) else control.base ** control.max
+        new = control.max if not isinstance(control, widgets.FloatLogSlider) else control.base**control.max
         setattr(explorer, name, type(getattr(explorer, name))(new))
         assert getattr(explorer, name) == new
     assert [name for name, _ in seen if name in explorer.controls] == list(explorer.controls)
@@ -189,8 +201,9 @@ def site(tmp_path_factory):
     """A local site with one page per theme, each holding every explorer's text/html twin."""
     chromium_executable()
     root = tmp_path_factory.mktemp("explorers")
-    body = "\n".join(f'<section id="{cls.kind}"><h2>{cls.__name__}</h2>{cls().static_html()}</section>'
-                     for cls in EXPLORERS)
+    body = "\n".join(
+        f'<section id="{cls.kind}"><h2>{cls.__name__}</h2>{cls().static_html()}</section>' for cls in EXPLORERS
+    )
     for name, (sheets, attributes) in THEMES.items():
         links = ""
         for n, sheet in enumerate(sheets):
@@ -202,7 +215,8 @@ def site(tmp_path_factory):
             f'<meta name="viewport" content="width=device-width, initial-scale=1">{links}</head>'
             '<body style="margin: 0; padding: 8px; '
             'background: var(--jp-layout-color0, var(--pst-color-background, #fff))">'
-            f"{body}</body></html>")
+            f"{body}</body></html>"
+        )
     with serve(root) as base:
         yield base
 
@@ -212,11 +226,14 @@ def open_page(chromium, base, theme="plain", width=1280, scale=2):
     tab = context.new_page()
     errors = []
     tab.on("pageerror", lambda exc: errors.append(str(exc)))
-    tab.on("console", lambda m: errors.append(m.text)
-           if m.type == "error" and "Failed to load resource" not in m.text else None)
+    tab.on(
+        "console",
+        lambda m: errors.append(m.text) if m.type == "error" and "Failed to load resource" not in m.text else None,
+    )
     tab.goto(f"{base}{theme}.html", wait_until="load")
-    tab.wait_for_function("() => [...document.querySelectorAll('.posenc-explorer')]"
-                          ".every(r => Number(r.dataset.updates) > 0)")
+    tab.wait_for_function(
+        "() => [...document.querySelectorAll('.posenc-explorer')].every(r => Number(r.dataset.updates) > 0)"
+    )
     return context, tab, errors
 
 
@@ -289,16 +306,25 @@ def caption_failures(kind, label, want, values, got) -> list[str]:
     if kind == "formula":
         expected = [f"pair {values['i']}"]
     elif kind == "base":
-        expected = [f"{want['fine']} separate neighbours", f"{want['wraps']} wrap",
-                    f"{want['constant']} nearly constant"]
+        expected = [
+            f"{want['fine']} separate neighbours",
+            f"{want['wraps']} wrap",
+            f"{want['constant']} nearly constant",
+        ]
     elif kind == "offset":
         expected = [f"{want['dot_k']:.2f}".replace("-", "−") + f" of {values['d_model'] // 2}"]
     elif kind == "rope":
-        expected = [f"as trained {want['unseen_plain']}", f"interpolated {want['unseen_interpolated']}",
-                    f"raised base {want['unseen_raised']}"]
+        expected = [
+            f"as trained {want['unseen_plain']}",
+            f"interpolated {want['unseen_interpolated']}",
+            f"raised base {want['unseen_raised']}",
+        ]
     elif kind == "rope_rules":
-        expected = [f"{want['turn_in_length']} of {len(want['i'])} pairs turn within", f"{want['kept']} kept",
-                    f"{want['turn_in_target']} within the target"]
+        expected = [
+            f"{want['turn_in_length']} of {len(want['i'])} pairs turn within",
+            f"{want['kept']} kept",
+            f"{want['turn_in_target']} within the target",
+        ]
     else:
         expected = [f"identical vectors in: {', '.join(want['collides']) or 'none'}"]
     out = [f"{label}: {piece!r} not in the title or text alternative" for piece in expected if piece not in text]
@@ -314,6 +340,8 @@ BOXES = """(kind) => {
   const root = document.querySelector(`#${kind} .posenc-explorer`);
   return window.posencExplorers.boxes(root);
 }"""
+
+
 @pytest.mark.parametrize("width", [320, 390, 1280])
 def test_layout_fits_and_nothing_overlaps(chromium, site, width):
     """At 320, 390 and 1280 px, DPR 2: titles, legends, ticks, labels and data never overlap; crisp canvases."""
@@ -328,22 +356,30 @@ def test_layout_fits_and_nothing_overlaps(chromium, site, width):
                 tab.evaluate(SWEEP, [cls.kind, [setting]])
                 tab.wait_for_timeout(30)  # a relayout, if the titles now wrap differently
                 boxes = tab.evaluate(BOXES, cls.kind)
-                failures += [f"{cls.kind} at {width} px, {setting}: {f}"
-                             for f in explorer_layout_failures(boxes, width)]
-            canvases = tab.evaluate("""kind => [...document.querySelectorAll(`#${kind} canvas`)].map(c => {
+                failures += [
+                    f"{cls.kind} at {width} px, {setting}: {f}" for f in explorer_layout_failures(boxes, width)
+                ]
+            canvases = tab.evaluate(
+                """kind => [...document.querySelectorAll(`#${kind} canvas`)].map(c => {
                 const r = c.getBoundingClientRect();
-                return {w: c.width, h: c.height, cw: r.width, ch: r.height, top: r.top}; })""", cls.kind)
+                return {w: c.width, h: c.height, cw: r.width, ch: r.height, top: r.top}; })""",
+                cls.kind,
+            )
             for c in canvases:  # one canvas pixel per device pixel
                 if abs(c["w"] - round(2 * c["cw"])) > 1 or abs(c["h"] - round(2 * c["ch"])) > 1:
-                    failures.append(f"{cls.kind} at {width} px: canvas {c['w']}x{c['h']} "
-                                    f"for {c['cw']}x{c['ch']} CSS px at DPR 2")
+                    failures.append(
+                        f"{cls.kind} at {width} px: canvas {c['w']}x{c['h']} for {c['cw']}x{c['ch']} CSS px at DPR 2"
+                    )
             if len(canvases) == 2:
                 stacked = canvases[1]["top"] > canvases[0]["top"] + canvases[0]["ch"] - 1
-                root_width = tab.evaluate("kind => document.querySelector(`#${kind} .posenc-explorer`).clientWidth",
-                                          cls.kind)
+                root_width = tab.evaluate(
+                    "kind => document.querySelector(`#${kind} .posenc-explorer`).clientWidth", cls.kind
+                )
                 if stacked != (root_width < 600):
-                    failures.append(f"{cls.kind} at {width} px: panels {'stacked' if stacked else 'side by side'} "
-                                    f"in a {root_width} px explorer (stack below 600)")
+                    failures.append(
+                        f"{cls.kind} at {width} px: panels {'stacked' if stacked else 'side by side'} "
+                        f"in a {root_width} px explorer (stack below 600)"
+                    )
             if width in (390, 1280):
                 shot = SHOT_DIR / f"w{width}" / f"{cls.kind}.png"
                 shot.parent.mkdir(parents=True, exist_ok=True)
@@ -358,9 +394,11 @@ def test_layout_fits_and_nothing_overlaps(chromium, site, width):
 
 def pixel(tab, kind):
     """The colour of the first canvas's top right pixel (where nothing is drawn), as [r, g, b]."""
-    return tab.evaluate("""kind => { const c = document.querySelector(`#${kind} canvas`);
+    return tab.evaluate(
+        """kind => { const c = document.querySelector(`#${kind} canvas`);
                            return [...c.getContext('2d').getImageData(c.width - 3, 2, 1, 1).data].slice(0, 3); }""",
-                        kind)
+        kind,
+    )
 
 
 def css_color(tab, expression):
@@ -379,8 +417,9 @@ def test_colours_follow_the_theme(chromium, site, theme):
         text = css_color(tab, "'var(--pst-color-text-base)'" if book else "'var(--jp-content-font-color1)'")
         for cls in EXPLORERS:
             assert pixel(tab, cls.kind) == background, (cls.kind, theme)
-            title = tab.evaluate("kind => getComputedStyle(document.querySelector(`#${kind} .posenc-title`)).color",
-                                 cls.kind)
+            title = tab.evaluate(
+                "kind => getComputedStyle(document.querySelector(`#${kind} .posenc-title`)).color", cls.kind
+            )
             assert [round(float(x)) for x in re.findall(r"[\d.]+", title)[:3]] == text, (cls.kind, theme, title, text)
             if theme.endswith("dark"):
                 shot = SHOT_DIR / ("dark" if book else "lab-dark") / f"{cls.kind}.png"
@@ -434,11 +473,19 @@ def test_book_recognises_a_cell_that_only_displays_an_explorer():
     import book_assets
 
     call = book_assets.explorer_call
-    source = ("from posenc_course.explorers import FormulaExplorer\n\n"
-              "FormulaExplorer(pos=10, i=4, d_model=64, base=10_000)")
+    source = (
+        "from posenc_course.explorers import FormulaExplorer\n\nFormulaExplorer(pos=10, i=4, d_model=64, base=10_000)"
+    )
     assert call(source) == ("FormulaExplorer", {"pos": 10, "i": 4, "d_model": 64, "base": 10000})
     assert call("from posenc_course.explorers import BaseExplorer\nBaseExplorer()") == ("BaseExplorer", {})
     imports = "from posenc_course.explorers import X\n"
-    for source in ["import os", imports + "X(a=open('f'))", imports + "Y()", imports + "X(1)",
-                   imports + "X()\nprint(1)", "x = (", ""]:
+    for source in [
+        "import os",
+        imports + "X(a=open('f'))",
+        imports + "Y()",
+        imports + "X(1)",
+        imports + "X()\nprint(1)",
+        "x = (",
+        "",
+    ]:
         assert call(source) is None, source

@@ -37,7 +37,7 @@ def real_values(spec: dict, setting: dict) -> dict:
     for c in spec["controls"]:
         x = c["min"] + c["step"] * round((setting[c["name"]] - c["min"]) / c["step"])
         x = round(min(max(x, c["min"]), c["max"]), 10)
-        out[c["name"]] = 10.0 ** x if c["log"] else x
+        out[c["name"]] = 10.0**x if c["log"] else x
     if "i" in out and "d_model" in out:  # the pair slider follows d_model (its maximum is the last pair)
         out["i"] = min(out["i"], (out["d_model"] + 1) // 2 - 1)
     return out
@@ -50,8 +50,14 @@ def compute_in_node(tmp_path_factory):
     (folder / "run.mjs").write_text(RUNNER)
 
     def compute(requests: list) -> list:
-        done = node([str(folder / "run.mjs")], return_completed_process=True, input=json.dumps(requests),
-                    capture_output=True, text=True, cwd=folder)
+        done = node(
+            [str(folder / "run.mjs")],
+            return_completed_process=True,
+            input=json.dumps(requests),
+            capture_output=True,
+            text=True,
+            cwd=folder,
+        )
         assert done.returncode == 0, done.stderr[-2000:]
         return json.loads(done.stdout)
 

@@ -58,6 +58,7 @@ def test_every_chapter_has_six_questions_of_mixed_kinds():
 # Right answers in every form that matters, wrong answers with their hints
 # --------------------------------------------------------------------------
 
+
 @pytest.mark.filterwarnings("ignore:the matrix subclass:PendingDeprecationWarning")  # np.matrix answers
 @pytest.mark.parametrize("qid", list(QUESTIONS))
 def test_the_reference_and_other_correct_forms_pass(qid):
@@ -86,8 +87,10 @@ def test_other_wrong_answers_fail(qid):
 
 def test_hints_only_where_they_apply(capsys):
     """A type or dtype problem does not come with an unrelated bug hint."""
-    for qid, answer in [("02.6", lambda p, d, layout: torch.from_numpy(posenc.sinusoidal(p, d))),
-                        ("03.7", lambda p, d: posenc.sinusoidal(p, d))]:
+    for qid, answer in [
+        ("02.6", lambda p, d, layout: torch.from_numpy(posenc.sinusoidal(p, d))),
+        ("03.7", lambda p, d: posenc.sinusoidal(p, d)),
+    ]:
         verdict, out = feedback(capsys, qid, answer)
         assert not verdict and "Hint" not in out, out
 
@@ -95,6 +98,7 @@ def test_hints_only_where_they_apply(capsys):
 # --------------------------------------------------------------------------
 # Hostile input: one line of feedback every time, never an exception
 # --------------------------------------------------------------------------
+
 
 def hostile(group, qids):
     return [t for qid in qids for t in tries(qid) if t.category == "hostile" and t.group == group]
@@ -128,6 +132,7 @@ def endless(*args, **kwargs):
 
 def test_an_endless_loop_is_stopped(capsys, monkeypatch):
     import threading
+
     monkeypatch.setattr(grading.kinds, "TIME_LIMIT", 0.2)
     before = threading.active_count()
     verdict, out = feedback(capsys, "02.5", endless)
@@ -166,10 +171,12 @@ def test_an_answer_too_strange_to_inspect_gets_a_message(capsys):
 
 
 def test_unknown_question_id(capsys):
-    for qid, said in [("02.99", "'02.99' is not a question id (chapter 02 has 02.1 to 02.7)"),
-                      ("12.1", "'12.1' is not a question id (ids look like \"02.3\", chapters 01 to 08)"),
-                      (2.3, 'the question id must be a string such as "02.3", not 2.3'),
-                      (None, 'check needs a question id, the first argument: e.g. check("02.3", answer)')]:
+    for qid, said in [
+        ("02.99", "'02.99' is not a question id (chapter 02 has 02.1 to 02.7)"),
+        ("12.1", "'12.1' is not a question id (ids look like \"02.3\", chapters 01 to 08)"),
+        (2.3, 'the question id must be a string such as "02.3", not 2.3'),
+        (None, 'check needs a question id, the first argument: e.g. check("02.3", answer)'),
+    ]:
         verdict, out = feedback(capsys, qid, 1.0)
         assert not verdict and out == f"check: {said}.\n" if qid is not None else out == f"{said}.\n", out
 
@@ -195,12 +202,11 @@ def test_check_shows_nothing_extra_in_jupyter():
 # Unanswered and progress
 # --------------------------------------------------------------------------
 
-def stub(*args, **kwargs):
-    ...  # what the exercise's `def f(...): ...` placeholder does
+
+def stub(*args, **kwargs): ...  # what the exercise's `def f(...): ...` placeholder does
 
 
-class Stub(nn.Module):
-    ...
+class Stub(nn.Module): ...
 
 
 @pytest.mark.parametrize("qid", list(QUESTIONS))
@@ -219,10 +225,10 @@ def answer_all(chapter, skip=()):
 
 def test_summary_counts_and_lists(capsys):
     answer_all("02", skip={"02.3", "02.5", "02.7"})
-    check("02.3", 1e-4)   # wrong
-    check("02.3", 1e-4)   # wrong again
-    check("02.5", ...)    # unanswered: records nothing; 02.7 never checked
-    check("02.1", "A")    # solved before: stays solved
+    check("02.3", 1e-4)  # wrong
+    check("02.3", 1e-4)  # wrong again
+    check("02.5", ...)  # unanswered: records nothing; 02.7 never checked
+    check("02.1", "A")  # solved before: stays solved
     capsys.readouterr()
     grading.summary("02")
     assert capsys.readouterr().out.splitlines()[:4] == [
@@ -293,8 +299,10 @@ def test_tries_are_counted_and_a_solved_question_is_never_unsolved():
 
 @pytest.mark.parametrize("function", ["summary", "progress", "reset", "assert_all_correct"])
 def test_an_unknown_chapter_gets_one_line_naming_the_chapters(function, capsys):
-    said = (f"{function}: chapter must be one of 01, 02, 03, 04, 05, 06, 07, 08 (or left out for the whole course), "
-            "not '99'.")
+    said = (
+        f"{function}: chapter must be one of 01, 02, 03, 04, 05, 06, 07, 08 (or left out for the whole course), "
+        "not '99'."
+    )
     if function == "assert_all_correct":
         with pytest.raises(AssertionError) as raised:
             grading.assert_all_correct("99")
@@ -333,9 +341,11 @@ def test_solution_notebook_checks_every_question_once_and_asserts_last(path):
 # Chapters 06 and 07: the answers agree with the chapters' own tools
 # --------------------------------------------------------------------------
 
+
 def test_chapter_06_answers_agree_with_the_chapter_tools():
     assert QUESTIONS["06.3"].reference() == bug_zoo.duplicate_rows(
-        bug_zoo.low_precision_table(np.arange(20000), 8, dtype=torch.float16))
+        bug_zoo.low_precision_table(np.arange(20000), 8, dtype=torch.float16)
+    )
     assert bug_zoo.identify_variant(bug_zoo.mystery_table(2)) == "concatenated"
     assert QUESTIONS["06.5"].reference() == "B"
     assert QUESTIONS["06.2"].reference() == "D"
@@ -346,7 +356,7 @@ def test_chapter_06_answers_agree_with_the_chapter_tools():
 def test_chapter_07_answers_agree_with_the_chapter():
     stretch = posenc.wavelengths(128, QUESTIONS["07.6"].reference()) / posenc.wavelengths(128)
     assert math.isclose(stretch[0], 1.0) and math.isclose(stretch[-1], 4.0)  # fastest pair kept, slowest slowed by s
-    assert QUESTIONS["07.3"].reference() == posenc.alibi_slopes(16)[2] == 2 ** -1.5
+    assert QUESTIONS["07.3"].reference() == posenc.alibi_slopes(16)[2] == 2**-1.5
     assert np.array_equal(QUESTIONS["07.7"].reference(), -(5 - np.arange(6)) / 16)
     q, k = np.random.default_rng(7).normal(size=(2, 1, 32))
     score = lambda p, s: float((posenc.apply_rope(q, [p]) @ posenc.apply_rope(k, [s]).T)[0, 0])  # noqa: E731
@@ -359,18 +369,21 @@ def test_chapter_07_answers_agree_with_the_chapter():
 # The grader's own failures, and a learner's slips in calling it
 # --------------------------------------------------------------------------
 
+
 def test_a_grader_failure_is_could_not_check_and_never_undoes_or_counts(capsys, monkeypatch):
     q = QUESTIONS["02.5"]
     assert feedback(capsys, "02.5", q.reference())[0]
 
     def broken(out, case):
         raise KeyError("a bug of the grader's")
+
     monkeypatch.setattr(q, "verify", broken)  # the forked worker inherits it
     verdict, out = feedback(capsys, "02.5", q.reference())
     assert not verdict and out == (
-        "02.5 · could not check: the grader failed (KeyError: \"a bug of the grader's\"); that says "
+        '02.5 · could not check: the grader failed (KeyError: "a bug of the grader\'s"); that says '
         "nothing about your answer and is not recorded as wrong. Restart the kernel, then run the notebook from "
-        "the top; if it happens again, please report it.\n")
+        "the top; if it happens again, please report it.\n"
+    )
     entry = grading._store.entries["02.5"]
     assert (entry["solved"], entry["tries"], entry["last"]) == (True, 1, "could not check")
 
@@ -385,16 +398,25 @@ def test_packages_replaced_under_the_running_kernel_are_named(capsys, monkeypatc
 
     def broken(out, case):
         raise AttributeError("'numpy.ufunc' object has no attribute '__qualname__'")
+
     monkeypatch.setattr(QUESTIONS["02.5"], "verify", broken)
     verdict, out = feedback(capsys, "02.5", QUESTIONS["02.5"].reference())
     assert not verdict and out.count("\n") == 1
-    assert (f"numpy {np.__version__} is loaded but 99.0 is installed: an install replaced it after this kernel "
-            "started. Restart the kernel, then run the notebook from the top.") in out, out
+    assert (
+        f"numpy {np.__version__} is loaded but 99.0 is installed: an install replaced it after this kernel "
+        "started. Restart the kernel, then run the notebook from the top."
+    ) in out, out
     assert grading.progress("02")["02.5"] == "could not check"
 
 
-SLIPS = {"nothing": (), "None": (None,), "a float": (3.5,), "an object": (object(),), "an unknown id": ("no such id!",),
-         "a list": ([2],)}
+SLIPS = {
+    "nothing": (),
+    "None": (None,),
+    "a float": (3.5,),
+    "an object": (object(),),
+    "an unknown id": ("no such id!",),
+    "a list": ([2],),
+}
 
 
 @pytest.mark.parametrize("args", SLIPS.values(), ids=SLIPS.keys())

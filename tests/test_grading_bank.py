@@ -40,13 +40,15 @@ def verdict(qid, answer, capsys):
 # The text states the tolerance, dtype and shape the grader uses
 # --------------------------------------------------------------------------
 
+
 def question_text(folder, qid):
     """The markdown a learner reads for ``qid``: from its "## Question" heading to its check cell,
     without solution regions, whitespace collapsed."""
     path = next((ROOT / folder).glob(f"{qid[:2]}_*.ipynb"))
     cells = nbformat.read(path, as_version=4).cells
-    start = next(n for n, c in enumerate(cells) if c.cell_type == "markdown"
-                 and c.source.startswith(f"## Question {qid}"))
+    start = next(
+        n for n, c in enumerate(cells) if c.cell_type == "markdown" and c.source.startswith(f"## Question {qid}")
+    )
     end = next(n for n, c in enumerate(cells) if c.cell_type == "code" and f'check("{qid}"' in c.source)
     assert start < end, qid
     text = "\n".join(make_exercises.strip_markdown(c.source) for c in cells[start:end] if c.cell_type == "markdown")
@@ -127,24 +129,29 @@ def _perturbed(qid, change):
     applied to each result."""
     reference = own_code_answer(qid)
     if qid == "05.7":  # a class: perturb what forward returns
+
         class Perturbed(reference):
             def forward(self, tokens):
                 return torch.from_numpy(change(super().forward(tokens).numpy()))
+
         return Perturbed
 
     def answer(*args, **kwargs):
         return change(np.asarray(reference(*args, **kwargs)))
+
     return answer
 
 
 def _shift(delta, where=None):
     """Add ``delta`` (a function of the exact values) to every element, or to element [0, ...] only."""
+
     def change(out):
         exact = out.astype(np.float64)
         moved = exact + (delta(exact) if where is None else 0)
         if where is not None:
             moved.flat[0] += delta(exact).flat[0]
         return moved.astype(out.dtype)
+
     return change
 
 
@@ -161,10 +168,12 @@ def test_function_tolerance_and_dtype_are_the_stated_ones(qid, capsys):
     if tol["atol"] or tol["rtol"]:
         outside = _shift(lambda v: 3 * _allowed(v, tol) + 2 * eps * np.maximum(1, np.abs(v)), where=0)
     else:  # exact: the next representable number is already wrong
+
         def outside(out):
             out = out.copy()
             out.flat[0] = np.nextafter(out.flat[0], np.inf)
             return out
+
     ok, out = verdict(qid, _perturbed(qid, outside), capsys)
     assert not ok, f"one element just outside the tolerance was accepted: {out}"
     if tol["dtype"] is not None:  # the stated dtype and no other, even when the values are closer
@@ -185,6 +194,7 @@ def test_0206_wants_float64_and_says_why(capsys):
 # --------------------------------------------------------------------------
 # The test inputs cover what the texts promise
 # --------------------------------------------------------------------------
+
 
 def cases(qid, seed=0):
     return QUESTIONS[qid].cases(np.random.default_rng(seed))
@@ -210,6 +220,7 @@ def test_0103_a_table_capped_at_512_rows_fails(capsys):
 
 def test_0103_check_stays_fast(capsys):
     import time
+
     start = time.perf_counter()
     ok, out = verdict("01.3", QUESTIONS["01.3"].reference(), capsys)
     assert ok, out
@@ -230,10 +241,10 @@ ROW = posenc.alibi_bias(4, 6)[1, 5]
 MISTAKES_0707 = [  # (a learner's wrong answer, computed as the learner would, and words of its hint)
     (-ROW, "the sign is wrong"),
     (ROW[::-1], "reverse order"),
-    (posenc.alibi_bias(4, 6)[2, 5], "that is head 3"),                        # heads counted from 0
-    (posenc.alibi_bias(4, 6)[0, 5], "belongs to head 1 of 4 heads"),          # head 1
-    (-(2.0 ** -2) * (5 - np.arange(6)), "the rule for 8 heads, at h = 2"),    # 2^(-h), the 8-head rule
-    (posenc.alibi_bias(8, 6)[1, 5], "the rule for 8 heads, at h = 2"),        # head 2 of an 8-head model
+    (posenc.alibi_bias(4, 6)[2, 5], "that is head 3"),  # heads counted from 0
+    (posenc.alibi_bias(4, 6)[0, 5], "belongs to head 1 of 4 heads"),  # head 1
+    (-(2.0**-2) * (5 - np.arange(6)), "the rule for 8 heads, at h = 2"),  # 2^(-h), the 8-head rule
+    (posenc.alibi_bias(8, 6)[1, 5], "the rule for 8 heads, at h = 2"),  # head 2 of an 8-head model
     (posenc.alibi_bias(4, 6)[3, 5], "that is head 4"),
     (-(5.0 - np.arange(6)), "the slope is missing"),
 ]
@@ -286,6 +297,7 @@ def test_0707_the_numbers_in_each_hint_are_right(hint):
 # degrees for radians, float32 angles, pairs counted from 1 ...
 # --------------------------------------------------------------------------
 
+
 def learner_table(positions, d_model, layout="interleaved", bug=""):
     """The table written out as a learner writes it, with one of the common bugs (``bug``)."""
     if bug == "positions ignored":
@@ -308,7 +320,7 @@ def learner_table(positions, d_model, layout="interleaved", bug=""):
     if layout == "concatenated":
         pe[:, : sines.shape[1]] = sines
         if bug != "no cosine":
-            pe[:, sines.shape[1]:] = cosines[:, : d_model // 2]
+            pe[:, sines.shape[1] :] = cosines[:, : d_model // 2]
         return pe
     pe[:, 0::2] = sines
     if bug != "no cosine":  # the cosine channels left at 0
@@ -333,8 +345,10 @@ def float32_recipe(positions, d_model):
 
 def table_fn(bug, dtype=np.float64):
     """A learner's answer to 02.6 (and 03.7, 06.4, 06.7 in their dtypes) with ``bug``."""
+
     def sinusoidal_table(positions, d_model, layout="interleaved"):
         return learner_table(positions, d_model, layout, bug).astype(dtype)
+
     return sinusoidal_table
 
 
@@ -350,6 +364,7 @@ def batch_fn(bug):
 
 def layer(bug):
     """05.7's layer, its table built with ``bug``."""
+
     class Embedding(torch.nn.Module):
         def __init__(self, vocab_size, d_model):
             super().__init__()
@@ -358,11 +373,13 @@ def layer(bug):
         def forward(self, tokens):
             pe = learner_table(np.arange(tokens.shape[1]), self.d, bug=bug)
             return self.tokens(tokens) * math.sqrt(self.d) + torch.from_numpy(pe).float()
+
     return Embedding
 
 
 def rope_fn(bug):
     """07.2 written with a loop over pairs, with ``bug``."""
+
     def rope(x, p, layout="interleaved"):
         d, out = len(x), np.array(x, dtype=np.float64)
         for i in range(d // 2):
@@ -374,6 +391,7 @@ def rope_fn(bug):
             out[a] = x[a] * math.cos(angle) - x[b] * math.sin(angle)
             out[b] = x[a] * math.sin(angle) + x[b] * math.cos(angle)
         return out
+
     return rope
 
 
@@ -385,8 +403,9 @@ def rotation_fn(shift):
         for i in range(d // 2):
             w = 10000.0 ** (-2.0 * (i + shift) / d)
             c, s = math.cos(k * w), math.sin(k * w)
-            t[2 * i:2 * i + 2, 2 * i:2 * i + 2] = [[c, s], [-s, c]]
+            t[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = [[c, s], [-s, c]]
         return t
+
     return rotation
 
 
@@ -449,11 +468,14 @@ def test_a_common_mistake_is_named(qid, answer, name, capsys):
         assert out.startswith(f"{qid} ✗ {hint(name)}"), out
 
 
-@pytest.mark.parametrize("qid,answer,words", [
-    ("02.5", lambda d, base=10000.0: base ** (-2.0 * (np.arange(d) // 2) / d), "not one per channel"),
-    ("03.2", int(np.sum(360 / W512 <= 1000)), "in degrees (360/ω_i)"),
-    ("07.2", rope_fn("position ignored"), "the position p is ignored"),
-])
+@pytest.mark.parametrize(
+    "qid,answer,words",
+    [
+        ("02.5", lambda d, base=10000.0: base ** (-2.0 * (np.arange(d) // 2) / d), "not one per channel"),
+        ("03.2", int(np.sum(360 / W512 <= 1000)), "in degrees (360/ω_i)"),
+        ("07.2", rope_fn("position ignored"), "the position p is ignored"),
+    ],
+)
 def test_a_question_specific_mistake_is_named(qid, answer, words, capsys):
     ok, out = verdict(qid, answer, capsys)
     assert not ok and words in out, out

@@ -43,8 +43,10 @@ def fake_frequencies(d_model, base=10000.0):
 # Row 6: expected values cannot be changed from the notebook
 # --------------------------------------------------------------------------
 
+
 def test_the_bank_computes_with_its_own_copy_of_posenc():
     from grading.reference import posenc as private
+
     assert private is not posenc and private.__file__ == posenc.__file__
     assert private.frequencies is not posenc.frequencies
 
@@ -58,9 +60,11 @@ def test_patching_posenc_makes_no_wrong_answer_right_and_no_right_answer_wrong(m
     assert not np.allclose(patched_row, right_row)
     monkeypatch.setattr(posenc, "frequencies", fake_frequencies)
 
-    for qid, right, wrong in [("02.3", 0.01, posenc.frequencies(512)[128]),
-                              ("02.2", right_row, patched_row),
-                              ("02.5", own_frequencies, lambda d, base=10000.0: posenc.frequencies(d, base))]:
+    for qid, right, wrong in [
+        ("02.3", 0.01, posenc.frequencies(512)[128]),
+        ("02.2", right_row, patched_row),
+        ("02.5", own_frequencies, lambda d, base=10000.0: posenc.frequencies(d, base)),
+    ]:
         verdict, out = feedback(capsys, qid, right)
         assert verdict, out
         verdict, out = feedback(capsys, qid, wrong)
@@ -156,8 +160,14 @@ def blind_attack(question, start, guesses=3, width=400):
     between 2 and 10") and the learner's own value echoed back carry nothing about the answer.
     """
     moved = question.reference() + 1 if question.integer else float(question.reference()) * 1.01
-    decoy = Numeric(question.qid, question.title, lambda: moved, rtol=question.rtol,
-                    integer=question.integer, mistakes=question.mistakes)
+    decoy = Numeric(
+        question.qid,
+        question.title,
+        lambda: moved,
+        rtol=question.rtol,
+        integer=question.integer,
+        mistakes=question.mistakes,
+    )
     tries = [start]
     for _ in range(guesses):
         following = []
@@ -183,13 +193,19 @@ def test_blind_guessing_from_the_feedback_solves_no_numeric_question(monkeypatch
     assert len(solved_by_blind_guessing()) >= 13
 
 
-@pytest.mark.parametrize("x,words", [(0.2, "too high, by more than a factor of 10"),
-                                     (0.05, "too high, by a factor between 2 and 10"),
-                                     (0.015, "too high, by less than a factor of 2"),
-                                     (0.0103, "too high, but close: within 10%; "
-                                              "it must be within 0.1% of the right value"),
-                                     (0.0097, "too low, but close"), (0.002, "too low, by a factor between 2 and 10"),
-                                     (-0.01, "the sign is wrong (the size is right)"), (-0.5, "the sign is wrong.")])
+@pytest.mark.parametrize(
+    "x,words",
+    [
+        (0.2, "too high, by more than a factor of 10"),
+        (0.05, "too high, by a factor between 2 and 10"),
+        (0.015, "too high, by less than a factor of 2"),
+        (0.0103, "too high, but close: within 10%; it must be within 0.1% of the right value"),
+        (0.0097, "too low, but close"),
+        (0.002, "too low, by a factor between 2 and 10"),
+        (-0.01, "the sign is wrong (the size is right)"),
+        (-0.5, "the sign is wrong."),
+    ],
+)
 def test_numeric_feedback_words(x, words, capsys):
     verdict, out = feedback(capsys, "02.3", x)
     assert not verdict and words in out, out
@@ -199,7 +215,7 @@ def test_named_mistakes_are_kept_and_said_only_when_undoing_them_gives_the_answe
     want = QUESTIONS["04.5"].reference()
     assert "factor of 2" in feedback(capsys, "04.5", 2 * want)[1]
     assert "factor of 2" in feedback(capsys, "04.5", want / 2)[1]
-    assert "square of the right value" in feedback(capsys, "04.5", want ** 2)[1]
+    assert "square of the right value" in feedback(capsys, "04.5", want**2)[1]
     out = feedback(capsys, "04.5", 2.02 * want)[1]  # 1% away from twice the answer: no hint
     assert "factor of 2" not in out and "by a factor between 2 and 10" in out, out
     assert "factor of 2" in feedback(capsys, "06.1", 2 * 257)[1]
@@ -211,46 +227,76 @@ def test_named_mistakes_are_kept_and_said_only_when_undoing_them_gives_the_answe
 # Row 8: every real dtype is read; complex input is refused
 # --------------------------------------------------------------------------
 
+
 @pytest.mark.filterwarnings("error")
-@pytest.mark.parametrize("qid,answer", [
-    ("07.5", torch.tensor(0.25, dtype=torch.bfloat16)), ("07.5", torch.tensor([0.25], dtype=torch.float16)),
-    ("07.5", np.float16(0.25)), ("07.5", np.array([[0.25]], dtype=np.float16)), ("07.5", np.longdouble(0.25)),
-    ("05.3", np.int16(476)), ("05.3", np.uint16(476)), ("05.3", torch.tensor(476, dtype=torch.int32)),
-    ("05.3", np.float16(476)), ("05.3", torch.tensor(476.0, dtype=torch.float16)),
-    ("07.7", torch.tensor(QUESTIONS["07.7"].reference(), dtype=torch.bfloat16)),
-    ("07.7", torch.tensor(QUESTIONS["07.7"].reference(), dtype=torch.float16)),
-    ("07.7", QUESTIONS["07.7"].reference().astype(np.float16)),
-    ("07.7", QUESTIONS["07.7"].reference().astype(np.float32).tolist()),
-    ("04.1", torch.from_numpy(QUESTIONS["04.1"].reference()).float()),
-])
+@pytest.mark.parametrize(
+    "qid,answer",
+    [
+        ("07.5", torch.tensor(0.25, dtype=torch.bfloat16)),
+        ("07.5", torch.tensor([0.25], dtype=torch.float16)),
+        ("07.5", np.float16(0.25)),
+        ("07.5", np.array([[0.25]], dtype=np.float16)),
+        ("07.5", np.longdouble(0.25)),
+        ("05.3", np.int16(476)),
+        ("05.3", np.uint16(476)),
+        ("05.3", torch.tensor(476, dtype=torch.int32)),
+        ("05.3", np.float16(476)),
+        ("05.3", torch.tensor(476.0, dtype=torch.float16)),
+        ("07.7", torch.tensor(QUESTIONS["07.7"].reference(), dtype=torch.bfloat16)),
+        ("07.7", torch.tensor(QUESTIONS["07.7"].reference(), dtype=torch.float16)),
+        ("07.7", QUESTIONS["07.7"].reference().astype(np.float16)),
+        ("07.7", QUESTIONS["07.7"].reference().astype(np.float32).tolist()),
+        ("04.1", torch.from_numpy(QUESTIONS["04.1"].reference()).float()),
+    ],
+)
 def test_every_real_dtype_is_read(qid, answer, capsys):
     verdict, out = feedback(capsys, qid, answer)
     assert verdict, out
 
 
 @pytest.mark.filterwarnings("error")  # a ComplexWarning would fail the test
-@pytest.mark.parametrize("qid,answer", [
-    ("02.2", QUESTIONS["02.2"].reference() + 1e-3j), ("02.2", QUESTIONS["02.2"].reference().astype(np.complex64)),
-    ("02.2", list(QUESTIONS["02.2"].reference() + 0j)), ("02.2", torch.tensor(QUESTIONS["02.2"].reference() + 0.5j)),
-    ("02.2", np.array(list(QUESTIONS["02.2"].reference() + 0j), dtype=object)),
-    ("02.3", 0.01 + 0j), ("02.3", np.complex128(0.01)), ("02.3", torch.tensor(0.01 + 0j)), ("02.3", [0.01 + 1e-9j]),
-])
+@pytest.mark.parametrize(
+    "qid,answer",
+    [
+        ("02.2", QUESTIONS["02.2"].reference() + 1e-3j),
+        ("02.2", QUESTIONS["02.2"].reference().astype(np.complex64)),
+        ("02.2", list(QUESTIONS["02.2"].reference() + 0j)),
+        ("02.2", torch.tensor(QUESTIONS["02.2"].reference() + 0.5j)),
+        ("02.2", np.array(list(QUESTIONS["02.2"].reference() + 0j), dtype=object)),
+        ("02.3", 0.01 + 0j),
+        ("02.3", np.complex128(0.01)),
+        ("02.3", torch.tensor(0.01 + 0j)),
+        ("02.3", [0.01 + 1e-9j]),
+    ],
+)
 def test_complex_input_is_refused_with_a_message(qid, answer, capsys):
     verdict, out = feedback(capsys, qid, answer)
     assert not verdict and "complex" in out and "could not check" not in out, out
 
 
 @pytest.mark.filterwarnings("error")
-@pytest.mark.parametrize("qid,answer,words", [
-    ("02.5", lambda d, base=10000.0: torch.from_numpy(own_frequencies(d, base)).to(torch.bfloat16),
-     "torch tensor of dtype torch.bfloat16; return a numpy array (.float().numpy()"),
-    ("02.5", lambda d, base=10000.0: torch.from_numpy(own_frequencies(d, base)).half(),
-     "torch tensor of dtype torch.float16"),
-    ("02.5", lambda d, base=10000.0: own_frequencies(d, base).astype(np.float16), "right to float16 precision"),
-    ("02.5", lambda d, base=10000.0: own_frequencies(d, base) + 0j, "complex"),
-    ("07.2", lambda x, p, layout="interleaved": posenc.apply_rope(x[None], [p], layout=layout)[0].astype(np.complex128),
-     "complex"),
-])
+@pytest.mark.parametrize(
+    "qid,answer,words",
+    [
+        (
+            "02.5",
+            lambda d, base=10000.0: torch.from_numpy(own_frequencies(d, base)).to(torch.bfloat16),
+            "torch tensor of dtype torch.bfloat16; return a numpy array (.float().numpy()",
+        ),
+        (
+            "02.5",
+            lambda d, base=10000.0: torch.from_numpy(own_frequencies(d, base)).half(),
+            "torch tensor of dtype torch.float16",
+        ),
+        ("02.5", lambda d, base=10000.0: own_frequencies(d, base).astype(np.float16), "right to float16 precision"),
+        ("02.5", lambda d, base=10000.0: own_frequencies(d, base) + 0j, "complex"),
+        (
+            "07.2",
+            lambda x, p, layout="interleaved": posenc.apply_rope(x[None], [p], layout=layout)[0].astype(np.complex128),
+            "complex",
+        ),
+    ],
+)
 def test_function_outputs_of_any_dtype_get_a_message(qid, answer, words, capsys):
     verdict, out = feedback(capsys, qid, answer)
     assert not verdict and words in out and "could not check" not in out, out
@@ -259,6 +305,7 @@ def test_function_outputs_of_any_dtype_get_a_message(qid, answer, words, capsys)
 # --------------------------------------------------------------------------
 # Row 10: each message is right and specific
 # --------------------------------------------------------------------------
+
 
 def test_a_whole_number_up_to_rounding_is_that_number(capsys):
     assert feedback(capsys, "01.4", 8.000000000000002)[0]
@@ -277,15 +324,18 @@ def test_a_close_whole_number_says_close_not_zero_percent(capsys):
 def test_values_equal_to_float32_precision_are_named_not_printed_twice():
     want = np.array([0.5, 1.1939439123456789])
     message = _verify_array(want.astype(np.float32), want, atol=1e-8)
-    assert message == "element [1] is right to float32 precision, but this question asks for an error below 1e-08: " \
-                      "compute in float64 and return float64.", message
+    assert (
+        message == "element [1] is right to float32 precision, but this question asks for an error below 1e-08: "
+        "compute in float64 and return float64."
+    ), message
 
 
 def test_a_question_that_asks_for_float16_is_not_told_to_use_float64():
     want = np.array([0.84147098, 1.0])
     message = _verify_array((want + 3.1e-4).astype(np.float16), want, dtype=np.float16, atol=3e-4)
-    assert message == ("element [0] is 0.84179688, expected 0.84147098 (off by 0.00033; "
-                       "it must be within 0.0003)."), message
+    assert message == ("element [0] is 0.84179688, expected 0.84147098 (off by 0.00033; it must be within 0.0003)."), (
+        message
+    )
 
 
 def test_a_wrong_element_is_printed_with_digits_enough_to_differ():
@@ -296,10 +346,18 @@ def test_a_wrong_element_is_printed_with_digits_enough_to_differ():
     assert "must be exact" in _verify_array(np.array([1.0, 2.0]), np.array([1.0, 2.5]), atol=0.0)
 
 
-@pytest.mark.parametrize("qid,answer", [("01.1", "Answer: AC"), ("01.1", "answer is A, C"),
-                                        ("01.1", "My answer: a and c"), ("01.1", "ANSWER = CA"),
-                                        ("02.1", "The answer is B"), ("02.1", "option B"),
-                                        ("03.4", "Answers: A and B")])
+@pytest.mark.parametrize(
+    "qid,answer",
+    [
+        ("01.1", "Answer: AC"),
+        ("01.1", "answer is A, C"),
+        ("01.1", "My answer: a and c"),
+        ("01.1", "ANSWER = CA"),
+        ("02.1", "The answer is B"),
+        ("02.1", "option B"),
+        ("03.4", "Answers: A and B"),
+    ],
+)
 def test_a_leading_answer_word_is_skipped(qid, answer, capsys):
     verdict, out = feedback(capsys, qid, answer)
     assert verdict, out
@@ -335,6 +393,7 @@ def test_close_answers_are_told_the_tolerance(capsys):
 # Row 11: chapter arguments are normalised
 # --------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("chapter", ["2", 2.0, 2, " 02", "02", "02 ", np.int64(2)])
 def test_chapter_arguments_are_normalised(chapter, capsys):
     check("02.3", 0.01)
@@ -361,11 +420,15 @@ def test_an_unknown_chapter_names_the_chapters(chapter, capsys):
 # Answers are compared as plain arrays; iterables of numbers are read
 # --------------------------------------------------------------------------
 
-@pytest.mark.parametrize("answer,words", [
-    (lambda p, d: np.ma.masked_all((len(p), d)), "masked array with masked (missing) values"),
-    (lambda p, d: np.zeros((len(p), d)).view(LyingArray), "element [0, 1] is 0, expected 1"),
-    (lambda p, d: np.full((len(p), d), None), "dtype object"),
-])
+
+@pytest.mark.parametrize(
+    "answer,words",
+    [
+        (lambda p, d: np.ma.masked_all((len(p), d)), "masked array with masked (missing) values"),
+        (lambda p, d: np.zeros((len(p), d)).view(LyingArray), "element [0, 1] is 0, expected 1"),
+        (lambda p, d: np.full((len(p), d), None), "dtype object"),
+    ],
+)
 def test_array_tricks_are_not_accepted_by_a_function_question(answer, words, capsys):
     verdict, out = feedback(capsys, "06.7", answer)
     assert not verdict and "06.7 ✗" in out and words in out, out
@@ -377,13 +440,16 @@ def test_a_masked_array_without_masked_values_is_its_data(capsys):
     assert feedback(capsys, "01.3", lambda x: np.ma.array(x + posenc.sinusoidal(len(x), x.shape[1])))[0]
 
 
-@pytest.mark.parametrize("answer,words", [
-    (np.ma.masked_all(6), "masked (missing) values"),
-    (np.zeros(6).view(LyingArray), "6 of 6 elements are wrong"),
-    (np.array([None] * 6), "not numbers (dtype object)"),
-    ([object()] * 6, "not numbers"),
-    ({0.5, 0.25}, "a set has no order"),
-])
+@pytest.mark.parametrize(
+    "answer,words",
+    [
+        (np.ma.masked_all(6), "masked (missing) values"),
+        (np.zeros(6).view(LyingArray), "6 of 6 elements are wrong"),
+        (np.array([None] * 6), "not numbers (dtype object)"),
+        ([object()] * 6, "not numbers"),
+        ({0.5, 0.25}, "a set has no order"),
+    ],
+)
 def test_array_tricks_are_not_accepted_by_an_array_question(answer, words, capsys):
     verdict, out = feedback(capsys, "02.2", answer)
     assert not verdict and "02.2 ✗" in out and words in out, out
@@ -396,9 +462,16 @@ def test_a_lying_one_element_array_is_read_as_its_value(capsys):
     assert not feedback(capsys, "01.2", np.ma.masked_all(1))[0]
 
 
-@pytest.mark.parametrize("make", [
-    lambda v: (x for x in v), lambda v: map(float, v), lambda v: iter(v.tolist()),
-    lambda v: [Fraction(x) for x in v], lambda v: filter(lambda x: True, v)])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda v: (x for x in v),
+        lambda v: map(float, v),
+        lambda v: iter(v.tolist()),
+        lambda v: [Fraction(x) for x in v],
+        lambda v: filter(lambda x: True, v),
+    ],
+)
 def test_iterables_of_numbers_are_read(make, capsys):
     right = posenc.sinusoidal([4], 6)[0]
     verdict, out = feedback(capsys, "02.2", make(right))
@@ -416,6 +489,7 @@ def test_an_endless_iterator_is_refused_after_a_bounded_read(capsys, monkeypatch
 # --------------------------------------------------------------------------
 # A learner's function that raises: the message quotes the line of the learner's code that raised
 # --------------------------------------------------------------------------
+
 
 @pytest.fixture(params=[pytest.param(m, marks=pytest.mark.slow) if m == "spawn" else m for m in runner.METHODS])
 def method(request, monkeypatch):
@@ -458,26 +532,37 @@ def test_an_exception_names_the_learners_line_in_the_cell(method, monkeypatch, c
     assert not verdict and out.startswith("02.6 ✗ your code raised IndexError: index 4 is out of bounds"), out
     assert out.rstrip().endswith(
         "for 11 positions up to 10 and d_model = 8, layout = 'interleaved', at line 6 of your cell: "
-        "angle = positions * omega[i // 2 + 1]"), out
+        "angle = positions * omega[i // 2 + 1]"
+    ), out
 
 
 def test_the_deepest_line_of_the_learners_code_is_quoted_not_numpys_or_the_graders(method, monkeypatch, capsys):
     """The error is raised inside numpy, called from a helper in another cell: the helper's line is quoted."""
     namespace = {"__name__": "__main__", "np": np}
-    notebook_cell(monkeypatch, "def angles(p, w):\n    # one row per position\n"
-                               "    return np.outer(p, w).reshape(len(p), 2 * len(w))\n", "angles", namespace)
-    f = notebook_cell(monkeypatch, "def table(positions, d_model):\n"
-                                   "    w = 10000.0 ** (-2.0 * np.arange(d_model // 2) / d_model)\n"
-                                   "    a = angles(np.asarray(positions, dtype=float), w)\n"
-                                   "    return np.where(np.arange(d_model) % 2, np.cos(a), np.sin(a))\n",
-                      "table", namespace)
+    notebook_cell(
+        monkeypatch,
+        "def angles(p, w):\n    # one row per position\n    return np.outer(p, w).reshape(len(p), 2 * len(w))\n",
+        "angles",
+        namespace,
+    )
+    f = notebook_cell(
+        monkeypatch,
+        "def table(positions, d_model):\n"
+        "    w = 10000.0 ** (-2.0 * np.arange(d_model // 2) / d_model)\n"
+        "    a = angles(np.asarray(positions, dtype=float), w)\n"
+        "    return np.where(np.arange(d_model) % 2, np.cos(a), np.sin(a))\n",
+        "table",
+        namespace,
+    )
     verdict, out = feedback(capsys, "06.7", f)
     assert not verdict and "your code raised ValueError: cannot reshape" in out, out
     assert out.rstrip().endswith(", at line 3 of your cell: return np.outer(p, w).reshape(len(p), 2 * len(w))"), out
 
 
 def test_a_layer_that_raises_in_forward_gets_the_line_of_forward(method, monkeypatch, capsys):
-    layer = notebook_cell(monkeypatch, """\
+    layer = notebook_cell(
+        monkeypatch,
+        """\
 class Embed(torch.nn.Module):
     def __init__(self, vocab_size, d_model):
         super().__init__()
@@ -486,24 +571,33 @@ class Embed(torch.nn.Module):
 
     def forward(self, tokens):
         return self.tokens(tokens) * math.sqrt(self.pe.shape[1]) + self.pe[: tokens.shape[1]]
-""", "Embed", {"__name__": "__main__", "torch": torch, "math": math})
+""",
+        "Embed",
+        {"__name__": "__main__", "torch": torch, "math": math},
+    )
     verdict, out = feedback(capsys, "05.7", layer)
     assert not verdict and "your code raised RuntimeError" in out, out
-    assert out.rstrip().endswith(", at line 8 of your cell: return self.tokens(tokens) * math.sqrt(self.pe.shape[1]) "
-                                 "+ self.pe[: tokens.shape[1]]"), out
+    assert out.rstrip().endswith(
+        ", at line 8 of your cell: return self.tokens(tokens) * math.sqrt(self.pe.shape[1]) "
+        "+ self.pe[: tokens.shape[1]]"
+    ), out
 
 
 def test_code_whose_lines_are_unknown_gets_the_message_without_a_line(capsys):
     namespace = {"__name__": "__main__", "np": np}
     exec("def frequencies(d, base=10000.0):\n    return np.arange(d)[d]\n", namespace)  # no linecache entry
     verdict, out = feedback(capsys, "02.5", namespace["frequencies"])
-    assert not verdict and out == ("02.5 ✗ your code raised IndexError: index 512 is out of bounds for axis 0 with "
-                                   "size 512 for d_model = 512, base = 10000.\n"), out
+    assert not verdict and out == (
+        "02.5 ✗ your code raised IndexError: index 512 is out of bounds for axis 0 with "
+        "size 512 for d_model = 512, base = 10000.\n"
+    ), out
 
 
 def test_an_exception_raised_by_the_learner_on_purpose_quotes_the_raise(monkeypatch, capsys):
-    f = notebook_cell(monkeypatch, "def rotation(k, d):\n    if d > 6:\n        raise NotImplementedError('later')\n"
-                                   "    return np.eye(d)\n", "rotation")
+    f = notebook_cell(
+        monkeypatch,
+        "def rotation(k, d):\n    if d > 6:\n        raise NotImplementedError('later')\n    return np.eye(d)\n",
+        "rotation",
+    )
     verdict, out = feedback(capsys, "04.2", f)
-    assert not verdict and out.rstrip().endswith(
-        "at line 3 of your cell: raise NotImplementedError('later')"), out
+    assert not verdict and out.rstrip().endswith("at line 3 of your cell: raise NotImplementedError('later')"), out

@@ -21,8 +21,12 @@ SINGLE = [qid for qid, q in QUESTIONS.items() if q.kind == "choice" and len(q.co
 
 
 def wrong_sets(q):
-    return ["".join(s) for n in range(1, len(q.letters)) for s in itertools.combinations(q.letters, n)
-            if set(s) != q.correct]
+    return [
+        "".join(s)
+        for n in range(1, len(q.letters))
+        for s in itertools.combinations(q.letters, n)
+        if set(s) != q.correct
+    ]
 
 
 @pytest.mark.parametrize("qid", MULTI)

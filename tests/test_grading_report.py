@@ -14,8 +14,10 @@ import grading_report
 import grading_tries
 
 QIDS = ["01.2", "01.1"]  # a numeric and a choice question: a few hundred tries in well under a second
-FIGURES = re.compile(r"correct answers rejected: (\d+) of (\d+); wrong answers accepted: (\d+) of (\d+); "
-                     r"hostile inputs handled: (\d+) of (\d+)")
+FIGURES = re.compile(
+    r"correct answers rejected: (\d+) of (\d+); wrong answers accepted: (\d+) of (\d+); "
+    r"hostile inputs handled: (\d+) of (\d+)"
+)
 
 
 def report(capsys, qids=QIDS):
@@ -57,21 +59,30 @@ def _talks_too_much(qid, answer):
     return False
 
 
-@pytest.mark.parametrize("broken,expected", [
-    # (correct answers rejected, wrong answers accepted, hostile inputs handled)
-    (_accepts_everything, ("none", "all", "none")),
-    (_rejects_everything, ("all", "known", "all")),  # a known mistake must be told its own hint
-    (_raises, ("all", "all", "none")),
-    (_talks_too_much, ("all", "all", "none")),
-])
+@pytest.mark.parametrize(
+    "broken,expected",
+    [
+        # (correct answers rejected, wrong answers accepted, hostile inputs handled)
+        (_accepts_everything, ("none", "all", "none")),
+        (_rejects_everything, ("all", "known", "all")),  # a known mistake must be told its own hint
+        (_raises, ("all", "all", "none")),
+        (_talks_too_much, ("all", "all", "none")),
+    ],
+)
 def test_a_broken_grader_is_counted_and_fails_the_report(broken, expected, capsys, monkeypatch):
     monkeypatch.setattr(grading, "check", broken)
     n = sizes()
     known = sum(len(grading_tries.KNOWN_MISTAKES[qid]) for qid in QIDS)
     share = {"all": lambda c: n[c], "none": lambda c: 0, "known": lambda c: known}
     code, figures, out = report(capsys)
-    want = (share[expected[0]]("correct"), n["correct"], share[expected[1]]("wrong"), n["wrong"],
-            share[expected[2]]("hostile"), n["hostile"])
+    want = (
+        share[expected[0]]("correct"),
+        n["correct"],
+        share[expected[1]]("wrong"),
+        n["wrong"],
+        share[expected[2]]("hostile"),
+        n["hostile"],
+    )
     assert figures == want, out
     assert code == 1, out
     assert expected[0] == "none" or f"  correct {QIDS[0]}-correct-" in out  # each failing try is named

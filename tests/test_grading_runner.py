@@ -74,8 +74,9 @@ def method(request, monkeypatch):
 def new_children() -> list:
     """This process's live descendants that were not there when the test began (but the spawned worker kept
     ready for the next check, which runs no learner code)."""
-    return [p for p in psutil.Process().children(recursive=True)
-            if p.pid not in _others and p.pid != runner.spare_pid()]
+    return [
+        p for p in psutil.Process().children(recursive=True) if p.pid not in _others and p.pid != runner.spare_pid()
+    ]
 
 
 def cpu_seconds() -> float:
@@ -105,11 +106,12 @@ def assert_nothing_left_running():
 # Learner code: careless and hostile answers
 # --------------------------------------------------------------------------
 
+
 def own_rotation(k, d):
     t = np.zeros((d, d))
     for i, w in enumerate(10000.0 ** (-2.0 * np.arange(d // 2) / d)):
         c, s = math.cos(k * w), math.sin(k * w)
-        t[2 * i:2 * i + 2, 2 * i:2 * i + 2] = [[c, s], [-s, c]]
+        t[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = [[c, s], [-s, c]]
     return t
 
 
@@ -190,6 +192,7 @@ def checks_itself(d, base=10000.0):
 # Rows 1 and 2: "correct" only when every test input ran and passed
 # --------------------------------------------------------------------------
 
+
 def test_an_expected_exception_does_not_end_the_run(capsys):
     verdict, out, _ = timed_check(capsys, "04.2", rotation_small_only)
     assert not verdict and "04.2 ✗" in out, out
@@ -225,6 +228,7 @@ def test_fewer_finished_inputs_than_cases_is_never_correct(method, capsys, monke
 # --------------------------------------------------------------------------
 # Row 3, and the time limit: nothing keeps running after check returns
 # --------------------------------------------------------------------------
+
 
 @pytest.mark.slow  # waits for a time limit or an idle machine: seconds
 @pytest.mark.parametrize("answer", [swallows_exception, swallows_everything, endless])
@@ -266,6 +270,7 @@ def test_processes_started_by_the_learner_are_killed_too(method, capsys, monkeyp
 # Row 4: Interrupt
 # --------------------------------------------------------------------------
 
+
 @pytest.fixture
 def sigint_raises_keyboard_interrupt():
     """SIGINT raises KeyboardInterrupt in the main thread, as in a kernel, however pytest was started.
@@ -290,8 +295,10 @@ def test_interrupt_stops_the_learner_code_and_records_interrupted(method, capsys
     finally:
         timer.cancel()
     assert not verdict and seconds < 0.5 + PROMPTLY
-    assert out.strip().splitlines()[-1] == \
-        "02.5 · interrupted: stopped before every test input ran; run the cell again to check it."
+    assert (
+        out.strip().splitlines()[-1]
+        == "02.5 · interrupted: stopped before every test input ran; run the cell again to check it."
+    )
     assert "Traceback" not in out and "KeyboardInterrupt" not in out
     assert grading.progress("02")["02.5"] == "solved"  # the earlier right answer is not undone
     grading.summary("02")
@@ -305,12 +312,14 @@ def test_interrupt_stops_the_learner_code_and_records_interrupted(method, capsys
 # Row 5: check inside the learner's function
 # --------------------------------------------------------------------------
 
+
 def test_a_check_inside_the_function_is_refused_with_one_line(method, capsys):
     threads = threading.active_count()
     verdict, out, seconds = timed_check(capsys, "02.5", checks_itself)
     lines = out.strip().splitlines()
-    assert lines[0] == ("02.5 ✗ check(...) is inside your function: unindent it so that it runs "
-                        "after the function is defined."), out
+    assert lines[0] == (
+        "02.5 ✗ check(...) is inside your function: unindent it so that it runs after the function is defined."
+    ), out
     assert lines[1:] == ["02.5 ✓ correct on all 24 random test inputs."], out  # the function itself is right
     assert "_TimeUp" not in out and "Error" not in out
     assert threading.active_count() == threads
@@ -322,6 +331,7 @@ def test_a_check_inside_the_function_is_refused_with_one_line(method, capsys):
 # Workers that die, prints, and a return missing in one branch (row 10)
 # --------------------------------------------------------------------------
 
+
 def exits_hard(d, base=10000.0):
     os._exit(3)
 
@@ -330,14 +340,18 @@ def segfaults(d, base=10000.0):
     ctypes.string_at(0)
 
 
-@pytest.mark.parametrize("answer,expected", [
-    (exits_hard, "it ended the Python process (exit code 3, e.g. os._exit)"),
-    (segfaults, "it crashed (a segmentation fault)"),
-])
+@pytest.mark.parametrize(
+    "answer,expected",
+    [
+        (exits_hard, "it ended the Python process (exit code 3, e.g. os._exit)"),
+        (segfaults, "it crashed (a segmentation fault)"),
+    ],
+)
 def test_a_worker_that_dies_gets_a_clear_message(method, answer, expected, capsys):
     verdict, out, _ = timed_check(capsys, "02.5", answer)
     assert not verdict and out.strip() == (
-        f"02.5 ✗ the process running your function stopped for d_model = 512, base = 10000: {expected}."), out
+        f"02.5 ✗ the process running your function stopped for d_model = 512, base = 10000: {expected}."
+    ), out
 
 
 def chatty(d, base=10000.0):
@@ -347,7 +361,7 @@ def chatty(d, base=10000.0):
 
 def test_the_learners_prints_come_back_cut_to_the_limit(method, capsys):
     verdict, out, _ = timed_check(capsys, "02.5", chatty)
-    shown = ("x" * 1000 + "\n" + "x" * 1000 + "\n")[:runner.PRINT_LIMIT]
+    shown = ("x" * 1000 + "\n" + "x" * 1000 + "\n")[: runner.PRINT_LIMIT]
     cut = "\n... (output cut after 2,000 characters)\n"
     assert verdict and out == shown + cut + "02.5 ✓ correct on all 24 random test inputs.\n", out
 
@@ -372,8 +386,9 @@ def missing_return_for_large_d(d, base=10000.0):
 
 def test_a_return_missing_in_one_branch_is_wrong_not_unanswered(capsys):
     verdict, out, _ = timed_check(capsys, "02.5", missing_return_for_large_d)  # the first input has d = 512
-    assert not verdict and out.strip() == ("02.5 ✗ your function returned None for d_model = 512, base = 10000 "
-                                           "(is a return missing in one branch?)."), out
+    assert not verdict and out.strip() == (
+        "02.5 ✗ your function returned None for d_model = 512, base = 10000 (is a return missing in one branch?)."
+    ), out
     assert grading.progress("02")["02.5"] == "wrong"
 
 
@@ -398,21 +413,26 @@ def rope_via_closure():
 
     def rope(x, p, layout="interleaved"):
         return apply(x[None], [p], layout=layout)[0]
+
     return rope
 
 
-@pytest.mark.parametrize("qid,answer,name", [
-    ("02.5", lambda d, base=10000.0: posenc.frequencies(d, base), "frequencies"),
-    ("02.6", lambda p, d, layout="interleaved": pe.sinusoidal(p, d, layout=layout), "sinusoidal"),
-    ("02.6", pe_with_a_helper, "sinusoidal"),
-    ("04.2", lambda k, d: posenc.rotation(k, d), "rotation"),
-    ("06.7", lambda p, d: table(p, d), "sinusoidal"),
-    ("07.2", rope_via_closure(), "apply_rope"),
-])
+@pytest.mark.parametrize(
+    "qid,answer,name",
+    [
+        ("02.5", lambda d, base=10000.0: posenc.frequencies(d, base), "frequencies"),
+        ("02.6", lambda p, d, layout="interleaved": pe.sinusoidal(p, d, layout=layout), "sinusoidal"),
+        ("02.6", pe_with_a_helper, "sinusoidal"),
+        ("04.2", lambda k, d: posenc.rotation(k, d), "rotation"),
+        ("06.7", lambda p, d: table(p, d), "sinusoidal"),
+        ("07.2", rope_via_closure(), "apply_rope"),
+    ],
+)
 def test_a_function_that_calls_posenc_is_told_to_write_the_formula(qid, answer, name, capsys):
     verdict, out, _ = timed_check(capsys, qid, answer)
-    assert not verdict and out.strip() == (f"{qid} ✗ this question asks you to write the formula yourself; "
-                                           f"your function calls posenc.{name}."), out
+    assert not verdict and out.strip() == (
+        f"{qid} ✗ this question asks you to write the formula yourself; your function calls posenc.{name}."
+    ), out
 
 
 def rotation_from_posenc_frequencies(k, d):
@@ -420,7 +440,10 @@ def rotation_from_posenc_frequencies(k, d):
         raise ValueError("odd d_model")
     t = np.zeros((d, d))
     for i, w in enumerate(posenc.frequencies(d)):
-        t[2 * i:2 * i + 2, 2 * i:2 * i + 2] = [[math.cos(k * w), math.sin(k * w)], [-math.sin(k * w), math.cos(k * w)]]
+        t[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = [
+            [math.cos(k * w), math.sin(k * w)],
+            [-math.sin(k * w), math.cos(k * w)],
+        ]
     return t
 
 
@@ -541,9 +564,11 @@ def test_no_process_the_learner_started_is_alive_after_a_correct_check(method, a
 @pytest.mark.skipif(sys.platform != "linux", reason="the keeper is a child subreaper: Linux only")
 def test_no_process_is_alive_after_the_process_running_the_function_exits(method, capsys, pids):
     verdict, out, _ = timed_check(capsys, "02.5", leaves_its_session_then_exits)
-    assert not verdict and out.strip() == ("02.5 ✗ the process running your function stopped for d_model = 512, "
-                                           "base = 10000: it ended the Python process (exit code 4, e.g. "
-                                           "os._exit)."), out
+    assert not verdict and out.strip() == (
+        "02.5 ✗ the process running your function stopped for d_model = 512, "
+        "base = 10000: it ended the Python process (exit code 4, e.g. "
+        "os._exit)."
+    ), out
     assert len(list(pids.iterdir())) == 1
     time.sleep(0.1)
     assert still_running(pids) == []
@@ -574,14 +599,18 @@ def notebook_function(source, name, **names):
 
 def test_a_notebook_function_and_closure_reach_a_spawned_worker(capsys, monkeypatch):
     monkeypatch.setattr(runner, "METHOD", "spawn")
-    f = notebook_function("def frequencies(d, base=10000.0):\n"
-                          "    return base ** (-2.0 * np.arange((d + 1) // 2) / d)\n", "frequencies", np=np)
+    f = notebook_function(
+        "def frequencies(d, base=10000.0):\n    return base ** (-2.0 * np.arange((d + 1) // 2) / d)\n",
+        "frequencies",
+        np=np,
+    )
     assert f.__module__ == "__main__"
     assert timed_check(capsys, "02.5", f)[0]
     two = 2.0
 
     def closure(d, base=10000.0):
         return base ** (-two * np.arange((d + 1) // 2) / d)
+
     assert timed_check(capsys, "02.5", closure)[0]
     two = 1.0
     verdict, out, _ = timed_check(capsys, "02.5", closure)
@@ -592,8 +621,11 @@ def test_a_function_that_cannot_be_sent_is_told_why(capsys, monkeypatch):
     monkeypatch.setattr(runner, "METHOD", "spawn")
     lock = threading.Lock()
     verdict, out, _ = timed_check(capsys, "02.5", lambda d, base=10000.0: lock and own_frequencies(d, base))
-    assert not verdict and out.startswith("02.5 ✗ your function could not be sent to the worker process") \
-        and "cannot pickle '_thread.lock'" in out, out
+    assert (
+        not verdict
+        and out.startswith("02.5 ✗ your function could not be sent to the worker process")
+        and "cannot pickle '_thread.lock'" in out
+    ), out
 
 
 def test_a_worker_that_cannot_start_is_could_not_check_not_wrong(capsys, monkeypatch):
@@ -601,11 +633,18 @@ def test_a_worker_that_cannot_start_is_could_not_check_not_wrong(capsys, monkeyp
     failed, not the answer."""
     monkeypatch.setattr(runner, "METHOD", "spawn")
     runner._stop_spare()
-    monkeypatch.setattr(runner, "_start_worker", lambda: subprocess.Popen(
-        [sys.executable, "-c", "raise SystemExit(3)"], stdin=subprocess.PIPE, stdout=subprocess.PIPE))
+    monkeypatch.setattr(
+        runner,
+        "_start_worker",
+        lambda: subprocess.Popen(
+            [sys.executable, "-c", "raise SystemExit(3)"], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        ),
+    )
     verdict, out, _ = timed_check(capsys, "02.5", own_frequencies)
-    assert not verdict and out.startswith("02.5 · could not check: the worker process that runs your function "
-                                          "could not start; that says nothing about your answer"), out
+    assert not verdict and out.startswith(
+        "02.5 · could not check: the worker process that runs your function "
+        "could not start; that says nothing about your answer"
+    ), out
     assert "not recorded as wrong" in out and "Restart the kernel" in out and out.count("\n") == 1, out
     assert grading.progress("02")["02.5"] == "could not check"
     assert grading._store.entries["02.5"]["tries"] == 0
@@ -630,8 +669,9 @@ def test_a_worker_that_dies_before_its_job_is_replaced_once(capsys, monkeypatch)
     def first_one_dies():
         started.append(1)
         if len(started) == 1:  # a worker that ends before it reads its job (as if killed while idle)
-            return runner.subprocess.Popen([sys.executable, "-c", "pass"], stdin=runner.subprocess.PIPE,
-                                           stdout=runner.subprocess.PIPE)
+            return runner.subprocess.Popen(
+                [sys.executable, "-c", "pass"], stdin=runner.subprocess.PIPE, stdout=runner.subprocess.PIPE
+            )
         return real()
 
     monkeypatch.setattr(runner, "_start_worker", first_one_dies)
@@ -641,12 +681,18 @@ def test_a_worker_that_dies_before_its_job_is_replaced_once(capsys, monkeypatch)
     runner._stop_spare()
 
 
-@pytest.mark.parametrize("answer,expected", [
-    (own_frequencies, "02.5 ✓ correct on all 24 random test inputs."),
-    (exits_hard, "02.5 ✗ the process running your function stopped for d_model = 512, base = 10000: it ended the "
-                 "Python process (exit code 3, e.g. os._exit)."),
-    (forks_without_waiting, "02.5 ✓ correct on all 24 random test inputs."),
-])
+@pytest.mark.parametrize(
+    "answer,expected",
+    [
+        (own_frequencies, "02.5 ✓ correct on all 24 random test inputs."),
+        (
+            exits_hard,
+            "02.5 ✗ the process running your function stopped for d_model = 512, base = 10000: it ended the "
+            "Python process (exit code 3, e.g. os._exit).",
+        ),
+        (forks_without_waiting, "02.5 ✓ correct on all 24 random test inputs."),
+    ],
+)
 def test_without_a_keeper_as_off_linux_the_worker_runs_the_function_itself(answer, expected, capsys, monkeypatch):
     monkeypatch.setattr(runner, "KEEPER", False)
     # what is tested is the verdict, not speed: a limit the browser tests on the other core cannot make it miss
@@ -660,11 +706,13 @@ def test_back_to_back_runs_each_get_their_own_messages():
     """A reader thread owns its pipe and closes it itself: if the parent closed it while the thread could still
     read, the next run's pipe could get the same descriptor number and the old thread steal its verdict (seen
     as "it ended the Python process (exit code 0)" for about 1 check in 700 in the maintainer's report)."""
+
     def work(n):
         def run(report):
             for _ in range(24):
                 report()
             return ("correct", str(n))
+
         return run
 
     threads = threading.active_count()
@@ -690,9 +738,15 @@ FIFO = None  # a named pipe the learner's processes hold open for writing: its e
 
 def _start_in_a_new_session(program):
     """subprocess.Popen in a session of its own; returns once it runs (it notes its pid, its session's id)."""
-    subprocess.Popen([sys.executable, "-c", f"import os\nos.open({str(FIFO)!r}, os.O_WRONLY)\n"
-                      f"open({str(PIDS)!r} + '/' + str(os.getpid()), 'w').close()\n{program}"],
-                     start_new_session=True)
+    subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"import os\nos.open({str(FIFO)!r}, os.O_WRONLY)\n"
+            f"open({str(PIDS)!r} + '/' + str(os.getpid()), 'w').close()\n{program}",
+        ],
+        start_new_session=True,
+    )
     _wait_for_pids(1)
 
 

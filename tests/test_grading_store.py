@@ -73,18 +73,28 @@ def test_two_kernels_do_not_undo_each_other(tmp_path):
 def test_a_file_of_version_1_is_upgraded_not_discarded(tmp_path):
     """Version 1 kept only each question's latest status."""
     path = tmp_path / "progress.json"
-    old = {"format": FORMAT, "version": 1, "revealed": ["01.1"],
-           "questions": {"02.3": "correct", "02.4": "wrong", "02.5": "unanswered", "02.6": "interrupted"}}
+    old = {
+        "format": FORMAT,
+        "version": 1,
+        "revealed": ["01.1"],
+        "questions": {"02.3": "correct", "02.4": "wrong", "02.5": "unanswered", "02.6": "interrupted"},
+    }
     path.write_text(json.dumps(old))
     s = Store(path)
     assert s.load() == ""
     assert {q: (e["solved"], e["tries"], e["last"]) for q, e in s.entries.items()} == {
-        "02.3": (True, 1, "correct"), "02.4": (False, 1, "wrong"), "02.6": (False, 1, "interrupted")}
+        "02.3": (True, 1, "correct"),
+        "02.4": (False, 1, "wrong"),
+        "02.6": (False, 1, "interrupted"),
+    }
     assert path.read_text() == json.dumps(old)  # read, not yet rewritten
     s.record("02.4", "correct")
     assert saved(path)["version"] == VERSION and saved(path)["revealed"] == ["01.1"]
-    assert results(path) == {"02.3": (True, 1, "correct"), "02.4": (True, 2, "correct"),
-                             "02.6": (False, 1, "interrupted")}
+    assert results(path) == {
+        "02.3": (True, 1, "correct"),
+        "02.4": (True, 2, "correct"),
+        "02.6": (False, 1, "interrupted"),
+    }
 
 
 def test_a_write_that_fails_halfway_leaves_the_old_file_whole(tmp_path, monkeypatch):
@@ -104,20 +114,32 @@ def test_a_write_that_fails_halfway_leaves_the_old_file_whole(tmp_path, monkeypa
     assert sorted(p.name for p in tmp_path.iterdir()) == ["progress.json"]  # no temporary file left
 
 
-@pytest.mark.parametrize("content,why", [
-    ("{not json", "is not valid JSON"),
-    (json.dumps({"theme": "dark"}), "is not a progress file of this course"),
-    (json.dumps([1, 2]), "is not a progress file of this course"),
-    (json.dumps({"format": FORMAT, "version": VERSION + 1, "questions": {}}),
-     f"version {VERSION + 1}, written by a newer release of the course; upgrade the course to read it"),
-    (json.dumps({"format": FORMAT, "version": "2", "questions": {}}), "which this grader does not know"),
-    (json.dumps({"format": FORMAT, "version": 1, "questions": {"02.3": "great"}}), "not a map of question ids"),
-    (json.dumps({"format": FORMAT, "version": 2, "questions": {"02.3": "correct"}}), "not a map of question ids"),
-    (json.dumps({"format": FORMAT, "version": 2, "questions": {"02.3": {"solved": True, "tries": -1,
-                                                                       "last": "correct", "when": None}}}),
-     "not a map of question ids"),
-    (json.dumps({"format": FORMAT, "version": 1, "questions": {}, "revealed": "01.1"}), "not a list"),
-])
+@pytest.mark.parametrize(
+    "content,why",
+    [
+        ("{not json", "is not valid JSON"),
+        (json.dumps({"theme": "dark"}), "is not a progress file of this course"),
+        (json.dumps([1, 2]), "is not a progress file of this course"),
+        (
+            json.dumps({"format": FORMAT, "version": VERSION + 1, "questions": {}}),
+            f"version {VERSION + 1}, written by a newer release of the course; upgrade the course to read it",
+        ),
+        (json.dumps({"format": FORMAT, "version": "2", "questions": {}}), "which this grader does not know"),
+        (json.dumps({"format": FORMAT, "version": 1, "questions": {"02.3": "great"}}), "not a map of question ids"),
+        (json.dumps({"format": FORMAT, "version": 2, "questions": {"02.3": "correct"}}), "not a map of question ids"),
+        (
+            json.dumps(
+                {
+                    "format": FORMAT,
+                    "version": 2,
+                    "questions": {"02.3": {"solved": True, "tries": -1, "last": "correct", "when": None}},
+                }
+            ),
+            "not a map of question ids",
+        ),
+        (json.dumps({"format": FORMAT, "version": 1, "questions": {}, "revealed": "01.1"}), "not a list"),
+    ],
+)
 def test_a_damaged_or_foreign_file_is_refused_and_never_written_over(content, why, tmp_path, capsys):
     path = tmp_path / "progress.json"
     path.write_text(content)
@@ -198,18 +220,37 @@ def test_a_refused_file_is_named_by_check_and_summary_but_grading_goes_on(capsys
 def test_solved_survives_later_tries_and_a_restart_of_the_python_process(tmp_path):
     """Two processes, one after the other, as a kernel and the same kernel restarted: right, then the blank
     cell run again, then wrong; the question is solved in both."""
-    env = {**os.environ, "POSENC_PROGRESS": str(tmp_path / "progress.json"),
-           "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+    env = {
+        **os.environ,
+        "POSENC_PROGRESS": str(tmp_path / "progress.json"),
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]),
+    }
     run = [sys.executable, "-c"]
-    first = subprocess.run(run + ["from grading import check, progress; check('02.3', 0.01); check('02.3', ...); "
-                                  "check('02.3', 0.5); check('02.4', 1.0); print(progress('02')['02.3'])"],
-                           env=env, capture_output=True, text=True, timeout=120)
+    first = subprocess.run(
+        run
+        + [
+            "from grading import check, progress; check('02.3', 0.01); check('02.3', ...); "
+            "check('02.3', 0.5); check('02.4', 1.0); print(progress('02')['02.3'])"
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert first.returncode == 0, first.stdout + first.stderr
     assert first.stdout.splitlines()[0] == "02.3 ✓ correct" and first.stdout.splitlines()[-1] == "solved"
-    second = subprocess.run(run + ["from grading import progress, summary; print(progress()['02.3']); summary('02')"],
-                            env=env, capture_output=True, text=True, timeout=120)
+    second = subprocess.run(
+        run + ["from grading import progress, summary; print(progress()['02.3']); summary('02')"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     lines = second.stdout.splitlines()
-    assert lines[:4] == ["solved", "Chapter 02: 1 of 7 solved, 1 attempted, 5 untried.",
-                         "  solved: 02.3 (solved; your last try was wrong)",
-                         "  attempted, not solved yet: 02.4 (1 try, the last wrong)"], second.stdout + second.stderr
+    assert lines[:4] == [
+        "solved",
+        "Chapter 02: 1 of 7 solved, 1 attempted, 5 untried.",
+        "  solved: 02.3 (solved; your last try was wrong)",
+        "  attempted, not solved yet: 02.4 (1 try, the last wrong)",
+    ], second.stdout + second.stderr
     assert f"Progress is saved in {tmp_path / 'progress.json'}" in second.stdout

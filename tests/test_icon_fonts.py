@@ -17,15 +17,22 @@ THEME_CSS = icon_fonts.theme_webfonts().parents[2] / "styles" / "pydata-sphinx-t
 
 
 def test_class_code_points_reads_every_name_of_a_rule():
-    css = ('.fa-a:before{content:"\\f001"}.fa-bars:before,.fa-navicon:before{content:"\\f0c9"}'
-           '.fa-at:before{content:"\\@"}')
-    assert icon_fonts.class_code_points(css) == {"fa-a": 0xF001, "fa-bars": 0xF0C9, "fa-navicon": 0xF0C9,
-                                                 "fa-at": ord("@")}
+    css = (
+        '.fa-a:before{content:"\\f001"}.fa-bars:before,.fa-navicon:before{content:"\\f0c9"}.fa-at:before{content:"\\@"}'
+    )
+    assert icon_fonts.class_code_points(css) == {
+        "fa-a": 0xF001,
+        "fa-bars": 0xF0C9,
+        "fa-navicon": 0xF0C9,
+        "fa-at": ord("@"),
+    }
 
 
 def test_css_code_points_are_the_ones_outside_the_class_list():
-    css = ('.fa-bars:before{content:"\\f0c9"}:root{--pst-icon-bell:"\\f0f3"}'
-           '.admonition-title:after{content:"\ue001"}.plain:before{content:"\\201c"}')
+    css = (
+        '.fa-bars:before{content:"\\f0c9"}:root{--pst-icon-bell:"\\f0f3"}'
+        '.admonition-title:after{content:"\ue001"}.plain:before{content:"\\201c"}'
+    )
     assert icon_fonts.css_code_points(css) == {0xF0F3, 0xE001}  # not U+F0C9 (a class), not U+201C (not an icon)
 
 
@@ -39,7 +46,8 @@ def test_code_points_used_finds_classes_in_pages_and_scripts_and_icons_in_style_
     (tmp_path / "_static" / "styles").mkdir(parents=True)
     (tmp_path / "_static" / "styles" / "theme.css").write_text(
         '.fa-bars:before{content:"\\f0c9"}.fa-moon:before{content:"\\f186"}.fa-sun:before{content:"\\f185"}'
-        ':root{--pst-icon-bell:"\\f0f3"}')
+        ':root{--pst-icon-bell:"\\f0f3"}'
+    )
     (tmp_path / "_static" / "switch.js").write_text("button.className = 'fa-solid fa-sun';")
     (tmp_path / "_static" / "fontawesome.js").write_text("'fa-moon'")  # the build removes it: not counted
     (tmp_path / "page.html").write_text('<i class="fa-solid fa-bars"></i>')
@@ -54,8 +62,9 @@ def test_the_icons_of_our_download_menu_entries_are_kept_though_they_arrive_afte
     (tmp_path / "_static" / "theme.css").write_text(THEME_CSS.read_text(encoding="utf-8"))
     (tmp_path / "page.html").write_text("<p>a page whose menu gets its entries later</p>")
     names = icon_fonts.class_code_points(THEME_CSS.read_text(encoding="utf-8"))
-    wanted = {names[c] for entry in (book_kit.MENU_ENTRY, book_pdf.MENU_ENTRY) for c in entry["icon"].split()
-              if c in names}
+    wanted = {
+        names[c] for entry in (book_kit.MENU_ENTRY, book_pdf.MENU_ENTRY) for c in entry["icon"].split() if c in names
+    }
     assert len(wanted) == 2  # the kit's file-zipper and the PDF's book, both Font Awesome icons
     assert wanted <= icon_fonts.code_points_used(tmp_path)
 

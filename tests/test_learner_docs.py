@@ -26,6 +26,7 @@ EXERCISES_README = ROOT / "exercises" / "README.md"
 DOCS = [PAGE, EXERCISES_README]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 
+
 def text(path):
     return path.read_text(encoding="utf-8")
 
@@ -40,8 +41,13 @@ def test_the_page_follows_the_introduction_in_the_toc_and_is_linked_from_it():
 @pytest.mark.parametrize("path", [PAGE, ROOT / "intro.md"], ids=lambda p: p.name)
 def test_cross_references_resolve(path):
     pages = [text(page) for page in ROOT.glob("*.md")]
-    pages += [cell.source for folder in ("chapters", "appendix") for nb in sorted((ROOT / folder).glob("*.ipynb"))
-              for cell in nbformat.read(nb, as_version=4).cells if cell.cell_type == "markdown"]
+    pages += [
+        cell.source
+        for folder in ("chapters", "appendix")
+        for nb in sorted((ROOT / folder).glob("*.ipynb"))
+        for cell in nbformat.read(nb, as_version=4).cells
+        if cell.cell_type == "markdown"
+    ]
     labels = {label for page in pages for label in re.findall(r"^\((\S+)\)=$", page, re.MULTILINE)}
     for target in re.findall(r"\{doc\}`(?:[^`<]*<)?([^`<>]+)>?`", text(path)):
         assert (ROOT / f"{target}.md").exists() or (ROOT / f"{target}.ipynb").exists(), target
@@ -70,8 +76,7 @@ def test_the_lower_bounds_the_page_states_are_the_declared_ones():
     names = {"PyTorch": "torch", "numpy": "numpy", "IPython": "ipython", "ipywidgets": "ipywidgets"}
     stated = re.findall(r"(PyTorch|numpy|IPython|ipywidgets) ([\d.]+) or newer", " ".join(text(PAGE).split()))
     assert {name for name, _ in stated} == set(names), stated
-    declared = dict(re.match(r"([\w-]+)>=([\d.]+)", spec).groups()
-                    for spec in PYPROJECT["project"]["dependencies"])
+    declared = dict(re.match(r"([\w-]+)>=([\d.]+)", spec).groups() for spec in PYPROJECT["project"]["dependencies"])
     for name, version in stated:
         assert declared[names[name]] == version, f"the page says {name} {version}, pyproject {declared[names[name]]}"
 
@@ -85,7 +90,8 @@ def test_the_files_and_extras_the_page_names_exist(doc):
     for name in named:
         # (the page speaks of the kit's folder too, which holds the exercise notebooks)
         assert any((folder / name).exists() for folder in (ROOT, doc.parent, ROOT / "exercises")), (
-            f"{doc.name} names {name}, which does not exist")
+            f"{doc.name} names {name}, which does not exist"
+        )
     for link in re.findall(r"\]\(([^)#]+)\)", body):
         assert (doc.parent / link).resolve().exists(), f"{doc.name} links to {link}, which does not exist"
     extras = PYPROJECT["project"].get("optional-dependencies", {})
@@ -114,9 +120,11 @@ def test_the_pages_say_where_progress_is_kept(monkeypatch, tmp_path):
     """The pages name the file the grader writes (grading/store.py, the one module that writes a file), the
     variable that moves it, and the reset."""
     from grading import store
+
     for path in sorted((ROOT / "src" / "grading").rglob("*.py")):
-        found = re.findall(r"(?<!os\.)\bopen\(|write_text|write_bytes|json\.dump\(|\bpickle\.dump\(|shelve|sqlite3",
-                           text(path))  # (os.open: the worker's /dev/null; cloudpickle.dumps: to the worker's pipe)
+        found = re.findall(
+            r"(?<!os\.)\bopen\(|write_text|write_bytes|json\.dump\(|\bpickle\.dump\(|shelve|sqlite3", text(path)
+        )  # (os.open: the worker's /dev/null; cloudpickle.dumps: to the worker's pipe)
         assert not found or path.name == "store.py", f"{path}: {found}: progress is written by grading/store.py only"
     default = store.Store(None)
     assert default.where().startswith("Progress is kept in memory only")

@@ -53,10 +53,19 @@ def lowest() -> list[str]:
 
 # The core's and the grader's tests, run from the repository against the installed wheel. Left out: the explorers'
 # test that reads the book's build code (Sphinx is not a learner's dependency).
-LOWEST_TESTS = ["tests/test_posenc.py", "tests/test_grading.py", "tests/test_grading_kinds.py",
-                "tests/test_grading_feedback.py", "tests/test_grading_store.py", "tests/test_explorers.py",
-                "tests/test_plotting.py", "tests/test_tables.py", "tests/test_quizzes.py",
-                "--deselect", "tests/test_explorers.py::test_book_recognises_a_cell_that_only_displays_an_explorer"]
+LOWEST_TESTS = [
+    "tests/test_posenc.py",
+    "tests/test_grading.py",
+    "tests/test_grading_kinds.py",
+    "tests/test_grading_feedback.py",
+    "tests/test_grading_store.py",
+    "tests/test_explorers.py",
+    "tests/test_plotting.py",
+    "tests/test_tables.py",
+    "tests/test_quizzes.py",
+    "--deselect",
+    "tests/test_explorers.py::test_book_recognises_a_cell_that_only_displays_an_explorer",
+]
 # what runs them, at the lock's versions, and Colab's kernel (KERNEL)
 TOOLS = ["pytest", "pytest-xdist", "hypothesis", "pyyaml"]
 
@@ -74,8 +83,9 @@ def wheel(tmp_path_factory):
 
 def notebooks_run(python: Path, home: Path, env: dict) -> tuple[dict, list[str]]:
     """The exercise (first question answered) and the chapter, executed in ``home``; (results, question ids)."""
-    questions = learner_env.answered_exercise(REPO / "exercises" / EXERCISE, REPO / "solutions" / EXERCISE,
-                                              home / EXERCISE)
+    questions = learner_env.answered_exercise(
+        REPO / "exercises" / EXERCISE, REPO / "solutions" / EXERCISE, home / EXERCISE
+    )
     chapter = home / f"chapter-{Path(CHAPTER).name}"  # (the exercise notebook has the same name)
     chapter.write_bytes((REPO / CHAPTER).read_bytes())
     got = learner_env.script(python, learner_env.RUN_NOTEBOOKS, EXERCISE, chapter.name, cwd=home, env=env)
@@ -131,10 +141,25 @@ def test_the_lowest_declared_versions_pass_the_core_and_grader_tests(wheel, tmp_
         assert Specifier(f"=={version}").contains(got), f"{name}: {got} installed, the lowest declared is {version}"
 
     env = learner_env.clean_env(venv, tmp_path)
-    done = learner_env.run([python, "-m", "pytest", *LOWEST_TESTS, "-q", "-p", "no:cacheprovider",
-                            "-p", "no:randomly", "-m", "not slow", "-x"],
-                           cwd=REPO, env=env | {"POSENC_PROGRESS": str(tmp_path / "tests-progress.json")},
-                           timeout=900)  # the tests' checks are not the learner's, whose notebook runs next
+    done = learner_env.run(
+        [
+            python,
+            "-m",
+            "pytest",
+            *LOWEST_TESTS,
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:randomly",
+            "-m",
+            "not slow",
+            "-x",
+        ],
+        cwd=REPO,
+        env=env | {"POSENC_PROGRESS": str(tmp_path / "tests-progress.json")},
+        timeout=900,
+    )  # the tests' checks are not the learner's, whose notebook runs next
     assert re.search(r"\d+ passed", done.stdout), done.stdout[-2000:]
     print(f"\nlowest versions ({', '.join(pins)}): {done.stdout.strip().splitlines()[-1]}")
 

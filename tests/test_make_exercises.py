@@ -80,6 +80,7 @@ def test_exercises_are_up_to_date(capsys):
 # The transformation itself
 # --------------------------------------------------------------------------
 
+
 def test_assignment_becomes_a_placeholder():
     src = 'x = 1\n# BEGIN SOLUTION\nanswer = posenc.frequencies(512)[255]\n# END SOLUTION\ncheck("02.3", answer)'
     assert strip_code(src) == 'x = 1\nanswer = ...  # YOUR ANSWER HERE\ncheck("02.3", answer)'
@@ -91,13 +92,17 @@ def test_every_assigned_name_stays_defined():
 
 
 def test_definitions_become_stubs_that_run():
-    src = ("# BEGIN SOLUTION\ndef f(d_model,\n      base=10000.0):\n    # secret\n    h = d_model // 2\n    return h\n"
-           "class Layer(torch.nn.Module):\n    def forward(self, x):\n        return x\n"
-           "def g(x): return x + 1\n# END SOLUTION\ncheck('02.5', f)")
+    src = (
+        "# BEGIN SOLUTION\ndef f(d_model,\n      base=10000.0):\n    # secret\n    h = d_model // 2\n    return h\n"
+        "class Layer(torch.nn.Module):\n    def forward(self, x):\n        return x\n"
+        "def g(x): return x + 1\n# END SOLUTION\ncheck('02.5', f)"
+    )
     out = strip_code(src)
-    assert out == ("def f(d_model,\n      base=10000.0):\n    ...  # YOUR CODE HERE\n"
-                   "class Layer(torch.nn.Module):\n    ...  # YOUR CODE HERE\n"
-                   "def g(x):\n    ...  # YOUR CODE HERE\ncheck('02.5', f)")
+    assert out == (
+        "def f(d_model,\n      base=10000.0):\n    ...  # YOUR CODE HERE\n"
+        "class Layer(torch.nn.Module):\n    ...  # YOUR CODE HERE\n"
+        "def g(x):\n    ...  # YOUR CODE HERE\ncheck('02.5', f)"
+    )
     namespace = {"torch": __import__("torch"), "check": lambda *a: None}
     exec(out, namespace)
     assert namespace["f"](8) is None and namespace["g"](1) is None
@@ -110,9 +115,15 @@ def test_indented_region_and_bare_statements():
     assert strip_code("print(1)") == "print(1)"
 
 
-@pytest.mark.parametrize("src", ["# BEGIN SOLUTION\nx = 1", "x = 1\n# END SOLUTION",
-                                 "# BEGIN SOLUTION\n# BEGIN SOLUTION\n# END SOLUTION",
-                                 "# BEGIN SOLUTION\nx = (\n# END SOLUTION"])
+@pytest.mark.parametrize(
+    "src",
+    [
+        "# BEGIN SOLUTION\nx = 1",
+        "x = 1\n# END SOLUTION",
+        "# BEGIN SOLUTION\n# BEGIN SOLUTION\n# END SOLUTION",
+        "# BEGIN SOLUTION\nx = (\n# END SOLUTION",
+    ],
+)
 def test_broken_markers_are_reported(src):
     with pytest.raises(AuthoringError):
         strip_code(src)
@@ -154,9 +165,15 @@ def test_exercise_drops_emptied_cells_and_keeps_ids():
 # Never overwrite a learner's answers (in a throwaway git repository)
 # --------------------------------------------------------------------------
 
+
 def git(repo, *args):
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.org",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.org",
+    }
     subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, env=env)
 
 
@@ -235,6 +252,7 @@ def test_check_lists_stray_exercises(repo, capsys):
 # It works on the checkout it is run in, not on the one it was installed from
 # --------------------------------------------------------------------------
 
+
 @pytest.fixture
 def second_checkout(tmp_path):
     """A checkout of its own (a copy of the course's layout), with a stale exercise."""
@@ -259,8 +277,9 @@ def test_writes_into_the_checkout_it_is_run_in(second_checkout, where, capsys, m
     status = make_exercises.main(["--force"])
     out = capsys.readouterr().out
     assert status == 0, out
-    assert (second_checkout / "exercises" / "01_demo.ipynb").read_text() == \
-        make_exercises.render(second_checkout / "solutions" / "01_demo.ipynb")
+    assert (second_checkout / "exercises" / "01_demo.ipynb").read_text() == make_exercises.render(
+        second_checkout / "solutions" / "01_demo.ipynb"
+    )
     assert snapshot(ROOT / "exercises") == before  # nothing written where the module came from
     assert not (ROOT / "exercises" / "01_demo.ipynb").exists()
 
@@ -276,8 +295,13 @@ def test_the_command_writes_where_it_is_run(second_checkout):
     """The module imported from this checkout (as an editable install would) writes into the other one."""
     env = {**os.environ, "PYTHONPATH": str(ROOT / "tools")}
     before = snapshot(ROOT / "exercises")
-    result = subprocess.run([os.sys.executable, "-m", "make_exercises", "--force"], cwd=second_checkout,
-                            capture_output=True, text=True, env=env)
+    result = subprocess.run(
+        [os.sys.executable, "-m", "make_exercises", "--force"],
+        cwd=second_checkout,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "exercises/01_demo.ipynb: written" in result.stdout
     assert (second_checkout / "exercises" / "01_demo.ipynb").read_text() != "stale\n"
@@ -305,8 +329,9 @@ def test_a_repository_without_solutions_is_not_taken_for_the_course(tmp_path, ca
 
 def test_command_line_entry_point():
     env = {**os.environ, "PYTHONPATH": str(ROOT / "tools")}
-    result = subprocess.run([os.sys.executable, "-m", "make_exercises", "--check"], cwd=ROOT,
-                            capture_output=True, text=True, env=env)
+    result = subprocess.run(
+        [os.sys.executable, "-m", "make_exercises", "--check"], cwd=ROOT, capture_output=True, text=True, env=env
+    )
     assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -327,8 +352,11 @@ def test_exercise_only_cells_are_shown_in_the_exercise_without_their_hiding_tags
         _md("hidden on both pages", ["remove-cell"]),
     ]
     out = exercise(nb)
-    assert [c.source for c in out.cells] == ["# Practice: X\n\nReplace each `...`.", "keep my other tag",
-                                             "hidden on both pages"]
+    assert [c.source for c in out.cells] == [
+        "# Practice: X\n\nReplace each `...`.",
+        "keep my other tag",
+        "hidden on both pages",
+    ]
     assert "tags" not in out.cells[0].metadata
     assert out.cells[1].metadata["tags"] == ["margin"]
     assert out.cells[2].metadata["tags"] == ["remove-cell"]
@@ -339,8 +367,9 @@ def test_answers_page_has_its_own_title_and_hides_the_exercise_instructions(path
     """In the book the answers page is titled 'Answers: ...'; 'Practice: ...' and 'Replace each' are hidden there."""
     nb = nbformat.read(path, as_version=4)
     shown = [c for c in nb.cells if "remove-cell" not in c.metadata.get("tags", [])]
-    first_heading = next(line for c in shown if c.cell_type == "markdown"
-                         for line in c.source.splitlines() if line.startswith("# "))
+    first_heading = next(
+        line for c in shown if c.cell_type == "markdown" for line in c.source.splitlines() if line.startswith("# ")
+    )
     assert first_heading.startswith("# Answers: "), first_heading
     text = "\n".join(c.source for c in shown)
     assert "Replace each" not in text and "For maintainers" not in text and "make exercises" not in text

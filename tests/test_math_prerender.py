@@ -26,45 +26,54 @@ def book(tmp_path_factory):
 
 
 def test_formulas_are_read_with_their_kind_and_unescaped():
-    assert mp.formulas(PAGE) == [("\\omega_i = b^{-2i/d}", False), ("a < b", False),
-                                 ("\\begin{aligned} x &= \\mathtt{max\\_len} \\end{aligned}", True)]
+    assert mp.formulas(PAGE) == [
+        ("\\omega_i = b^{-2i/d}", False),
+        ("a < b", False),
+        ("\\begin{aligned} x &= \\mathtt{max\\_len} \\end{aligned}", True),
+    ]
 
 
 def test_every_formula_is_typeset_in_its_own_element(book):
     out, counts = book
     html = (out / "chapters" / "page.html").read_text()
     assert counts["pages"] == 1 and counts["formulas"] == 3
-    spans = re.findall(r'<span class="math notranslate nohighlight">(<mjx-container.*?</mjx-container>)\.?</span>',
-                       html)
+    spans = re.findall(
+        r'<span class="math notranslate nohighlight">(<mjx-container.*?</mjx-container>)\.?</span>', html
+    )
     assert len(spans) == 2 and all('jax="CHTML"' in s for s in spans)
     assert re.search(r'<div class="math notranslate nohighlight"><mjx-container[^>]*display="true"', html)
     assert "\\(" not in html.split("<pre>")[0] and "\\omega" not in html  # no TeX left in the prose...
-    assert "<pre>\\(not math: a code block\\)</pre>" in html              # ...and code untouched
+    assert "<pre>\\(not math: a code block\\)</pre>" in html  # ...and code untouched
 
 
 def test_punctuation_after_inline_math_moves_inside_its_span(book):
     """So that no line starts with the period after a formula (the span is an inline flex box)."""
     out, _ = book
     html = (out / "chapters" / "page.html").read_text()
-    assert re.search(r"</mjx-container>\.</span></p>", html)     # "... and $a < b$." ends inside the span
-    assert "</mjx-container></span> and" in html                  # no punctuation: nothing moves
-    assert re.search(r"</mjx-container></div>\s*<pre>", html)     # display math keeps its own box
+    assert re.search(r"</mjx-container>\.</span></p>", html)  # "... and $a < b$." ends inside the span
+    assert "</mjx-container></span> and" in html  # no punctuation: nothing moves
+    assert re.search(r"</mjx-container></div>\s*<pre>", html)  # display math keeps its own box
 
 
 def test_an_opening_bracket_before_inline_math_moves_inside_its_span(tmp_path):
     """So that no line ends with the bracket whose formula starts the next ("of $r$ ($0 \\le b$) are")."""
-    page = ('<html><head></head><body><p>of (<span class="math notranslate nohighlight">\\(0 \\le b\\)</span>) and '
-            '[<span class="math notranslate nohighlight">\\(x\\)</span>]</p>\n'
-            '(<div class="math notranslate nohighlight">\n\\[y\\]</div>)</body></html>')
+    page = (
+        '<html><head></head><body><p>of (<span class="math notranslate nohighlight">\\(0 \\le b\\)</span>) and '
+        '[<span class="math notranslate nohighlight">\\(x\\)</span>]</p>\n'
+        '(<div class="math notranslate nohighlight">\n\\[y\\]</div>)</body></html>'
+    )
     (tmp_path / "page.html").write_text(page)
     mp.prerender_book(tmp_path)
     html = (tmp_path / "page.html").read_text()
-    assert re.search(r'of <span class="math notranslate nohighlight">\(<mjx-container.*?</mjx-container>\)</span> and',
-                     html, re.S)
-    assert re.search(r'and <span class="math notranslate nohighlight">\[<mjx-container.*?</mjx-container>\]</span>',
-                     html, re.S)
-    assert re.search(r'\(<div class="math notranslate nohighlight"><mjx-container.*?</mjx-container></div>\)', html,
-                     re.S)  # display math keeps its own box: the brackets stay outside
+    assert re.search(
+        r'of <span class="math notranslate nohighlight">\(<mjx-container.*?</mjx-container>\)</span> and', html, re.S
+    )
+    assert re.search(
+        r'and <span class="math notranslate nohighlight">\[<mjx-container.*?</mjx-container>\]</span>', html, re.S
+    )
+    assert re.search(
+        r'\(<div class="math notranslate nohighlight"><mjx-container.*?</mjx-container></div>\)', html, re.S
+    )  # display math keeps its own box: the brackets stay outside
 
 
 def test_screen_readers_get_mathml_with_the_right_symbols(book):
@@ -87,8 +96,12 @@ def test_the_page_gets_its_style_sheet_and_font_preloads_relative_to_itself(book
     preloads = re.findall(r'<link rel="preload" as="font"[^>]*href="([^"]+)"', head)
     # the main fonts, the italic of omega, the typewriter of \mathtt; not the fonts nothing here uses
     names = {p.rsplit("/", 1)[1] for p in preloads}
-    assert {"MathJax_Zero.woff", "MathJax_Main-Regular.woff", "MathJax_Math-Italic.woff",
-            "MathJax_Typewriter-Regular.woff"} <= names
+    assert {
+        "MathJax_Zero.woff",
+        "MathJax_Main-Regular.woff",
+        "MathJax_Math-Italic.woff",
+        "MathJax_Typewriter-Regular.woff",
+    } <= names
     assert "MathJax_Fraktur-Regular.woff" not in names
 
 
@@ -101,8 +114,10 @@ def test_a_page_without_math_and_a_second_run_change_nothing(book):
     assert {p: p.read_text() for p in out.rglob("*.html")} == before
 
 
-@pytest.mark.parametrize("tex, message", [("\\badmacro x", "Undefined control sequence \\\\badmacro"),
-                                          ("\\frac{1}{2", "Missing close brace")])
+@pytest.mark.parametrize(
+    "tex, message",
+    [("\\badmacro x", "Undefined control sequence \\\\badmacro"), ("\\frac{1}{2", "Missing close brace")],
+)
 def test_tex_errors_fail_and_name_the_page_and_formula(tmp_path, tex, message):
     page = PAGE.replace("a &lt; b", tex)
     (tmp_path / "bad.html").write_text(page)
@@ -113,8 +128,10 @@ def test_tex_errors_fail_and_name_the_page_and_formula(tmp_path, tex, message):
 
 def test_math_markup_it_cannot_read_fails_the_build(tmp_path):
     # e.g. some other element inside the div, before the TeX
-    page = PAGE.replace('<div class="math notranslate nohighlight">\n',
-                        '<div class="math notranslate nohighlight">\n<span class="note">(1)</span>')
+    page = PAGE.replace(
+        '<div class="math notranslate nohighlight">\n',
+        '<div class="math notranslate nohighlight">\n<span class="note">(1)</span>',
+    )
     (tmp_path / "label.html").write_text(page)
     with pytest.raises(mp.MathError, match=r"label\.html: math that could not be read: .*note"):
         mp.prerender_book(tmp_path)
@@ -122,15 +139,22 @@ def test_math_markup_it_cannot_read_fails_the_build(tmp_path):
 
 def test_a_numbered_equation_keeps_its_id_number_and_permalink(tmp_path):
     # what Sphinx writes for a labelled equation ($$ ... $$ (label)), the target of {eq}
-    eqno = ('<span class="eqno">(4.3)<a class="headerlink" href="#equation-dot" title="Link to this equation">#</a>'
-            '</span>')
-    page = PAGE.replace('<div class="math notranslate nohighlight">\n',
-                        f'<div class="math notranslate nohighlight" id="equation-dot">\n{eqno}')
+    eqno = (
+        '<span class="eqno">(4.3)<a class="headerlink" href="#equation-dot" title="Link to this equation">#</a></span>'
+    )
+    page = PAGE.replace(
+        '<div class="math notranslate nohighlight">\n',
+        f'<div class="math notranslate nohighlight" id="equation-dot">\n{eqno}',
+    )
     (tmp_path / "numbered.html").write_text(page)
     assert mp.prerender_book(tmp_path)["formulas"] == 3
     html = (tmp_path / "numbered.html").read_text()
-    assert re.search(r'<div class="math notranslate nohighlight" id="equation-dot">' + re.escape(eqno)
-                     + r'<mjx-container[^>]*display="true"', html)
+    assert re.search(
+        r'<div class="math notranslate nohighlight" id="equation-dot">'
+        + re.escape(eqno)
+        + r'<mjx-container[^>]*display="true"',
+        html,
+    )
     assert "\\begin{aligned}" not in html
 
 
@@ -148,7 +172,7 @@ def test_stretched_delimiters_preload_every_font_they_fall_back_to(tmp_path):
 
 def test_the_fonts_are_copied_and_nothing_left_from_older_builds_stays(tmp_path):
     stale = tmp_path / "_vendor" / "mathjax"
-    (stale / "fonts" / "HTML-CSS").mkdir(parents=True)   # e.g. MathJax 2's font folder
+    (stale / "fonts" / "HTML-CSS").mkdir(parents=True)  # e.g. MathJax 2's font folder
     (stale / "startup.js").write_text("old")
     (tmp_path / "p.html").write_text(PAGE)
     mp.prerender_book(tmp_path)

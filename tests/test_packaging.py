@@ -73,6 +73,9 @@ def test_the_runtime_dependencies_cover_every_import_of_the_learner_code():
     third_party = imported - OURS - set(sys.stdlib_module_names) - {"__future__"}
     runtime = {canonicalize_name(r.name) for r in RUNTIME}
     distributions = packages_distributions()
-    undeclared = {name: distributions.get(name) for name in third_party
-                  if not {canonicalize_name(d) for d in distributions.get(name, [name])} & runtime}
+    undeclared = {
+        name: distributions.get(name)
+        for name in third_party
+        if not {canonicalize_name(d) for d in distributions.get(name, [name])} & runtime
+    }
     assert not undeclared, f"imported by src/ but not a runtime dependency in pyproject.toml: {undeclared}"

@@ -4,6 +4,8 @@ import matplotlib as mpl
 import matplotlib.pyplot as plt
 
 from posenc_course import plotting
+
+
 def test_style_sets_palette_and_readable_sizes():
     with mpl.rc_context():
         plotting.apply_style()
@@ -74,7 +76,7 @@ def test_text_stays_legible_when_the_saved_figure_is_wider_than_its_size():
         svg = plotting._svg(fig)
         width_pt = float(re.search(r'<svg[^>]*\bwidth="([\d.]+)pt"', svg).group(1))
         smallest = min(100 * float(a) for a, b in re.findall(r"scale\(([\d.]+) -([\d.]+)\)", svg) if a == b)
-        assert width_pt > 6.4 * 72 + 20                             # the legend made it wider
-        shown_px = smallest * plotting.PHONE_COLUMN_PX / width_pt   # text size in CSS px in a phone's column
+        assert width_pt > 6.4 * 72 + 20  # the legend made it wider
+        shown_px = smallest * plotting.PHONE_COLUMN_PX / width_pt  # text size in CSS px in a phone's column
         assert shown_px >= plotting.MIN_TEXT_PX - 0.01, shown_px
         plt.close(fig)

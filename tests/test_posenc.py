@@ -43,12 +43,11 @@ def exact_row(p, d_model, base=10000.0):
 d_models = st.integers(min_value=1, max_value=40)
 layouts = st.sampled_from(posenc.LAYOUTS)
 bases = st.sampled_from([10000.0, 500000.0, 100.0, 2.0, 1.5])
-small_positions = st.lists(
-    st.integers(min_value=-5000, max_value=5000), min_size=1, max_size=80
-)
+small_positions = st.lists(st.integers(min_value=-5000, max_value=5000), min_size=1, max_size=80)
 
 
 # --- the formula -----------------------------------------------------------
+
 
 @settings(max_examples=150, deadline=None)
 @given(positions=small_positions, d_model=d_models, base=bases, layout=layouts)
@@ -61,9 +60,7 @@ def test_matches_naive_formula(positions, d_model, base, layout):
 
 @settings(max_examples=60, deadline=None)
 @given(
-    positions=st.lists(
-        st.floats(min_value=-1e4, max_value=1e4, allow_nan=False), min_size=1, max_size=30
-    ),
+    positions=st.lists(st.floats(min_value=-1e4, max_value=1e4, allow_nan=False), min_size=1, max_size=30),
     d_model=d_models,
     layout=layouts,
 )
@@ -84,9 +81,7 @@ def test_count_means_arange(n, d_model):
 
 def test_contiguous_run_not_starting_at_zero():
     positions = np.arange(-300, 700)
-    np.testing.assert_allclose(
-        posenc.sinusoidal(positions, 12), naive_table(positions, 12), atol=1e-9, rtol=0
-    )
+    np.testing.assert_allclose(posenc.sinusoidal(positions, 12), naive_table(positions, 12), atol=1e-9, rtol=0)
 
 
 def test_worked_example_from_the_documents():
@@ -164,6 +159,7 @@ def test_pair_regimes_bad_input():
 
 # --- accuracy --------------------------------------------------------------
 
+
 @settings(max_examples=40, deadline=None)
 @given(
     p=st.integers(min_value=-(2**24) + 1, max_value=2**24 - 1),
@@ -208,8 +204,9 @@ def test_the_common_float32_recipe_is_not_accurate():
 
 
 @pytest.mark.parametrize("layout", ["interleaved", "concatenated"])
-@pytest.mark.parametrize("positions, d_model", [(200, 64), (8192, 8), ([3, 64, 70_000, -5], 10),
-                                                ([0.5, 2.0, -3.25], 6), (130, 33)])
+@pytest.mark.parametrize(
+    "positions, d_model", [(200, 64), (8192, 8), ([3, 64, 70_000, -5], 10), ([0.5, 2.0, -3.25], 6), (130, 33)]
+)
 def test_float16_table_is_the_float64_table_rounded_once(positions, d_model, layout):
     """float16 is exact up to its own rounding, whole blocks of 64 rows in the interleaved layout included (the
     float64 path's complex view must never be taken of a float16 table: a bare reshape error)."""
@@ -241,6 +238,7 @@ def test_torch_path_accuracy_at_large_positions(positions, d_model, base):
 
 # --- the same row whatever else is asked ------------------------------------
 
+
 @settings(max_examples=60, deadline=None)
 @given(
     n=st.integers(min_value=1, max_value=3000),
@@ -262,8 +260,9 @@ def test_a_row_does_not_depend_on_the_other_positions(n, start, d_model, layout,
 
 @settings(max_examples=40, deadline=None)
 @given(
-    positions=st.lists(st.one_of(st.integers(-(2**24), 2**24), st.floats(-(2.0**24), 2.0**24)),
-                       min_size=1, max_size=30),
+    positions=st.lists(
+        st.one_of(st.integers(-(2**24), 2**24), st.floats(-(2.0**24), 2.0**24)), min_size=1, max_size=30
+    ),
     d_model=st.sampled_from([1, 5, 64]),
     layout=layouts,
     dtype=st.sampled_from([np.float32, np.float64]),
@@ -315,6 +314,7 @@ def test_the_reported_history():
 
 # --- rotation --------------------------------------------------------------
 
+
 @settings(max_examples=80, deadline=None)
 @given(
     k=st.integers(min_value=-3000, max_value=3000),
@@ -335,8 +335,9 @@ def test_rotation_is_orthogonal_and_composes():
     np.testing.assert_allclose(a @ a.T, np.eye(16), atol=1e-12)
     np.testing.assert_allclose(a @ b, posenc.rotation(-7, 16), atol=1e-12)
     np.testing.assert_allclose(posenc.rotation(0, 16), np.eye(16), atol=0)
-    np.testing.assert_allclose(posenc.rotation(2.5, 8) @ posenc.sinusoidal([1.0], 8)[0],
-                               posenc.sinusoidal([3.5], 8)[0], atol=1e-12)
+    np.testing.assert_allclose(
+        posenc.rotation(2.5, 8) @ posenc.sinusoidal([1.0], 8)[0], posenc.sinusoidal([3.5], 8)[0], atol=1e-12
+    )
 
 
 def test_rotation_odd_d_model_explains():
@@ -345,6 +346,7 @@ def test_rotation_odd_d_model_explains():
 
 
 # --- torch modules ---------------------------------------------------------
+
 
 def test_module_adds_the_table_beyond_any_length():
     module = posenc.SinusoidalPositionalEncoding(10)
@@ -402,6 +404,7 @@ def test_learned_embedding():
 
 # --- attention -------------------------------------------------------------
 
+
 def test_self_attention_is_permutation_equivariant():
     rng = np.random.default_rng(0)
     x = rng.normal(size=(6, 8))
@@ -419,7 +422,6 @@ def test_self_attention_is_permutation_equivariant():
     assert not np.allclose(biased, posenc.self_attention(x, *w, bias=bias)[perm])
 
 
-
 def test_causal_attention_sees_only_the_past():
     rng = np.random.default_rng(1)
     x = rng.normal(size=(6, 8))
@@ -429,16 +431,21 @@ def test_causal_attention_sees_only_the_past():
     np.testing.assert_allclose(weights.sum(axis=1), 1.0)
     # row p is attention over the prefix 0 ... p alone
     for p in range(6):
-        np.testing.assert_allclose(posenc.self_attention(x, *w, causal=True)[p],
-                                   posenc.self_attention(x[: p + 1], *w)[p], atol=1e-12)
+        np.testing.assert_allclose(
+            posenc.self_attention(x, *w, causal=True)[p], posenc.self_attention(x[: p + 1], *w)[p], atol=1e-12
+        )
     # the same as the mask written as a bias, and combined with another bias
     mask = np.triu(np.full((6, 6), -np.inf), k=1)
     bias = rng.normal(size=(6, 6))
-    np.testing.assert_allclose(posenc.attention_weights(x, w[0], w[1], bias=bias, causal=True),
-                               posenc.attention_weights(x, w[0], w[1], bias=bias + mask), atol=1e-12)
+    np.testing.assert_allclose(
+        posenc.attention_weights(x, w[0], w[1], bias=bias, causal=True),
+        posenc.attention_weights(x, w[0], w[1], bias=bias + mask),
+        atol=1e-12,
+    )
 
 
 # --- the 40-digit reference ------------------------------------------------
+
 
 @pytest.mark.parametrize("d_model, base, layout", [(7, 10000.0, "interleaved"), (6, 500000.0, "concatenated")])
 def test_exact_sinusoidal_is_the_formula_at_40_digits(d_model, base, layout):
@@ -457,6 +464,7 @@ def test_exact_sinusoidal_is_the_formula_at_40_digits(d_model, base, layout):
 
 
 # --- bad input -------------------------------------------------------------
+
 
 @pytest.mark.parametrize(
     "call, exc, pattern",
@@ -477,8 +485,11 @@ def test_exact_sinusoidal_is_the_formula_at_40_digits(d_model, base, layout):
         (lambda: posenc.sinusoidal(np.zeros((2, 3)), 8), ValueError, "positions.*1-D.*\\(2, 3\\)"),
         (lambda: posenc.sinusoidal(["a", "b"], 8), TypeError, "positions"),
         # uint64 above 2**63 wrapped around to negative positions as int64: a wrong table, silently
-        (lambda: posenc.sinusoidal(np.array([3, 2**63 + 5], dtype=np.uint64), 8), ValueError,
-         "positions must be below 2\\*\\*63, got 9223372036854775813"),
+        (
+            lambda: posenc.sinusoidal(np.array([3, 2**63 + 5], dtype=np.uint64), 8),
+            ValueError,
+            "positions must be below 2\\*\\*63, got 9223372036854775813",
+        ),
         (lambda: posenc.sinusoidal(5.0, 8), ValueError, "positions.*1-D"),
         (lambda: posenc.sinusoidal(5, 8, layout="sincos"), ValueError, "layout.*interleaved"),
         (lambda: posenc.sinusoidal(5, 8, dtype=np.int32), TypeError, "dtype"),
@@ -493,10 +504,16 @@ def test_exact_sinusoidal_is_the_formula_at_40_digits(d_model, base, layout):
         (lambda: posenc.SinusoidalPositionalEncoding(8)(torch.zeros(1, 5, 8, dtype=torch.long)), TypeError, "floating"),
         (lambda: posenc.LearnedPositionalEmbedding(0, 8), ValueError, "max_len"),
         (lambda: posenc.LearnedPositionalEmbedding(4, 8)(torch.zeros(1, 4, 7)), ValueError, "d_model=8"),
-        (lambda: posenc.self_attention(np.zeros(4), np.zeros((4, 2)), np.zeros((4, 2)), np.zeros((4, 2))),
-         ValueError, "x must"),
-        (lambda: posenc.self_attention(np.zeros((3, 4)), np.zeros((5, 2)), np.zeros((4, 2)), np.zeros((4, 2))),
-         ValueError, "w_q"),
+        (
+            lambda: posenc.self_attention(np.zeros(4), np.zeros((4, 2)), np.zeros((4, 2)), np.zeros((4, 2))),
+            ValueError,
+            "x must",
+        ),
+        (
+            lambda: posenc.self_attention(np.zeros((3, 4)), np.zeros((5, 2)), np.zeros((4, 2)), np.zeros((4, 2))),
+            ValueError,
+            "w_q",
+        ),
     ],
 )
 def test_bad_input_is_named(call, exc, pattern):

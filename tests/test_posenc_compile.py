@@ -81,8 +81,9 @@ def test_sinusoidal_module_compiles(backend, d_model, layout):
 @pytest.mark.parametrize("d_model, layout", [(64, "interleaved"), (33, "concatenated")])
 def test_sinusoidal_module_compiles_with_dynamic_shapes(backend, d_model, layout):
     """dynamic=True: one graph with a symbolic seq, across table growth, both backends."""
-    module = torch.compile(posenc.SinusoidalPositionalEncoding(d_model, layout=layout),
-                           fullgraph=True, backend=backend, dynamic=True)
+    module = torch.compile(
+        posenc.SinusoidalPositionalEncoding(d_model, layout=layout), fullgraph=True, backend=backend, dynamic=True
+    )
     fresh = posenc.SinusoidalPositionalEncoding(d_model, layout=layout)
     zeros = lambda seq, dtype: torch.zeros(2, seq, d_model, dtype=dtype)  # noqa: E731 (output = table)
     for dtype, got, want in run_history((fresh, module), zeros):
@@ -107,9 +108,15 @@ def test_learned_embedding_compiles(backend):
         torch.testing.assert_close(got, want, rtol=0, atol=0)
 
 
-@pytest.mark.parametrize("backend, layout", [("eager", "interleaved"), ("eager", "concatenated"),
-                                             pytest.param("inductor", "interleaved", marks=pytest.mark.slow)],
-                         indirect=["backend"])
+@pytest.mark.parametrize(
+    "backend, layout",
+    [
+        ("eager", "interleaved"),
+        ("eager", "concatenated"),
+        pytest.param("inductor", "interleaved", marks=pytest.mark.slow),
+    ],
+    indirect=["backend"],
+)
 def test_apply_rope_compiles(backend, layout):
     rope = lambda x: posenc.apply_rope(x, layout=layout)  # noqa: E731
     randn = lambda seq, dtype: torch.randn(2, 3, seq, 16, dtype=dtype)  # noqa: E731
@@ -145,6 +152,7 @@ def test_bad_input_still_raises_under_compile():
 # torch.jit.trace: a trace keeps the dtype it was traced with (python-level
 # choices are recorded, as in any trace) and works for every length.
 # --------------------------------------------------------------------------
+
 
 def trace(fn, example):
     with warnings.catch_warnings():

@@ -51,8 +51,10 @@ def test_compile_dynamic_true_keeps_one_graph_per_dtype():
     """dynamic=True (eager backend: Dynamo alone): every length served by one graph, same numbers."""
     torch._dynamo.reset()
     try:
-        module, plain = posenc.SinusoidalPositionalEncoding(33, layout="concatenated"), \
-            posenc.SinusoidalPositionalEncoding(33, layout="concatenated")
+        module, plain = (
+            posenc.SinusoidalPositionalEncoding(33, layout="concatenated"),
+            posenc.SinusoidalPositionalEncoding(33, layout="concatenated"),
+        )
         compiled_module = torch.compile(module, fullgraph=True, backend="eager", dynamic=True)
         rope = torch.compile(lambda x, p: posenc.apply_rope(x, p), fullgraph=True, backend="eager", dynamic=True)
         before = torch._dynamo.utils.counters["stats"]["unique_graphs"]

@@ -27,8 +27,11 @@ from support.pytest_run import run_pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 NO_EXTENDED = ROOT / "tests" / "support" / "no_extended"
-WIDER = re.compile(r"longdouble|long double|float96|float128|complex192|complex256|clongdouble|longfloat"
-                   r"|dtype\(\s*['\"](g|G|f16|f12)['\"]", re.IGNORECASE)
+WIDER = re.compile(
+    r"longdouble|long double|float96|float128|complex192|complex256|clongdouble|longfloat"
+    r"|dtype\(\s*['\"](g|G|f16|f12)['\"]",
+    re.IGNORECASE,
+)
 ACCURACY_TESTS = [
     "tests/test_posenc.py::test_accuracy_at_large_positions",
     "tests/test_posenc.py::test_float32_table_accuracy_over_a_long_run",
@@ -56,8 +59,11 @@ def test_no_type_wider_than_float64_in_src():
     """Every line of src/: the course has no switch of its own, so no line is exempt."""
     found = []
     for path in sorted((ROOT / "src").rglob("*.py")):
-        found += [f"{path.relative_to(ROOT)}:{n}: {line.strip()}"
-                  for n, line in enumerate(path.read_text().splitlines(), 1) if WIDER.search(line)]
+        found += [
+            f"{path.relative_to(ROOT)}:{n}: {line.strip()}"
+            for n, line in enumerate(path.read_text().splitlines(), 1)
+            if WIDER.search(line)
+        ]
     assert not found, "types wider than float64 in src/:\n" + "\n".join(found)
 
 
@@ -86,18 +92,27 @@ def test_the_largest_errors_against_mpmath():
 
     rng = np.random.default_rng(18)
     for d_model in (8, 33, 512, 1024):
-        positions = np.concatenate([[2**24 - 1, -(2**24 - 1), 2**24 - 65, 0.5 - 2**23],
-                                    rng.integers(-(2**24) + 1, 2**24, 6), rng.uniform(-(2**24), 2**24, 2)])
+        positions = np.concatenate(
+            [
+                [2**24 - 1, -(2**24 - 1), 2**24 - 65, 0.5 - 2**23],
+                rng.integers(-(2**24) + 1, 2**24, 6),
+                rng.uniform(-(2**24), 2**24, 2),
+            ]
+        )
         exact = posenc.exact_sinusoidal(positions, d_model).astype(float)
         for dtype, bound in ((np.float32, 2e-7), (np.float64, 1e-9)):
-            for layout_table in (posenc.sinusoidal(positions, d_model, dtype=dtype),
-                                 posenc.sinusoidal(positions, d_model, dtype=dtype, layout="concatenated")
-                                 [:, np.argsort(posenc.layout_permutation(d_model))]):
+            for layout_table in (
+                posenc.sinusoidal(positions, d_model, dtype=dtype),
+                posenc.sinusoidal(positions, d_model, dtype=dtype, layout="concatenated")[
+                    :, np.argsort(posenc.layout_permutation(d_model))
+                ],
+            ):
                 assert np.abs(layout_table.astype(np.float64) - exact).max() <= bound
 
 
-@pytest.mark.skipif(_switch_is_on(),
-                    reason="this whole run is without extended precision (make test): the accuracy tests ran so")
+@pytest.mark.skipif(
+    _switch_is_on(), reason="this whole run is without extended precision (make test): the accuracy tests ran so"
+)
 def test_the_accuracy_tests_pass_without_extended_precision():
     path = os.pathsep.join(p for p in (str(NO_EXTENDED), os.environ.get("PYTHONPATH", "")) if p)
     out = run_pytest(["-q", *ACCURACY_TESTS], cwd=ROOT, env={"PYTHONPATH": path})

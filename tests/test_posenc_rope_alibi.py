@@ -37,9 +37,9 @@ def test_rope_matches_the_formula(d, positions, seed):
 @settings(max_examples=50, deadline=None)
 @given(
     d=st.integers(1, 32).map(lambda h: 2 * h),
-    p=st.integers(-10**5, 10**5),
-    s=st.integers(-10**5, 10**5),
-    shift=st.integers(-10**5, 10**5),
+    p=st.integers(-(10**5), 10**5),
+    s=st.integers(-(10**5), 10**5),
+    shift=st.integers(-(10**5), 10**5),
     layout=st.sampled_from(posenc.LAYOUTS),
     seed=st.integers(0, 2**16),
 )
@@ -122,8 +122,9 @@ def test_alibi_bias_is_linear_in_distance(n_heads, q_len, extra):
     sym = posenc.alibi_bias(n_heads, q_len, k_len, causal=False)
     assert np.all(np.isfinite(sym)) and np.all(sym <= 0)
     # shifting every position leaves the bias unchanged: only distances matter
-    np.testing.assert_array_equal(posenc.alibi_bias(n_heads, q_len)[:, -1, :],
-                                  posenc.alibi_bias(n_heads, q_len, q_len + extra)[:, -1, extra:])
+    np.testing.assert_array_equal(
+        posenc.alibi_bias(n_heads, q_len)[:, -1, :], posenc.alibi_bias(n_heads, q_len, q_len + extra)[:, -1, extra:]
+    )
 
 
 def test_alibi_bad_input():

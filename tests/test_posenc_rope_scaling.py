@@ -59,6 +59,7 @@ def _library():
 
     transformers.logging.set_verbosity_error()  # the configs' validation warns about the odd values we try
 
+
 RTOL = 1e-12  # posenc against the library's formulas evaluated in float64
 RTOL_FLOAT32 = 1e-5  # posenc against the library as shipped (float32 exponent, and float32 YaRN ramp)
 LIBRARY_TYPES = ("linear", "dynamic", "yarn", "longrope", "llama3", "proportional")
@@ -114,15 +115,28 @@ def test_library_in_float64_restores_torch():
 def config(head_dim, base, rope_type, max_position_embeddings=4096, **params):
     rope = {"rope_type": rope_type, "rope_theta": base}
     # None means "not in the config" (yarn reads its factor key even when it is None: kept for yarn)
-    rope.update({k: v for k, v in params.items()
-                 if k != "seq_len" and (v is not None or (rope_type == "yarn" and k == "factor"))})
-    return LlamaConfig(hidden_size=2 * head_dim, num_attention_heads=2, head_dim=head_dim,
-                       max_position_embeddings=max_position_embeddings, rope_parameters=rope)
+    rope.update(
+        {
+            k: v
+            for k, v in params.items()
+            if k != "seq_len" and (v is not None or (rope_type == "yarn" and k == "factor"))
+        }
+    )
+    return LlamaConfig(
+        hidden_size=2 * head_dim,
+        num_attention_heads=2,
+        head_dim=head_dim,
+        max_position_embeddings=max_position_embeddings,
+        rope_parameters=rope,
+    )
 
 
 def library(rope_type, cfg, seq_len=None, *, float64=True):
-    fn = (modeling_llama.LlamaRotaryEmbedding.compute_default_rope_parameters if rope_type == "default"
-          else rope_utils.ROPE_INIT_FUNCTIONS[rope_type])
+    fn = (
+        modeling_llama.LlamaRotaryEmbedding.compute_default_rope_parameters
+        if rope_type == "default"
+        else rope_utils.ROPE_INIT_FUNCTIONS[rope_type]
+    )
     with library_in_float64() if float64 else contextlib.nullcontext():
         kwargs = {} if seq_len is None else {"seq_len": seq_len}
         inv, factor = fn(cfg, **kwargs)
@@ -155,8 +169,9 @@ def compare(rope_type, head_dim, base, max_position_embeddings=4096, *, rtol32=R
     assert err64 <= RTOL, f"{rope_type}: relative difference {err64:.2e} from the library in float64"
     err_factor = abs(factor / lib_factor - 1)
     assert err_factor <= RTOL, f"{rope_type}: attention factor {factor!r} != library's {lib_factor!r}"
-    shipped_inv, shipped_factor = library(rope_type, config(head_dim, base, rope_type, max_position_embeddings,
-                                                            **params), seq_len, float64=False)
+    shipped_inv, shipped_factor = library(
+        rope_type, config(head_dim, base, rope_type, max_position_embeddings, **params), seq_len, float64=False
+    )
     err32 = relative(inv, shipped_inv)
     assert err32 <= rtol32, f"{rope_type}: {err32:.2e} from the library in float32 (allowed {rtol32:.2e})"
     assert shipped_factor == pytest.approx(factor, rel=1e-12)
@@ -180,23 +195,30 @@ def report(request):
 
 def write_report(reporter):
     reporter.write_line("")
-    reporter.write_line("posenc.rope_parameters against transformers "
-                        f"{transformers.__version__} (largest relative differences):")
+    reporter.write_line(
+        f"posenc.rope_parameters against transformers {transformers.__version__} (largest relative differences):"
+    )
     for rope_type, s in STATS.items():
-        reporter.write_line(f"  {rope_type:13s} {s['sets']:5d} configs   inv_freq vs library in float64 "
-                            f"{s['float64']:.1e}, as shipped (float32) {s['float32']:.1e}, "
-                            f"attention factor {s['factor']:.1e}")
+        reporter.write_line(
+            f"  {rope_type:13s} {s['sets']:5d} configs   inv_freq vs library in float64 "
+            f"{s['float64']:.1e}, as shipped (float32) {s['float32']:.1e}, "
+            f"attention factor {s['factor']:.1e}"
+        )
 
 
 # ---------------------------------------------------------------------------------------------------------
 # strategies
 # ---------------------------------------------------------------------------------------------------------
 
-EXAMPLES = settings(max_examples=int(os.environ.get("POSENC_ROPE_EXAMPLES", "60")), deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+EXAMPLES = settings(
+    max_examples=int(os.environ.get("POSENC_ROPE_EXAMPLES", "60")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
 head_dims = st.integers(2, 128).map(lambda h: 2 * h)
-bases = st.one_of(st.sampled_from([10000.0, 500000.0, 1000000.0, 5000000.0, 160.0]),
-                  st.floats(0.5, 7.5).map(lambda e: 10.0 ** e))
+bases = st.one_of(
+    st.sampled_from([10000.0, 500000.0, 1000000.0, 5000000.0, 160.0]), st.floats(0.5, 7.5).map(lambda e: 10.0**e)
+)
 factors = st.one_of(st.sampled_from([1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 40.0]), st.floats(1.0, 64.0))
 lengths = st.one_of(st.sampled_from([2048, 4096, 8192, 32768]), st.integers(16, 2**17))
 partials = st.one_of(st.just(1.0), st.sampled_from([0.25, 0.5, 0.75]), st.floats(0.05, 1.0))
@@ -232,8 +254,14 @@ def test_linear(head_dim, base, factor, prf):
 
 
 @EXAMPLES
-@given(head_dim=head_dims, base=bases, factor=factors, prf=partials, mpe=lengths,
-       seq=st.one_of(st.none(), st.floats(0.01, 8.0)))
+@given(
+    head_dim=head_dims,
+    base=bases,
+    factor=factors,
+    prf=partials,
+    mpe=lengths,
+    seq=st.one_of(st.none(), st.floats(0.01, 8.0)),
+)
 def test_dynamic(head_dim, base, factor, prf, mpe, seq):
     rotated(head_dim, prf, at_least=4)
     seq_len = None if seq is None else max(1, int(seq * mpe))
@@ -249,40 +277,87 @@ def yarn_float32_tolerance(head_dim, base, original, factor, prf, beta_fast, bet
     dim = posenc.rotary_dim(head_dim, prf)
     low, high = posenc._yarn_ramp_ends(dim, base, original, beta_fast, beta_slow, truncate)
     width = abs(high - low)  # clipping can put high below low
-    ramp_error = 2.0 ** -24 * (abs(low) + dim / 2) / width
+    ramp_error = 2.0**-24 * (abs(low) + dim / 2) / width
     return RTOL_FLOAT32 + 2 * ramp_error * max(factor - 1, 0)
 
 
 @EXAMPLES
-@given(head_dim=head_dims, base=bases, factor=st.one_of(st.none(), factors), prf=partials, original=lengths,
-       betas=st.tuples(st.floats(1.0, 64.0), st.floats(0.05, 1.0)), truncate=st.booleans(),
-       mscales=st.one_of(st.none(), st.tuples(st.floats(0.1, 2.0), st.floats(0.1, 2.0))),
-       attention=st.one_of(st.none(), st.floats(0.5, 2.0)), stretch=st.integers(1, 8))
-@example(head_dim=112, base=10000.0, factor=4.0, prf=1.0, original=38349, betas=(1.0, 0.984375), truncate=False,
-         mscales=None, attention=None, stretch=1)  # a ramp 0.16 pairs wide: the library's float32 is off by 1.3e-5
+@given(
+    head_dim=head_dims,
+    base=bases,
+    factor=st.one_of(st.none(), factors),
+    prf=partials,
+    original=lengths,
+    betas=st.tuples(st.floats(1.0, 64.0), st.floats(0.05, 1.0)),
+    truncate=st.booleans(),
+    mscales=st.one_of(st.none(), st.tuples(st.floats(0.1, 2.0), st.floats(0.1, 2.0))),
+    attention=st.one_of(st.none(), st.floats(0.5, 2.0)),
+    stretch=st.integers(1, 8),
+)
+@example(
+    head_dim=112,
+    base=10000.0,
+    factor=4.0,
+    prf=1.0,
+    original=38349,
+    betas=(1.0, 0.984375),
+    truncate=False,
+    mscales=None,
+    attention=None,
+    stretch=1,
+)  # a ramp 0.16 pairs wide: the library's float32 is off by 1.3e-5
 def test_yarn(head_dim, base, factor, prf, original, betas, truncate, mscales, attention, stretch):
     rotated(head_dim, prf)
     beta_fast, beta_slow = betas[0] * 1.0001 + 0.01, betas[0] * betas[1]  # beta_fast > beta_slow > 0
     mscale, mscale_all_dim = mscales or (None, None)
-    compare("yarn", head_dim, base, original * stretch, factor=factor, partial_rotary_factor=prf,
-            rtol32=yarn_float32_tolerance(head_dim, base, original, factor or stretch, prf, beta_fast, beta_slow,
-                                          truncate),
-            original_max_position_embeddings=original, beta_fast=beta_fast, beta_slow=beta_slow,
-            truncate=truncate, mscale=mscale, mscale_all_dim=mscale_all_dim, attention_factor=attention)
+    compare(
+        "yarn",
+        head_dim,
+        base,
+        original * stretch,
+        factor=factor,
+        partial_rotary_factor=prf,
+        rtol32=yarn_float32_tolerance(head_dim, base, original, factor or stretch, prf, beta_fast, beta_slow, truncate),
+        original_max_position_embeddings=original,
+        beta_fast=beta_fast,
+        beta_slow=beta_slow,
+        truncate=truncate,
+        mscale=mscale,
+        mscale_all_dim=mscale_all_dim,
+        attention_factor=attention,
+    )
 
 
 @EXAMPLES
-@given(head_dim=head_dims, base=bases, factor=st.one_of(st.none(), factors), prf=partials, original=lengths,
-       seq=st.one_of(st.none(), st.floats(0.01, 4.0)), attention=st.one_of(st.none(), st.floats(0.5, 2.0)),
-       stretch=st.integers(1, 32), data=st.data())
+@given(
+    head_dim=head_dims,
+    base=bases,
+    factor=st.one_of(st.none(), factors),
+    prf=partials,
+    original=lengths,
+    seq=st.one_of(st.none(), st.floats(0.01, 4.0)),
+    attention=st.one_of(st.none(), st.floats(0.5, 2.0)),
+    stretch=st.integers(1, 32),
+    data=st.data(),
+)
 def test_longrope(head_dim, base, factor, prf, original, seq, attention, stretch, data):
     r = rotated(head_dim, prf)
     per_pair = st.lists(st.floats(1.0, 64.0), min_size=r // 2, max_size=r // 2)
     short, long = data.draw(per_pair), data.draw(per_pair)
     seq_len = None if seq is None else max(1, int(seq * original))
-    compare("longrope", head_dim, base, original * stretch, factor=factor, partial_rotary_factor=prf,
-            original_max_position_embeddings=original, short_factor=short, long_factor=long, seq_len=seq_len,
-            attention_factor=attention)
+    compare(
+        "longrope",
+        head_dim,
+        base,
+        original * stretch,
+        factor=factor,
+        partial_rotary_factor=prf,
+        original_max_position_embeddings=original,
+        short_factor=short,
+        long_factor=long,
+        seq_len=seq_len,
+        attention_factor=attention,
+    )
 
 
 def llama3_float32_tolerance(factor, low, high) -> float:
@@ -297,19 +372,38 @@ def llama3_float32_tolerance(factor, low, high) -> float:
 
 
 @EXAMPLES
-@given(head_dim=head_dims, base=bases, factor=factors, prf=partials, original=lengths,
-       low=st.floats(0.25, 4.0), gap=st.floats(0.05, 16.0))
+@given(
+    head_dim=head_dims,
+    base=bases,
+    factor=factors,
+    prf=partials,
+    original=lengths,
+    low=st.floats(0.25, 4.0),
+    gap=st.floats(0.05, 16.0),
+)
 @example(head_dim=50, base=500000.0, factor=8.0, prf=1.0, original=2048, low=2.875, gap=0.25)  # off by 1.16e-5
 def test_llama3(head_dim, base, factor, prf, original, low, gap):
     rotated(head_dim, prf)
-    compare("llama3", head_dim, base, factor=factor, partial_rotary_factor=prf,
-            original_max_position_embeddings=original, low_freq_factor=low, high_freq_factor=low + gap,
-            rtol32=llama3_float32_tolerance(factor, low, low + gap))
+    compare(
+        "llama3",
+        head_dim,
+        base,
+        factor=factor,
+        partial_rotary_factor=prf,
+        original_max_position_embeddings=original,
+        low_freq_factor=low,
+        high_freq_factor=low + gap,
+        rtol32=llama3_float32_tolerance(factor, low, low + gap),
+    )
 
 
 @EXAMPLES
-@given(head_dim=head_dims, base=bases, factor=st.one_of(st.none(), factors),
-       prf=st.one_of(st.sampled_from([0.0, 0.25, 0.5, 1.0]), st.floats(0.0, 1.0)))
+@given(
+    head_dim=head_dims,
+    base=bases,
+    factor=st.one_of(st.none(), factors),
+    prf=st.one_of(st.sampled_from([0.0, 0.25, 0.5, 1.0]), st.floats(0.0, 1.0)),
+)
 def test_proportional(head_dim, base, factor, prf):
     inv, _ = compare("proportional", head_dim, base, factor=factor, partial_rotary_factor=prf)
     assert np.count_nonzero(inv) == int(prf * head_dim // 2)
@@ -317,11 +411,29 @@ def test_proportional(head_dim, base, factor, prf):
 
 def test_published_configs():
     """The rope blocks of a few published models (the chapter reads the same numbers)."""
-    compare("llama3", 128, 500000.0, 131072, factor=8.0, low_freq_factor=1.0, high_freq_factor=4.0,
-            original_max_position_embeddings=8192)  # Llama 3.1
+    compare(
+        "llama3",
+        128,
+        500000.0,
+        131072,
+        factor=8.0,
+        low_freq_factor=1.0,
+        high_freq_factor=4.0,
+        original_max_position_embeddings=8192,
+    )  # Llama 3.1
     compare("yarn", 128, 1000000.0, 131072, factor=4.0, original_max_position_embeddings=32768)  # Qwen2.5
-    compare("yarn", 64, 10000.0, 163840, factor=40.0, original_max_position_embeddings=4096,
-            beta_fast=32.0, beta_slow=1.0, mscale=1.0, mscale_all_dim=1.0)  # DeepSeek-V3 (rope head 64)
+    compare(
+        "yarn",
+        64,
+        10000.0,
+        163840,
+        factor=40.0,
+        original_max_position_embeddings=4096,
+        beta_fast=32.0,
+        beta_slow=1.0,
+        mscale=1.0,
+        mscale_all_dim=1.0,
+    )  # DeepSeek-V3 (rope head 64)
     compare("linear", 128, 10000.0, 16384, factor=4.0)
     compare("dynamic", 128, 10000.0, 4096, factor=2.0, seq_len=16384)
     compare("proportional", 256, 1000000.0, factor=8.0, partial_rotary_factor=0.25)
@@ -344,16 +456,29 @@ def library_rotate(q, k, positions, inv_freq, attention_factor):
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
-@given(rope_type=st.sampled_from(["default", "linear", "yarn", "llama3", "proportional"]),
-       head_dim=st.integers(2, 64).map(lambda h: 2 * h), prf=partials, base=bases,
-       positions=st.lists(st.integers(0, 200_000), min_size=1, max_size=9), seed=st.integers(0, 2**16))
+@given(
+    rope_type=st.sampled_from(["default", "linear", "yarn", "llama3", "proportional"]),
+    head_dim=st.integers(2, 64).map(lambda h: 2 * h),
+    prf=partials,
+    base=bases,
+    positions=st.lists(st.integers(0, 200_000), min_size=1, max_size=9),
+    seed=st.integers(0, 2**16),
+)
 def test_apply_rope_matches_apply_rotary_pos_emb(rope_type, head_dim, prf, base, positions, seed):
     prf = 1.0 if rope_type == "default" else prf
     rotated(head_dim, prf)
-    params = {"default": {}, "linear": {"factor": 4.0}, "llama3": {
-        "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 512},
+    params = {
+        "default": {},
+        "linear": {"factor": 4.0},
+        "llama3": {
+            "factor": 8.0,
+            "low_freq_factor": 1.0,
+            "high_freq_factor": 4.0,
+            "original_max_position_embeddings": 512,
+        },
         "yarn": {"factor": 8.0, "original_max_position_embeddings": 512, "max_position_embeddings": 4096},
-        "proportional": {}}[rope_type]
+        "proportional": {},
+    }[rope_type]
     inv, factor = posenc.rope_parameters(head_dim, base, rope_type, partial_rotary_factor=prf, **params)
     rng = np.random.default_rng(seed)
     q, k = (torch.from_numpy(rng.normal(size=(1, 2, len(positions), head_dim))) for _ in range(2))
@@ -373,8 +498,11 @@ def test_apply_rope_with_the_default_ladder_is_the_plain_rope():
     x = np.random.default_rng(3).normal(size=(2, 7, 16))
     inv, _ = posenc.rope_parameters(16, 500000.0)
     for layout in posenc.LAYOUTS:
-        np.testing.assert_allclose(posenc.apply_rope(x, None, 500000.0, layout=layout, inv_freq=inv),
-                                   posenc.apply_rope(x, None, 500000.0, layout=layout), atol=1e-13)
+        np.testing.assert_allclose(
+            posenc.apply_rope(x, None, 500000.0, layout=layout, inv_freq=inv),
+            posenc.apply_rope(x, None, 500000.0, layout=layout),
+            atol=1e-13,
+        )
 
 
 def test_the_library_rotary_module_in_float32():
@@ -394,8 +522,13 @@ def test_the_library_rotary_module_in_float32():
 def test_multimodal_rope_matches_qwen2_vl():
     """apply_rope_axes with mrope_section = Qwen2-VL's rotary module (its recomposition of the pairs)."""
     sections = [4, 6, 6]
-    cfg = Qwen2VLTextConfig(hidden_size=64, num_attention_heads=2, head_dim=32, max_position_embeddings=4096,
-                            rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": sections})
+    cfg = Qwen2VLTextConfig(
+        hidden_size=64,
+        num_attention_heads=2,
+        head_dim=32,
+        max_position_embeddings=4096,
+        rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": sections},
+    )
     with library_in_float64():
         module = modeling_qwen2_vl.Qwen2VLRotaryEmbedding(cfg)
         rng = np.random.default_rng(5)
@@ -412,27 +545,44 @@ def test_multimodal_rope_matches_qwen2_vl():
 # ---------------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("rope_type", "params", "named"), [
-    ("linear", {"factor": 0.5}, "factor"),
-    ("linear", {}, "factor"),
-    ("linear", {"factor": 2.0, "beta_fast": 3.0}, "beta_fast"),
-    ("yarn", {"factor": 4.0, "original_max_position_embeddings": 4096, "beta_fast": 0.0}, "beta_fast"),
-    ("yarn", {"factor": 4.0, "original_max_position_embeddings": 4096, "beta_fast": 1.0, "beta_slow": 2.0},
-     "beta_fast must be greater"),
-    ("yarn", {"factor": 4.0, "original_max_position_embeddings": 4096, "mscale": 0.7}, "mscale_all_dim"),
-    ("yarn", {"factor": 4.0}, "original_max_position_embeddings"),
-    ("yarn", {"factor": 4.0, "original_max_position_embeddings": 4096, "truncate": "yes"}, "truncate"),
-    ("longrope", {"original_max_position_embeddings": 4096, "factor": 2.0, "short_factor": [1.0] * 3,
-                  "long_factor": [1.0] * 32}, "short_factor"),
-    ("llama3", {"factor": 8.0, "original_max_position_embeddings": 8192, "low_freq_factor": 4.0,
-                "high_freq_factor": 1.0}, "high_freq_factor"),
-    ("llama3", {"factor": 8.0, "original_max_position_embeddings": 8192}, "low_freq_factor"),
-    ("dynamic", {"factor": 2.0}, "max_position_embeddings"),
-    ("default", {"partial_rotary_factor": 0.3}, "even"),
-    ("default", {"partial_rotary_factor": 1.5}, "partial_rotary_factor"),
-    ("proportional", {"partial_rotary_factor": -0.1}, "partial_rotary_factor"),
-    ("nope", {}, "rope_type"),
-])
+@pytest.mark.parametrize(
+    ("rope_type", "params", "named"),
+    [
+        ("linear", {"factor": 0.5}, "factor"),
+        ("linear", {}, "factor"),
+        ("linear", {"factor": 2.0, "beta_fast": 3.0}, "beta_fast"),
+        ("yarn", {"factor": 4.0, "original_max_position_embeddings": 4096, "beta_fast": 0.0}, "beta_fast"),
+        (
+            "yarn",
+            {"factor": 4.0, "original_max_position_embeddings": 4096, "beta_fast": 1.0, "beta_slow": 2.0},
+            "beta_fast must be greater",
+        ),
+        ("yarn", {"factor": 4.0, "original_max_position_embeddings": 4096, "mscale": 0.7}, "mscale_all_dim"),
+        ("yarn", {"factor": 4.0}, "original_max_position_embeddings"),
+        ("yarn", {"factor": 4.0, "original_max_position_embeddings": 4096, "truncate": "yes"}, "truncate"),
+        (
+            "longrope",
+            {
+                "original_max_position_embeddings": 4096,
+                "factor": 2.0,
+                "short_factor": [1.0] * 3,
+                "long_factor": [1.0] * 32,
+            },
+            "short_factor",
+        ),
+        (
+            "llama3",
+            {"factor": 8.0, "original_max_position_embeddings": 8192, "low_freq_factor": 4.0, "high_freq_factor": 1.0},
+            "high_freq_factor",
+        ),
+        ("llama3", {"factor": 8.0, "original_max_position_embeddings": 8192}, "low_freq_factor"),
+        ("dynamic", {"factor": 2.0}, "max_position_embeddings"),
+        ("default", {"partial_rotary_factor": 0.3}, "even"),
+        ("default", {"partial_rotary_factor": 1.5}, "partial_rotary_factor"),
+        ("proportional", {"partial_rotary_factor": -0.1}, "partial_rotary_factor"),
+        ("nope", {}, "rope_type"),
+    ],
+)
 def test_bad_parameters_are_named(rope_type, params, named):
     with pytest.raises(ValueError, match=named):
         posenc.rope_parameters(64, 10000.0, rope_type, **params)
@@ -448,11 +598,17 @@ def test_library_substitutes_where_posenc_refuses():
     assert library("yarn", lone)[1] == pytest.approx(0.1 * math.log(4.0) + 1)
 
 
-@pytest.mark.parametrize(("kwargs", "named"), [
-    ({"rotary_dim": 3}, "rotary_dim"), ({"rotary_dim": 32}, "rotary_dim"),
-    ({"inv_freq": [0.5] * 9}, "rotary_dim"), ({"inv_freq": [1.0, float("nan")]}, "inv_freq"),
-    ({"attention_factor": 0.0}, "attention_factor"), ({"inv_freq": [1.0, 0.5], "rotary_dim": 8}, "inv_freq"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "named"),
+    [
+        ({"rotary_dim": 3}, "rotary_dim"),
+        ({"rotary_dim": 32}, "rotary_dim"),
+        ({"inv_freq": [0.5] * 9}, "rotary_dim"),
+        ({"inv_freq": [1.0, float("nan")]}, "inv_freq"),
+        ({"attention_factor": 0.0}, "attention_factor"),
+        ({"inv_freq": [1.0, 0.5], "rotary_dim": 8}, "inv_freq"),
+    ],
+)
 def test_apply_rope_keywords_are_checked(kwargs, named):
     with pytest.raises(ValueError, match=named):
         posenc.apply_rope(np.zeros((3, 16)), **kwargs)

@@ -14,10 +14,12 @@ ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
 
 
-HOW_TO = ("add 2-4 questions as quizzes.QUIZZES[{n!r}] and, before the chapter's Summary, a markdown cell "
-          "'## Check yourself' followed by a code cell tagged remove-input with "
-          "`from posenc_course.quizzes import check_yourself` / `check_yourself({n!r})` "
-          "(as in chapters/01_order_problem)")
+HOW_TO = (
+    "add 2-4 questions as quizzes.QUIZZES[{n!r}] and, before the chapter's Summary, a markdown cell "
+    "'## Check yourself' followed by a code cell tagged remove-input with "
+    "`from posenc_course.quizzes import check_yourself` / `check_yourself({n!r})` "
+    "(as in chapters/01_order_problem)"
+)
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
@@ -41,13 +43,16 @@ def test_right_answers_are_not_always_in_the_same_place():
     assert len(set(letters)) >= 3
 
 
-@pytest.mark.parametrize("choices, message", [
-    ((Choice("a", True, "x"),), "2 to"),
-    ((Choice("a", True, "x"), Choice("b", True, "y")), "exactly one"),
-    ((Choice("a", False, "x"), Choice("b", False, "y")), "exactly one"),
-    ((Choice("a", True, "x"), Choice("a", False, "y")), "same text"),
-    ((Choice("a", True, ""), Choice("b", False, "y")), "reason"),
-])
+@pytest.mark.parametrize(
+    "choices, message",
+    [
+        ((Choice("a", True, "x"),), "2 to"),
+        ((Choice("a", True, "x"), Choice("b", True, "y")), "exactly one"),
+        ((Choice("a", False, "x"), Choice("b", False, "y")), "exactly one"),
+        ((Choice("a", True, "x"), Choice("a", False, "y")), "same text"),
+        ((Choice("a", True, ""), Choice("b", False, "y")), "reason"),
+    ],
+)
 def test_malformed_questions_are_refused(choices, message):
     with pytest.raises(ValueError, match=message):
         Question("Which?", choices)
@@ -86,8 +91,10 @@ def test_text_is_escaped_and_backticks_become_code():
 
 
 def test_dollar_math_becomes_mathjax_spans_and_is_escaped():
-    q = Question("Is $a < b$ and `x$`?", (Choice("$\\omega_i = b^{-2i/d}$", True, "since $p - q$ & more"),
-                                          Choice("no", False, "y")))
+    q = Question(
+        "Is $a < b$ and `x$`?",
+        (Choice("$\\omega_i = b^{-2i/d}$", True, "since $p - q$ & more"), Choice("no", False, "y")),
+    )
     text = render("t", [q])
     assert "and <code>x$</code>?" in text
     assert '<span class="math notranslate nohighlight">\\(a &lt; b\\)</span>' in text
@@ -115,8 +122,11 @@ def test_quiz_text_uses_real_notation():
 def test_every_reason_is_rendered_in_advance_with_its_verdict():
     q = quizzes.QUIZZES["03"][0]
     text = render("t", [q])
-    whys = re.findall(r'<p class="pe-quiz-why pe-quiz-(right|wrong)" id="[^"]+" hidden>'
-                      r'<span class="pe-quiz-verdict">([^<]+)</span>', text)
+    whys = re.findall(
+        r'<p class="pe-quiz-why pe-quiz-(right|wrong)" id="[^"]+" hidden>'
+        r'<span class="pe-quiz-verdict">([^<]+)</span>',
+        text,
+    )
     assert [w[0] for w in whys] == ["right" if c.correct else "wrong" for c in q.choices]
     assert {w[1] for w in whys} == {"\u2713 Right.", "\u2717 Not this one."}
     region = re.search(r'<div class="pe-quiz-feedback" role="status" aria-live="polite">(.*?)</div>', text).group(1)
@@ -148,7 +158,6 @@ def test_chapter_ends_with_its_quiz_before_the_summary(path):
 # --------------------------------------------------------------------------
 # In a browser (skipped where no Chromium is installed)
 # --------------------------------------------------------------------------
-
 
 
 def open_quiz(chromium, key="02", javascript=True):
@@ -197,8 +206,10 @@ def test_keyboard_alone_answers(chromium):
 @pytest.mark.parametrize("theme", ["light", "dark"])
 def test_question_text_sits_inside_its_box(chromium, width, theme):
     page = chromium.new_page(viewport={"width": width, "height": 900})
-    page.set_content(f'<!doctype html><html data-theme="{theme}"><body style="margin:0 12px">'
-                     f'<main>{check_yourself("04")._repr_html_()}</main></body></html>')
+    page.set_content(
+        f'<!doctype html><html data-theme="{theme}"><body style="margin:0 12px">'
+        f"<main>{check_yourself('04')._repr_html_()}</main></body></html>"
+    )
     for n in range(page.locator(".pe-quiz-question").count()):
         box = page.locator(".pe-quiz-question").nth(n).bounding_box()
         legend = page.locator(".pe-quiz-question legend").nth(n).bounding_box()

@@ -18,8 +18,10 @@ def test_the_page_states_the_formula_the_table_is_computed_with():
     spelled = {1: "one", 3: "three", 10: "ten"}
     assert f"reading the text at {reading_time.WORDS_PER_MINUTE} words a minute" in said
     assert f"{spelled[reading_time.CODE_CELL]} minute per code cell" in said
-    assert (f"{spelled[reading_time.QUESTION]} minutes per question plus {spelled[reading_time.CODING_QUESTION]} "
-            "per coding question") in said
+    assert (
+        f"{spelled[reading_time.QUESTION]} minutes per question plus {spelled[reading_time.CODING_QUESTION]} "
+        "per coding question"
+    ) in said
 
 
 def test_one_row_per_chapter_and_the_appendix_and_a_total_of_the_chapters():
@@ -37,8 +39,9 @@ def test_a_stale_table_is_caught_and_rewritten(tmp_path, capsys):
     for folder in ("chapters", "appendix", "exercises"):
         shutil.copytree(ROOT / folder, tmp_path / folder)
     page = tmp_path / reading_time.PAGE
-    page.write_text((ROOT / reading_time.PAGE).read_text(encoding="utf-8").replace(" 2036 |", " 2000 |"),
-                    encoding="utf-8")
+    page.write_text(
+        (ROOT / reading_time.PAGE).read_text(encoding="utf-8").replace(" 2036 |", " 2000 |"), encoding="utf-8"
+    )
     assert reading_time.main(["--check"], root=tmp_path) == 1
     assert "not the one the notebooks give" in capsys.readouterr().out
     assert reading_time.main([], root=tmp_path) == 0

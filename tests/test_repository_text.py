@@ -21,16 +21,28 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 FOLDERS = ["src", "tools", "book_build", "tests", ".ci", ".github"]
-TOP_FILES = ["conftest.py", "Makefile", "pyproject.toml", "ruff.toml", "README.md", "_config.yml", "_toc.yml",
-             "intro.md", "how_to_take_this_course.md", "exercises/README.md"]
+TOP_FILES = [
+    "conftest.py",
+    "Makefile",
+    "pyproject.toml",
+    "ruff.toml",
+    "README.md",
+    "_config.yml",
+    "_toc.yml",
+    "intro.md",
+    "how_to_take_this_course.md",
+    "exercises/README.md",
+]
 TEXT_SUFFIXES = {".py", ".js", ".yml", ".yaml", ".md", ".toml", ""}
 
 URL = re.compile(r"https?://\S+")
 # "issue 10", "Issue #12", "issues 3 and 4", "PR 7", "pull request #8"; "issues" alone and URLs are fine
 TRACKER = re.compile(r"\b(?:issues?|PRs?|pull\s+requests?|tickets?)\s*(?:no\.?\s*)?#?\s*\d+", re.I)
 # a path inside the repository, as the docs and comments name it (a glob such as tests/test_browser_*.py too)
-PATH = re.compile(r"(?<![\w/.$~-])((?:src|tools|book_build|tests|\.ci|\.github|chapters|solutions|exercises|appendix)"
-                  r"/[\w.*/-]*[\w*])")
+PATH = re.compile(
+    r"(?<![\w/.$~-])((?:src|tools|book_build|tests|\.ci|\.github|chapters|solutions|exercises|appendix)"
+    r"/[\w.*/-]*[\w*])"
+)
 # placeholders, not paths: a notebook of any chapter
 PLACEHOLDERS = {"chapters/NN_topic.ipynb", "solutions/NN_topic.ipynb", "exercises/NN_topic.ipynb"}
 
@@ -38,8 +50,11 @@ PLACEHOLDERS = {"chapters/NN_topic.ipynb", "solutions/NN_topic.ipynb", "exercise
 def text_files():
     files = [ROOT / name for name in TOP_FILES]
     for folder in FOLDERS:
-        files += sorted(p for p in (ROOT / folder).rglob("*")
-                        if p.is_file() and "__pycache__" not in p.parts and p.suffix in TEXT_SUFFIXES)
+        files += sorted(
+            p
+            for p in (ROOT / folder).rglob("*")
+            if p.is_file() and "__pycache__" not in p.parts and p.suffix in TEXT_SUFFIXES
+        )
     return files
 
 
@@ -47,8 +62,7 @@ def prose(path: Path, text: str) -> str:
     """What a file says to its reader: a Python module's comments and docstrings; any other file whole."""
     if path.suffix != ".py":
         return text
-    parts = [tok.string for tok in tokenize.generate_tokens(io.StringIO(text).readline)
-             if tok.type == tokenize.COMMENT]
+    parts = [tok.string for tok in tokenize.generate_tokens(io.StringIO(text).readline) if tok.type == tokenize.COMMENT]
     for node in ast.walk(ast.parse(text)):
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
             parts.append(ast.get_docstring(node, clean=False) or "")
@@ -79,14 +93,17 @@ def test_the_scan_sees_the_repository():
     assert {"Makefile", "README.md", "src/posenc.py", ".ci/run", "tests/support/browser.py"} <= names
 
 
-@pytest.mark.parametrize("sample, found", [
-    ("# see issue 10", ["issue 10"]),
-    ("Row 1 of Issue #12 says so", ["Issue #12"]),
-    ("fixed in PR 7; pull request #8", ["PR 7", "pull request #8"]),
-    ("the issues tracker; an issue of float32 rounding", []),
-    ("(https://github.com/pytest-dev/pytest-xdist/issues/1386)", []),
-    ("Bug 3 of the zoo: the cosine with its own frequency", []),
-])
+@pytest.mark.parametrize(
+    "sample, found",
+    [
+        ("# see issue 10", ["issue 10"]),
+        ("Row 1 of Issue #12 says so", ["Issue #12"]),
+        ("fixed in PR 7; pull request #8", ["PR 7", "pull request #8"]),
+        ("the issues tracker; an issue of float32 rounding", []),
+        ("(https://github.com/pytest-dev/pytest-xdist/issues/1386)", []),
+        ("Bug 3 of the zoo: the cosine with its own frequency", []),
+    ],
+)
 def test_tracker_references_are_recognised(sample, found):
     assert tracker_references(sample) == found
 
@@ -103,6 +120,5 @@ def test_a_stale_path_is_caught():
 
 
 def test_every_path_the_docs_and_comments_name_exists():
-    stale = [f"{p.relative_to(ROOT)}: {name}" for p in FILES
-             for name in missing_paths(prose(p, p.read_text("utf-8")))]
+    stale = [f"{p.relative_to(ROOT)}: {name}" for p in FILES for name in missing_paths(prose(p, p.read_text("utf-8")))]
     assert not stale, "paths that do not exist:\n" + "\n".join(stale)

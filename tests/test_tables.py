@@ -10,8 +10,12 @@ from posenc_course.tables import Table, show
 
 
 def test_html_has_caption_header_and_one_row_per_row():
-    t = Table([(0, 1.0, "fast"), (255, 1.0366e-4, "slow")], ["i", "omega_i", "kind"],
-              caption="Frequencies, d = 512", formats={"omega_i": ".4e"})
+    t = Table(
+        [(0, 1.0, "fast"), (255, 1.0366e-4, "slow")],
+        ["i", "omega_i", "kind"],
+        caption="Frequencies, d = 512",
+        formats={"omega_i": ".4e"},
+    )
     text = t._repr_html_()
     assert text.startswith('<div class="pe-table-wrap" style="overflow-x:auto;max-width:100%">')
     assert text.count('<table class="pe-table"') == 1 and text.endswith("</table></div>")
@@ -26,8 +30,9 @@ def test_html_has_caption_header_and_one_row_per_row():
 
 
 def test_numbers_do_not_break_inside_but_ranges_break_at_their_space():
-    text = Table([(1.1e-14, "0.155 (0.148–0.167)", "a b")], ["x", "range", "words"],
-                 formats={0: ".1e"}, align="rrl")._repr_html_()
+    text = Table(
+        [(1.1e-14, "0.155 (0.148–0.167)", "a b")], ["x", "range", "words"], formats={0: ".1e"}, align="rrl"
+    )._repr_html_()
     nowrap = '<span style="white-space:nowrap">'
     assert f"{nowrap}1.1e-14</span>" in text
     assert f"{nowrap}0.155</span> {nowrap}(0.148–0.167)</span>" in text
@@ -62,24 +67,23 @@ def test_default_and_explicit_formats():
 def test_plain_text_is_aligned_with_caption_and_rule():
     t = Table([(1, 1.5), (1000, 22.25)], ["n", "value"], caption="Two rows", formats={"value": ".2f"})
     lines = repr(t).splitlines()
-    assert lines == ["Two rows",
-                     "    n  value",
-                     "-----  -----",
-                     "    1   1.50",
-                     "1,000  22.25"]
+    assert lines == ["Two rows", "    n  value", "-----  -----", "    1   1.50", "1,000  22.25"]
     assert str(t) == repr(t)
 
 
-@pytest.mark.parametrize("rows, headers, kwargs, message", [
-    ([(1, 2), (3,)], ["a", "b"], {}, r"rows\[1\] has 1 cells but there are 2 headers"),
-    ([(1, 2)], [], {}, "headers must be a non-empty list"),
-    ([(1, 2)], None, {}, "headers must be a non-empty list"),
-    ([(1, 2)], "ab", {}, "headers must be a non-empty list"),
-    (5, ["a"], {}, "rows must be a list of rows"),
-    ([(1, 2)], ["a", "b"], {"formats": {"c": ".2f"}}, "formats names an unknown column 'c'"),
-    ([(1, 2)], ["a", "b"], {"formats": [".2f"]}, "formats must be a mapping or have one entry per column"),
-    ([(1, 2)], ["a", "b"], {"align": "lx"}, "align must be one 'l' or 'r' per column"),
-])
+@pytest.mark.parametrize(
+    "rows, headers, kwargs, message",
+    [
+        ([(1, 2), (3,)], ["a", "b"], {}, r"rows\[1\] has 1 cells but there are 2 headers"),
+        ([(1, 2)], [], {}, "headers must be a non-empty list"),
+        ([(1, 2)], None, {}, "headers must be a non-empty list"),
+        ([(1, 2)], "ab", {}, "headers must be a non-empty list"),
+        (5, ["a"], {}, "rows must be a list of rows"),
+        ([(1, 2)], ["a", "b"], {"formats": {"c": ".2f"}}, "formats names an unknown column 'c'"),
+        ([(1, 2)], ["a", "b"], {"formats": [".2f"]}, "formats must be a mapping or have one entry per column"),
+        ([(1, 2)], ["a", "b"], {"align": "lx"}, "align must be one 'l' or 'r' per column"),
+    ],
+)
 def test_bad_input_names_the_argument(rows, headers, kwargs, message):
     with pytest.raises(ValueError, match=message):
         Table(rows, headers, **kwargs)
@@ -97,19 +101,24 @@ def test_empty_table_and_show(capsys):
 # --------------------------------------------------------------------------
 
 
-
 def test_a_wide_table_stays_inside_a_phone_column(chromium):
-    wide = Table([("float64", 53, 1.1e-16, 9007199254740992, 1.8e308)] * 3,
-                 ["dtype", "bits", "unit roundoff u", "all integers up to", "largest value"])
+    wide = Table(
+        [("float64", 53, 1.1e-16, 9007199254740992, 1.8e308)] * 3,
+        ["dtype", "bits", "unit roundoff u", "all integers up to", "largest value"],
+    )
     page = chromium.new_page(viewport={"width": 390, "height": 800})
-    page.set_content('<!doctype html><html><body style="margin:16px">'
-                     f'<div id="col" style="width:358px;overflow:hidden">{wide._repr_html_()}</div></body></html>')
+    page.set_content(
+        '<!doctype html><html><body style="margin:16px">'
+        f'<div id="col" style="width:358px;overflow:hidden">{wide._repr_html_()}</div></body></html>'
+    )
     col = page.locator("#col").bounding_box()
     wrap = page.locator(".pe-table-wrap").bounding_box()
     assert wrap["x"] >= col["x"] and wrap["x"] + wrap["width"] <= col["x"] + col["width"] + 0.5
     # whatever does not fit scrolls inside the wrapper instead of being cut off by the column
-    fits = page.evaluate("(() => { const w = document.querySelector('.pe-table-wrap');"
-                         " return w.scrollWidth <= w.clientWidth || getComputedStyle(w).overflowX === 'auto'; })()")
+    fits = page.evaluate(
+        "(() => { const w = document.querySelector('.pe-table-wrap');"
+        " return w.scrollWidth <= w.clientWidth || getComputedStyle(w).overflowX === 'auto'; })()"
+    )
     assert fits
     font_size = page.evaluate("getComputedStyle(document.querySelector('table.pe-table')).fontSize")
     assert font_size == "12.8px"  # 0.8em of 16px

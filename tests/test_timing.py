@@ -13,8 +13,9 @@ def test_contenders_take_turns_and_warmup_is_not_recorded():
     assert all((t >= 0).all() for t in times.values())
 
 
-@pytest.mark.parametrize("kwargs, words", [({"repeats": 0}, "repeats"), ({"repeats": 1.5}, "repeats"),
-                                           ({"warmup": -1}, "warmup")])
+@pytest.mark.parametrize(
+    "kwargs, words", [({"repeats": 0}, "repeats"), ({"repeats": 1.5}, "repeats"), ({"warmup": -1}, "warmup")]
+)
 def test_bad_arguments_are_named(kwargs, words):
     with pytest.raises(ValueError, match=words):
         alternate({"a": lambda: None}, **kwargs)

@@ -17,6 +17,7 @@ VOCAB, D = 40, 32
 # The data generator
 # --------------------------------------------------------------------------
 
+
 def test_batch_is_deterministic():
     a = tt.offset_copy_batch(8, 12, VOCAB, 2, seed=3)
     b = tt.offset_copy_batch(8, 12, VOCAB, 2, seed=3)
@@ -72,6 +73,7 @@ def test_batch_bad_arguments(kwargs, error, words):
 # --------------------------------------------------------------------------
 # The model
 # --------------------------------------------------------------------------
+
 
 def build(scheme, **kwargs):
     torch.manual_seed(0)
@@ -184,6 +186,7 @@ def test_attention_hooks_are_applied():
 # Training and evaluation
 # --------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("scheme", tt.SCHEMES)
 def test_a_few_steps_reduce_the_loss(scheme):
     model = build(scheme)
@@ -221,6 +224,7 @@ def test_evaluate_returns_accuracy_and_per_position():
 # --------------------------------------------------------------------------
 # Bad arguments
 # --------------------------------------------------------------------------
+
 
 def test_unknown_scheme_names_the_allowed_values():
     with pytest.raises(ValueError) as info:
@@ -265,6 +269,7 @@ def test_scaled_sinusoidal_bad_input():
 # --------------------------------------------------------------------------
 # Schemes inside attention: RoPE and ALiBi (chapter 07)
 # --------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("scheme", ["rope", "alibi"])
 def test_attention_schemes_add_nothing_to_the_input_and_no_parameters(scheme):
@@ -345,7 +350,7 @@ def test_attention_schemes_run_far_beyond_max_len_in_float32_and_float64(scheme)
 
 def test_rope_bad_arguments():
     with pytest.raises(ValueError, match="even head width"):
-        tt.TinyTransformer(VOCAB, 30, scheme="rope", n_heads=2)   # head width 15
+        tt.TinyTransformer(VOCAB, 30, scheme="rope", n_heads=2)  # head width 15
     with pytest.raises(ValueError, match="base"):
         tt.TinyTransformer(VOCAB, D, scheme="rope", base=1.0)
     tt.TinyTransformer(VOCAB, 30, scheme="alibi", n_heads=2)  # ALiBi has no pairs: an odd head width is fine

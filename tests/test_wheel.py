@@ -67,8 +67,15 @@ def learner(tmp_path_factory):
     learner_env.pip(python, "install", "--quiet", "--no-compile", *install, PYTABLES, cwd=home)
     timings["fresh venv + the README's pip install"] = time.perf_counter() - start
     env = learner_env.clean_env(venv, tmp)
-    yield {"wheel": home / wheel.name, "venv": venv, "python": python, "home": home, "env": env,
-           "timings": timings, "install": install}
+    yield {
+        "wheel": home / wheel.name,
+        "venv": venv,
+        "python": python,
+        "home": home,
+        "env": env,
+        "timings": timings,
+        "install": install,
+    }
     print("\nwheel test timings: " + ", ".join(f"{k} {v:.1f} s" for k, v in timings.items()))
 
 
@@ -103,9 +110,11 @@ def test_the_wheel_holds_the_learner_room_and_nothing_else(learner):
     with zipfile.ZipFile(learner["wheel"]) as z:
         assert z.read("posenc_course/explorers.js") == (SRC / "posenc_course" / "explorers.js").read_bytes()
     assert {n.split("/")[0].removesuffix(".py") for n in names} == TOP_LEVEL
-    in_src = sorted(str(p.relative_to(SRC)) for p in SRC.rglob("*")
-                    if p.is_file() and p.suffix in {".py", ".js"} and ".egg-info" not in str(p)
-                    and "__pycache__" not in p.parts)
+    in_src = sorted(
+        str(p.relative_to(SRC))
+        for p in SRC.rglob("*")
+        if p.is_file() and p.suffix in {".py", ".js"} and ".egg-info" not in str(p) and "__pycache__" not in p.parts
+    )
     assert sorted(names) == in_src, "the wheel and src/ differ (a package or a data file left out?)"
     with zipfile.ZipFile(learner["wheel"]) as z:
         (metadata,) = (n for n in z.namelist() if n.endswith(".dist-info/METADATA"))

@@ -36,6 +36,7 @@ N_POSITIONS, D_MODEL = 8192, 1024
 
 # --- the baseline: the tutorial recipe found in the documents --------------
 
+
 def recipe_table(n: int, d_model: int) -> torch.Tensor:
     """The recipe in float32 (the bug zoo's copy of it: one implementation of the baseline)."""
     return bug_zoo.tutorial_recipe(n, d_model)
@@ -60,6 +61,7 @@ class RecipeModule(torch.nn.Module):
 
 
 # --- timing ----------------------------------------------------------------
+
 
 def summary(times: np.ndarray) -> str:
     return f"median {np.median(times) * 1e3:7.2f} ms   p95 {np.percentile(times, 95) * 1e3:7.2f} ms"
@@ -101,8 +103,14 @@ def bench_float32() -> None:
         "recipe (float32 angles)": np.abs(recipe().double().numpy() - reference).max(),
     }
     times = alternate({"posenc.sinusoidal float32": ours_table, "recipe (float32 angles)": recipe})
-    report(f"float32 table, {N_POSITIONS} positions x {D_MODEL} dims", times, errors,
-           "posenc.sinusoidal float32", "recipe (float32 angles)", target=0.5)
+    report(
+        f"float32 table, {N_POSITIONS} positions x {D_MODEL} dims",
+        times,
+        errors,
+        "posenc.sinusoidal float32",
+        "recipe (float32 angles)",
+        target=0.5,
+    )
 
     def ours_module():
         return posenc.SinusoidalPositionalEncoding(D_MODEL)(x)
@@ -115,8 +123,14 @@ def bench_float32() -> None:
         "recipe module": np.abs(recipe_module()[0].double().numpy() - reference).max(),
     }
     times = alternate({"posenc module": ours_module, "recipe module": recipe_module})
-    report(f"module construction + first forward on (1, {N_POSITIONS}, {D_MODEL})", times, errors,
-           "posenc module", "recipe module", target=0.5)
+    report(
+        f"module construction + first forward on (1, {N_POSITIONS}, {D_MODEL})",
+        times,
+        errors,
+        "posenc module",
+        "recipe module",
+        target=0.5,
+    )
 
 
 # Both sides allocate 32 MB tables. glibc's malloc either hands a freed large block back to the system (the next
@@ -138,8 +152,11 @@ MEMORY_STATES = {
 def bench_memory_states() -> None:
     for name, settings in MEMORY_STATES.items():
         print(f"\n[float32 with {name}: {' '.join(f'{k}={v}' for k, v in settings.items())}]", flush=True)
-        subprocess.run([sys.executable, "-c", "import benchmarks; benchmarks.bench_float32()"],
-                       env={**os.environ, **settings}, check=True)
+        subprocess.run(
+            [sys.executable, "-c", "import benchmarks; benchmarks.bench_float32()"],
+            env={**os.environ, **settings},
+            check=True,
+        )
 
 
 def bench_float64() -> None:
@@ -155,8 +172,14 @@ def bench_float64() -> None:
         "np.sin(np.outer(p, w))": np.abs(plain_table64()[-1] - exact).max(),
     }
     times = alternate({"posenc.sinusoidal float64": ours_table64, "np.sin(np.outer(p, w))": plain_table64})
-    report(f"float64 table, {N_POSITIONS} positions x {D_MODEL} dims (max error: last row against mpmath)",
-           times, errors, "posenc.sinusoidal float64", "np.sin(np.outer(p, w))", target=1.0)
+    report(
+        f"float64 table, {N_POSITIONS} positions x {D_MODEL} dims (max error: last row against mpmath)",
+        times,
+        errors,
+        "posenc.sinusoidal float64",
+        "np.sin(np.outer(p, w))",
+        target=1.0,
+    )
 
     print("\nsingle positions, float32 (max error over 64 channels):")
     for p in (10**6, 10**7):
@@ -215,24 +238,30 @@ def bench_explorers(steps: int = 60, width: int = 1280) -> None:
         return
     from playwright.sync_api import sync_playwright
 
-    classes = {"formula": (explorers.FormulaExplorer, explorers.formula_data),
-               "base": (explorers.BaseExplorer, explorers.base_data),
-               "offset": (explorers.OffsetExplorer, explorers.offset_data),
-               "precision": (explorers.PrecisionExplorer, explorers.precision_data),
-               "rope": (explorers.RopeScalingExplorer, explorers.rope_scaling_data)}
+    classes = {
+        "formula": (explorers.FormulaExplorer, explorers.formula_data),
+        "base": (explorers.BaseExplorer, explorers.base_data),
+        "offset": (explorers.OffsetExplorer, explorers.offset_data),
+        "precision": (explorers.PrecisionExplorer, explorers.precision_data),
+        "rope": (explorers.RopeScalingExplorer, explorers.rope_scaling_data),
+    }
     rng = np.random.default_rng(0)
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as p:
         body = "".join(f'<section id="{kind}">{cls().static_html()}</section>' for kind, (cls, _) in classes.items())
-        Path(tmp, "index.html").write_text("<!doctype html><html lang=en><head><meta charset=utf-8>"
-                                           f"<title>bench</title></head><body>{body}</body></html>")
+        Path(tmp, "index.html").write_text(
+            "<!doctype html><html lang=en><head><meta charset=utf-8>"
+            f"<title>bench</title></head><body>{body}</body></html>"
+        )
         browser = p.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
         try:
             with serve(Path(tmp)) as base:
                 tab = browser.new_page(viewport={"width": width, "height": 900})
                 tab.goto(f"{base}index.html", wait_until="load")
-                print(f"\nexplorers: one slider step ({steps} steps each: one random slider to a random value), "
-                      f"drawn by explorers.js in Chromium at {width} px; Python's *_data (numbers only, no drawing) "
-                      f"is what a kernel-side renderer would compute before drawing anything")
+                print(
+                    f"\nexplorers: one slider step ({steps} steps each: one random slider to a random value), "
+                    f"drawn by explorers.js in Chromium at {width} px; Python's *_data (numbers only, no drawing) "
+                    f"is what a kernel-side renderer would compute before drawing anything"
+                )
                 for kind, (cls, data) in classes.items():
                     controls, settings = cls().browser_spec()["controls"], []
                     current = {c["name"]: float(np.log10(c["value"])) if c["log"] else c["value"] for c in controls}
@@ -245,14 +274,18 @@ def bench_explorers(steps: int = 60, width: int = 1280) -> None:
                     step_ms = np.array([r["ms"] for r in results])
                     compute_ms = np.array([r["computeMs"] for r in results])
                     hints = {n: a.annotation for n, a in inspect.signature(data).parameters.items()}
-                    calls = [{n: int(round(x)) if hints.get(n) in (int, "int") else x for n, x in r["values"].items()}
-                             for r in results]
+                    calls = [
+                        {n: int(round(x)) if hints.get(n) in (int, "int") else x for n, x in r["values"].items()}
+                        for r in results
+                    ]
                     queue = iter(calls)
                     python = {"python": lambda data=data, queue=queue: data(**next(queue))}  # called in this iteration
                     python_ms = 1e3 * alternate(python, repeats=len(calls) - 1, warmup=1)["python"]
-                    print(f"  {cls.__name__:<20} browser step (compute + draw) median {np.median(step_ms):5.2f} ms, "
-                          f"p95 {np.percentile(step_ms, 95):5.2f} (budget 16, one frame); of which the numbers "
-                          f"{np.median(compute_ms):5.2f} ms; the same numbers in Python {np.median(python_ms):5.2f} ms")
+                    print(
+                        f"  {cls.__name__:<20} browser step (compute + draw) median {np.median(step_ms):5.2f} ms, "
+                        f"p95 {np.percentile(step_ms, 95):5.2f} (budget 16, one frame); of which the numbers "
+                        f"{np.median(compute_ms):5.2f} ms; the same numbers in Python {np.median(python_ms):5.2f} ms"
+                    )
         finally:
             browser.close()
 
@@ -265,22 +298,28 @@ def bench_import(processes: int = 5) -> dict:
     machine disturbs less. The difference of the medians is what ``import posenc`` adds to a
     notebook kernel or a test process (the target: at most 0.3 s).
     """
-    probe = ("import time; w, c = time.perf_counter(), time.process_time(); {}; "
-             "print(time.perf_counter() - w, time.process_time() - c)")
+    probe = (
+        "import time; w, c = time.perf_counter(), time.process_time(); {}; "
+        "print(time.perf_counter() - w, time.process_time() - c)"
+    )
     statements = {"import torch": "import torch", "import torch, posenc": "import torch, posenc"}
     wall, cpu = ({name: [] for name in statements} for _ in range(2))
     for _ in range(processes):
         for name, statement in statements.items():
-            out = subprocess.run([sys.executable, "-c", probe.format(statement)], check=True,
-                                 capture_output=True, text=True).stdout.split()
+            out = subprocess.run(
+                [sys.executable, "-c", probe.format(statement)], check=True, capture_output=True, text=True
+            ).stdout.split()
             wall[name].append(float(out[0]))
             cpu[name].append(float(out[1]))
-    med = {kind: {name: float(np.median(t)) for name, t in times.items()}
-           for kind, times in (("wall", wall), ("cpu", cpu))}
+    med = {
+        kind: {name: float(np.median(t)) for name, t in times.items()} for kind, times in (("wall", wall), ("cpu", cpu))
+    }
     print(f"\nimport time, median of {processes} fresh processes (python -c ..., the import statement only)")
     for name in statements:
-        print(f"  {name:<28} wall {med['wall'][name] * 1e3:6.0f} ms (min {min(wall[name]) * 1e3:5.0f})   "
-              f"cpu {med['cpu'][name] * 1e3:6.0f} ms")
+        print(
+            f"  {name:<28} wall {med['wall'][name] * 1e3:6.0f} ms (min {min(wall[name]) * 1e3:5.0f})   "
+            f"cpu {med['cpu'][name] * 1e3:6.0f} ms"
+        )
     result = {}
     for kind in ("wall", "cpu"):
         alone, both = med[kind]["import torch"], med[kind]["import torch, posenc"]

@@ -63,7 +63,9 @@ else:
     print("Installed. No restart needed: the install replaced nothing this session had loaded.")
 """
 
-FROM_BOOK = HEADER + """\
+FROM_BOOK = (
+    HEADER
+    + """\
     from pathlib import Path
     from urllib.request import urlretrieve
     WHEEL = "$WHEEL_URL"
@@ -76,13 +78,19 @@ FROM_BOOK = HEADER + """\
               "this cell again, or upload the .whl of the book's practice kit (Files panel) and run it again.")
     if what:
 $INSTALL8"""
+)
 
-FROM_REPOSITORY = HEADER + """\
+FROM_REPOSITORY = (
+    HEADER
+    + """\
     what = "$PACKAGE @ git+$URL@$BRANCH"
 $INSTALL4"""
+)
 
 # No public address is configured: the cell installs the wheel uploaded next to the notebook.
-FROM_WHEEL = HEADER + """\
+FROM_WHEEL = (
+    HEADER
+    + """\
     from pathlib import Path
     wheels = sorted(Path.cwd().glob("posenc_course-*.whl"))
     if not wheels:
@@ -91,6 +99,7 @@ FROM_WHEEL = HEADER + """\
     else:
         what = str(wheels[-1])
 $INSTALL8"""
+)
 
 
 def fill(template: str, **values: str) -> str:
@@ -113,8 +122,10 @@ def repository(config_path: Path = ROOT / "_config.yml") -> tuple[str, str]:
     url = (settings.get("url") or "").strip()
     branch = str(settings.get("branch") or "main").strip()
     if url and (not url.startswith("https://") or url.endswith(("/", ".git")) or url.count("/") < 4):
-        raise ValueError(f"repository.url in {config_path} must look like https://github.com/owner/name "
-                         f"(no trailing / or .git), or be empty; it is {url!r}")
+        raise ValueError(
+            f"repository.url in {config_path} must look like https://github.com/owner/name "
+            f"(no trailing / or .git), or be empty; it is {url!r}"
+        )
     return url, branch
 
 
@@ -122,8 +133,10 @@ def book_address(config_path: Path = ROOT / "_config.yml") -> str:
     """``html.baseurl``, the book's public address, ending in "/"; "" when none is configured."""
     address = str((config(config_path).get("html") or {}).get("baseurl") or "").strip()
     if address and (not address.startswith("https://") or "?" in address or "#" in address):
-        raise ValueError(f"html.baseurl in {config_path} must be the book's https:// address "
-                         f"(e.g. https://owner.github.io/name/), or be empty; it is {address!r}")
+        raise ValueError(
+            f"html.baseurl in {config_path} must be the book's https:// address "
+            f"(e.g. https://owner.github.io/name/), or be empty; it is {address!r}"
+        )
     return address and address.rstrip("/") + "/"
 
 
@@ -180,8 +193,10 @@ def main(argv=None, root: Path = ROOT) -> int:
                 print(f"rewrote the first cell of {path.relative_to(root)}")
     if args.check:
         for path in stale:
-            print(f"{path.relative_to(root)}: the first code cell is not the one for repository.url in _config.yml "
-                  "(run: make colab-cell)")
+            print(
+                f"{path.relative_to(root)}: the first code cell is not the one for repository.url in _config.yml "
+                "(run: make colab-cell)"
+            )
         return 1 if stale else 0
     return make_exercises.main([], root=root)
 

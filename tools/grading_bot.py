@@ -28,7 +28,7 @@ TRIES = 3
 @dataclass
 class Run:
     qid: str
-    solved_at: int | None                        # the try that solved it (1, 2, ...), or None
+    solved_at: int | None  # the try that solved it (1, 2, ...), or None
     answers: list = field(default_factory=list)  # what the bot gave, try by try
 
 
@@ -75,8 +75,10 @@ def main(argv=None) -> int:
         grading._use_progress_file(saved)
     solved = [r for r in runs if r.solved_at is not None]
     blind = sum(blind_rate(r.qid) for r in runs)
-    print(f"elimination bot: solved within {TRIES} tries {len(solved)} of {len(runs)} multi-select questions "
-          f"(blind guessing: {blind:.1f} of {len(runs)} expected)")
+    print(
+        f"elimination bot: solved within {TRIES} tries {len(solved)} of {len(runs)} multi-select questions "
+        f"(blind guessing: {blind:.1f} of {len(runs)} expected)"
+    )
     for r in runs:
         print(f"  {r.qid}: {' -> '.join(r.answers)}" + (f"  solved at try {r.solved_at}" if r.solved_at else ""))
     return 1 if solved else 0

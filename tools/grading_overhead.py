@@ -78,8 +78,10 @@ def main(argv=None) -> int:
     for method in args.methods:
         costs = {qid: overhead(qid, method, args.repeat) for qid in function_questions()}
         low, high = min(costs.values()), max(costs.values())
-        print(f"{method}: overhead per function question {low * 1e3:.1f}-{high * 1e3:.1f} ms "
-              f"(median {statistics.median(costs.values()) * 1e3:.1f} ms over {len(costs)} questions)")
+        print(
+            f"{method}: overhead per function question {low * 1e3:.1f}-{high * 1e3:.1f} ms "
+            f"(median {statistics.median(costs.values()) * 1e3:.1f} ms over {len(costs)} questions)"
+        )
         print("   " + ", ".join(f"{qid} {s * 1e3:.1f}" for qid, s in costs.items()))
     return 0
 

@@ -31,7 +31,7 @@ from grading_tries import CATEGORIES, Result, Try
 @dataclass
 class Tally:
     tried: dict = field(default_factory=lambda: dict.fromkeys(CATEGORIES, 0))
-    failed: dict = field(default_factory=lambda: {c: [] for c in CATEGORIES})   # category -> [(Try, problem)]
+    failed: dict = field(default_factory=lambda: {c: [] for c in CATEGORIES})  # category -> [(Try, problem)]
     fallback: int = 0
     seconds: float = 0.0
 
@@ -48,17 +48,21 @@ class Tally:
 
     def figures(self) -> str:
         f, n = {c: len(self.failed[c]) for c in CATEGORIES}, self.tried
-        return (f"correct answers rejected: {f['correct']} of {n['correct']}; "
-                f"wrong answers accepted: {f['wrong']} of {n['wrong']}; "
-                f"hostile inputs handled: {n['hostile'] - f['hostile']} of {n['hostile']}")
+        return (
+            f"correct answers rejected: {f['correct']} of {n['correct']}; "
+            f"wrong answers accepted: {f['wrong']} of {n['wrong']}; "
+            f"hostile inputs handled: {n['hostile'] - f['hostile']} of {n['hostile']}"
+        )
 
     def lines(self) -> list[str]:
         out = [self.figures()]
         for category in CATEGORIES:
             out += [f"  {category} {t.id}: {problem}" for t, problem in self.failed[category]]
         if self.fallback:
-            out.append(f"  {self.fallback} hostile inputs, all objects whose own methods raise or lie about their "
-                       "type, got the fallback line \"the grader could not inspect your answer (<their error>)\"")
+            out.append(
+                f"  {self.fallback} hostile inputs, all objects whose own methods raise or lie about their "
+                'type, got the fallback line "the grader could not inspect your answer (<their error>)"'
+            )
         return out
 
 

@@ -70,8 +70,10 @@ def find_root(start: Path) -> Path:
             if not (folder / "solutions").is_dir():
                 raise NotACheckout(f"{folder} is not a checkout of the course: it has no solutions/ directory.")
             return folder
-    raise NotACheckout(f"{start} is not inside a checkout of the course (no _toc.yml or .git above it): "
-                       "run `make exercises` in the course's directory.")
+    raise NotACheckout(
+        f"{start} is not inside a checkout of the course (no _toc.yml or .git above it): "
+        "run `make exercises` in the course's directory."
+    )
 
 
 def placeholder(region: list[str], indent: str) -> list[str]:
@@ -87,10 +89,13 @@ def placeholder(region: list[str], indent: str) -> list[str]:
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             start = min([node.lineno] + [d.lineno for d in node.decorator_list])
-            ends = [i for i in range(node.lineno - 1, node.body[0].lineno - 1)
-                    if region[i].split("#")[0].rstrip().endswith(":")]
+            ends = [
+                i
+                for i in range(node.lineno - 1, node.body[0].lineno - 1)
+                if region[i].split("#")[0].rstrip().endswith(":")
+            ]
             if ends:  # the header: decorators and signature, up to its colon
-                header, body = region[start - 1: ends[0] + 1], node.body[0].col_offset
+                header, body = region[start - 1 : ends[0] + 1], node.body[0].col_offset
             else:  # a one-line definition
                 lines = ast.unparse(node).splitlines()
                 header = lines[: len(node.decorator_list) + 1]
@@ -123,7 +128,7 @@ def strip_code(source: str) -> str:
             out += placeholder(region, indent)
             region = None
         else:
-            region.append(line[len(indent):] if line.startswith(indent) else line)
+            region.append(line[len(indent) :] if line.startswith(indent) else line)
     if region is not None:
         raise AuthoringError("'# BEGIN SOLUTION' without a matching '# END SOLUTION'")
     return "\n".join(out).strip("\n")
@@ -217,8 +222,10 @@ def main(argv=None, root: Path | None = None) -> int:
             print(f"{name}: {'missing' if current is None else 'out of date'} (run: make exercises)")
             status = 1
         elif not args.force and holds_learner_work(root, target, text):
-            print(f"{name}: NOT overwritten: it has changes that are not committed (a learner's answers?). "
-                  "Commit or move it, or run `make exercises FORCE=1` (`make_exercises --force`) to overwrite it.")
+            print(
+                f"{name}: NOT overwritten: it has changes that are not committed (a learner's answers?). "
+                "Commit or move it, or run `make exercises FORCE=1` (`make_exercises --force`) to overwrite it."
+            )
             status = 1
         else:
             target.parent.mkdir(exist_ok=True)

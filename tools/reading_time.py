@@ -24,8 +24,10 @@ PAGE = "how_to_take_this_course.md"
 WORDS_PER_MINUTE, CODE_CELL, QUESTION, CODING_QUESTION = 120, 1, 3, 10
 BEGIN = "% BEGIN the time table, written by `make reading-time` (tools/reading_time.py) from the notebooks"
 END = "% END the time table"
-HEADER = ["| chapter | words | code cells | reading | questions (coding) | exercises |",
-          "| --- | ---: | ---: | ---: | ---: | ---: |"]
+HEADER = [
+    "| chapter | words | code cells | reading | questions (coding) | exercises |",
+    "| --- | ---: | ---: | ---: | ---: | ---: |",
+]
 
 
 def five(minutes: float) -> int:
@@ -35,14 +37,20 @@ def five(minutes: float) -> int:
 def words(nb) -> int:
     """The words a reader reads: Markdown cells and figure captions (kept in cell metadata, mystnb.figure)."""
     captions = (cell.get("metadata", {}).get("mystnb", {}).get("figure", {}).get("caption", "") for cell in nb.cells)
-    return (sum(len(cell.source.split()) for cell in nb.cells if cell.cell_type == "markdown")
-            + sum(len(caption.split()) for caption in captions))
+    return sum(len(cell.source.split()) for cell in nb.cells if cell.cell_type == "markdown") + sum(
+        len(caption.split()) for caption in captions
+    )
 
 
 def title(nb) -> str:
     """The notebook's heading, short: up to a colon ("Linearity"), or "Appendix A"."""
-    heading = next(line[2:] for cell in nb.cells if cell.cell_type == "markdown"
-                   for line in cell.source.splitlines() if line.startswith("# "))
+    heading = next(
+        line[2:]
+        for cell in nb.cells
+        if cell.cell_type == "markdown"
+        for line in cell.source.splitlines()
+        if line.startswith("# ")
+    )
     return heading.split(". ")[0] if heading.startswith("Appendix") else heading.split(":")[0]
 
 
@@ -51,8 +59,12 @@ def estimate(path: Path, root: Path = ROOT) -> dict:
     chapter with exercises also the questions, the coding questions and the exercise minutes."""
     nb = nbformat.read(path, as_version=4)
     code = sum(cell.cell_type == "code" for cell in nb.cells)
-    row = {"title": title(nb), "words": words(nb), "code": code,
-           "reading": five(words(nb) / WORDS_PER_MINUTE + code * CODE_CELL)}
+    row = {
+        "title": title(nb),
+        "words": words(nb),
+        "code": code,
+        "reading": five(words(nb) / WORDS_PER_MINUTE + code * CODE_CELL),
+    }
     exercise = root / "exercises" / path.name
     if exercise.exists():
         ex = nbformat.read(exercise, as_version=4)
@@ -89,8 +101,10 @@ def generated(root: Path = ROOT) -> str:
         else:
             cells += ["", ""]
         lines.append("| " + " | ".join(str(c) for c in cells) + " |")
-    lines += ["", f"In all, about {hours(total['reading'])} hours of reading and {hours(total['exercises'])} hours "
-                  "of exercises."]
+    lines += [
+        "",
+        f"In all, about {hours(total['reading'])} hours of reading and {hours(total['exercises'])} hours of exercises.",
+    ]
     return "\n".join(lines)
 
 

@@ -65,13 +65,20 @@ _store = _Store(default_path())  # the progress file (grading/store.py): read no
 if _store.load():
     print(f"grading: {_store.problem}")
 _checking = False  # a check is running: a check called from the learner's code is refused
-_refused = False   # ... and that refusal has been printed once
+_refused = False  # ... and that refusal has been printed once
 _NOT_GIVEN = object()  # check's answer when the learner gave none (None is an answer, and gets feedback)
 _CHAPTERS = sorted({q.split(".")[0] for q in QUESTIONS})
 # The packages whose copy in memory must be the one installed: an install that replaces one after the kernel
 # imported it leaves the kernel with a mix of old and new files (module name -> distribution name).
-_WATCHED = {"numpy": "numpy", "torch": "torch", "matplotlib": "matplotlib", "IPython": "ipython",
-            "ipywidgets": "ipywidgets", "traitlets": "traitlets", "anywidget": "anywidget"}
+_WATCHED = {
+    "numpy": "numpy",
+    "torch": "torch",
+    "matplotlib": "matplotlib",
+    "IPython": "ipython",
+    "ipywidgets": "ipywidgets",
+    "traitlets": "traitlets",
+    "anywidget": "anywidget",
+}
 
 
 def _installed(distribution):
@@ -91,6 +98,7 @@ if _runner.METHOD == "spawn" and not _runner._serving:  # off Linux: the first c
 # --------------------------------------------------------------------------
 # The public functions
 # --------------------------------------------------------------------------
+
 
 class Verdict:
     """What ``check`` returns: true when the answer is correct.
@@ -118,8 +126,13 @@ class Verdict:
         pass
 
 
-MARKS = {CORRECT: "✓ correct", WRONG: "✗", UNANSWERED: "· not answered yet:", INTERRUPTED: "· interrupted:",
-         UNCHECKABLE: "· could not check:"}
+MARKS = {
+    CORRECT: "✓ correct",
+    WRONG: "✗",
+    UNANSWERED: "· not answered yet:",
+    INTERRUPTED: "· interrupted:",
+    UNCHECKABLE: "· could not check:",
+}
 
 
 def check(qid=None, answer=_NOT_GIVEN) -> Verdict:
@@ -127,8 +140,10 @@ def check(qid=None, answer=_NOT_GIVEN) -> Verdict:
     global _checking, _refused
     if _checking:  # called from the learner's code while a check runs it
         if not _refused:  # once: the learner's function may call it on every test input
-            print(f"{qid} ✗ check(...) is inside your function: unindent it so that it runs "
-                  "after the function is defined.")
+            print(
+                f"{qid} ✗ check(...) is inside your function: unindent it so that it runs "
+                "after the function is defined."
+            )
         _refused = True
         return Verdict(False)
     question = _question(qid, "check")
@@ -152,13 +167,17 @@ def check(qid=None, answer=_NOT_GIVEN) -> Verdict:
         if in_worker or _ordinary(answer) or _stale():
             status, message = UNCHECKABLE, f"the grader failed {failed}"
         else:
-            status, message = WRONG, (f"the grader could not inspect your answer {failed}; give plain numbers, a "
-                                      "list or an array.")
+            status, message = (
+                WRONG,
+                (f"the grader could not inspect your answer {failed}; give plain numbers, a list or an array."),
+            )
     except BaseException as exc:  # SystemExit, GeneratorExit ... raised by the answer itself (e.g. its __array__)
         status = WRONG
         text = _short(exc)
-        message = (f"reading your answer raised {type(exc).__name__}{': ' + text if text else ''}; "
-                   "give plain numbers, a list or an array.")
+        message = (
+            f"reading your answer raised {type(exc).__name__}{': ' + text if text else ''}; "
+            "give plain numbers, a list or an array."
+        )
     finally:
         _checking = False
     if status == UNCHECKABLE:
@@ -175,15 +194,19 @@ def _uncheckable(what: str) -> str:
     what = what.rstrip(".;")
     stale = _stale()
     if stale:
-        return (f"{what}; that says nothing about your answer and is not recorded as wrong. {'; '.join(stale)}: "
-                f"an install replaced {'it' if len(stale) == 1 else 'them'} after this kernel started. Restart the "
-                "kernel, then run the notebook from the top.")
-    return (f"{what}; that says nothing about your answer and is not recorded as wrong. Restart the kernel, then "
-            "run the notebook from the top; if it happens again, please report it.")
+        return (
+            f"{what}; that says nothing about your answer and is not recorded as wrong. {'; '.join(stale)}: "
+            f"an install replaced {'it' if len(stale) == 1 else 'them'} after this kernel started. Restart the "
+            "kernel, then run the notebook from the top."
+        )
+    return (
+        f"{what}; that says nothing about your answer and is not recorded as wrong. Restart the kernel, then "
+        "run the notebook from the top; if it happens again, please report it."
+    )
 
 
 def _stale() -> list[str]:
-    """"numpy 1.26.4 is loaded but 2.0.2 is installed", for each watched package (and the course itself) whose
+    """ "numpy 1.26.4 is loaded but 2.0.2 is installed", for each watched package (and the course itself) whose
     copy in this kernel is not the installed one."""
     found = []
     for module, distribution in _WATCHED.items():
@@ -204,8 +227,10 @@ def reveal(qid=None) -> None:
         return
     qid = question.qid
     if question.kind != "choice":
-        print(f"{qid}: only the answers of choice questions are shown here; the worked answer of every question "
-              f"is in the solutions notebook of chapter {qid[:2]}.")
+        print(
+            f"{qid}: only the answers of choice questions are shown here; the worked answer of every question "
+            f"is in the solutions notebook of chapter {qid[:2]}."
+        )
         return
     _save(_store.reveal(qid))
     print(f"{qid} answer: {question.reference()} — why each option is right or wrong:\n{question.explained()}")
@@ -255,8 +280,10 @@ def summary(chapter=None) -> None:
         states = progress()
         solved = sum(s == SOLVED for s in states.values())
         untried = sum(s == UNTRIED for s in states.values())
-        print(f"The course: {solved} of {len(states)} questions solved, {len(states) - solved - untried} "
-              f"attempted, {untried} untried.")
+        print(
+            f"The course: {solved} of {len(states)} questions solved, {len(states) - solved - untried} "
+            f"attempted, {untried} untried."
+        )
         for c in chapters:
             _chapter_summary(c, brief=True)
         print('  summary("02") lists the questions of one chapter.')
@@ -271,14 +298,21 @@ def _chapter_summary(chapter, brief=False) -> None:
     attempted = [q for q, s in states.items() if s not in (SOLVED, UNTRIED)]
     untried = [q for q, s in states.items() if s == UNTRIED]
     if brief:
-        print(f"  Chapter {chapter}: {len(solved)} of {len(states)} solved"
-              + (f"; attempted: {', '.join(attempted)}" if attempted else "")
-              + (f"; {len(untried)} untried" if untried else "") + ".")
+        print(
+            f"  Chapter {chapter}: {len(solved)} of {len(states)} solved"
+            + (f"; attempted: {', '.join(attempted)}" if attempted else "")
+            + (f"; {len(untried)} untried" if untried else "")
+            + "."
+        )
         return
-    print(f"Chapter {chapter}: {len(solved)} of {len(states)} solved, {len(attempted)} attempted, "
-          f"{len(untried)} untried.")
-    for label, ids in [("solved", solved), ("attempted, not solved yet", attempted),
-                       ("untried (run their cells)", untried)]:
+    print(
+        f"Chapter {chapter}: {len(solved)} of {len(states)} solved, {len(attempted)} attempted, {len(untried)} untried."
+    )
+    for label, ids in [
+        ("solved", solved),
+        ("attempted, not solved yet", attempted),
+        ("untried (run their cells)", untried),
+    ]:
         if ids:
             print(f"  {label}: {', '.join(_detail(q) for q in ids)}")
     shown = sorted(q for q in states if q in _store.revealed)
@@ -333,7 +367,8 @@ def reset(chapter=None) -> None:
         if chapters is None:
             return
         done = _store.forget([q for q in QUESTIONS if q[:2] in chapters]) or (
-            f"Progress of chapter {chapters[0]} reset; the other chapters' is kept.")
+            f"Progress of chapter {chapters[0]} reset; the other chapters' is kept."
+        )
     if done:
         print(done)
 
@@ -341,6 +376,7 @@ def reset(chapter=None) -> None:
 # --------------------------------------------------------------------------
 # Reading the arguments a learner gives
 # --------------------------------------------------------------------------
+
 
 def _chapters(chapter, caller, say=print) -> list[str] | None:
     """The chapter ids (["02"]) that ``chapter`` means (None: all of them); for anything else, ``say`` one line
@@ -357,8 +393,10 @@ def _chapters(chapter, caller, say=print) -> list[str] | None:
             value = None
         name = f"{int(value):02d}" if value is not None and value.is_integer() else None
     if name not in _CHAPTERS:
-        say(f"{caller}: chapter must be one of {', '.join(_CHAPTERS)} (or left out for the whole course), "
-            f"not {_shown(chapter)}.")
+        say(
+            f"{caller}: chapter must be one of {', '.join(_CHAPTERS)} (or left out for the whole course), "
+            f"not {_shown(chapter)}."
+        )
         return None
     return [name]
 
@@ -370,14 +408,17 @@ def _question(qid, caller):
         print(f"{caller} needs a question id, the first argument: e.g. {example}.")
         return None
     if not isinstance(qid, str):
-        print(f"{caller}: the question id must be a string such as \"02.3\", not {_shown(qid)}.")
+        print(f'{caller}: the question id must be a string such as "02.3", not {_shown(qid)}.')
         return None
     match = re.fullmatch(r"\s*(\d+)\.(\d+)\s*", qid)
     normal = f"{int(match[1]):02d}.{int(match[2])}" if match else qid
     if normal not in QUESTIONS:
         chapter = [q for q in QUESTIONS if q[:2] == normal[:2]] if match else []
-        known = (f"chapter {normal[:2]} has {chapter[0]} to {chapter[-1]}" if chapter
-                 else f"ids look like \"02.3\", chapters {_CHAPTERS[0]} to {_CHAPTERS[-1]}")
+        known = (
+            f"chapter {normal[:2]} has {chapter[0]} to {chapter[-1]}"
+            if chapter
+            else f'ids look like "02.3", chapters {_CHAPTERS[0]} to {_CHAPTERS[-1]}'
+        )
         print(f"{caller}: {qid!r} is not a question id ({known}).")
         return None
     return QUESTIONS[normal]

@@ -100,8 +100,10 @@ def _plain(x):
     """
     if isinstance(x, np.ma.MaskedArray):
         if np.ndarray.any(np.ma.getmaskarray(x)):
-            return None, ("your array is a masked array with masked (missing) values: every element needs a "
-                          "value; return a plain numpy array.")
+            return None, (
+                "your array is a masked array with masked (missing) values: every element needs a "
+                "value; return a plain numpy array."
+            )
         x = np.ma.getdata(x)
     return np.ndarray.view(x, np.ndarray), None
 
@@ -171,11 +173,11 @@ def _how_far(x, want, rtol, *, integer=False) -> str:
     but for that one slip, and a blind guess lands there no more often than on
     the answer itself.
     """
+
     def hit(value):
         return value == want if integer else _close(value, want, rtol)
 
-    exact = "the answer is a whole number, so it must be exact" if integer else \
-        f"it must be {_tolerance(rtol)}"
+    exact = "the answer is a whole number, so it must be exact" if integer else f"it must be {_tolerance(rtol)}"
     if want == 0 or x == 0:
         return f"too {'high' if x > want else 'low'}."
     if (x > 0) != (want > 0):
@@ -228,8 +230,10 @@ def _as_array(answer):
                 if any(isinstance(v, numbers.Complex) and not isinstance(v, numbers.Real) for v in items):
                     return None, f"your array contains complex numbers. {COMPLEX}"
                 if not all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in items):
-                    return None, ("your array holds objects that are not numbers (dtype object); give numbers, "
-                                  "e.g. np.array(values, dtype=float).")
+                    return None, (
+                        "your array holds objects that are not numbers (dtype object); give numbers, "
+                        "e.g. np.array(values, dtype=float)."
+                    )
                 arr = np.array([float(v) for v in items], dtype=np.float64).reshape(arr.shape)
             if arr.dtype.kind == "c":
                 return None, f"your array is complex ({arr.dtype}). {COMPLEX}"
@@ -303,11 +307,15 @@ def _verify_array(out, want, *, dtype=None, atol=1e-8):
     got, expected = out.astype(np.float64)[i], want[i]
     low_precision = dtype is None and out.dtype.kind == "f" and out.dtype.itemsize < 8
     if low_precision and err[i] <= 2 * np.spacing(np.abs(expected).astype(out.dtype)):
-        return (f"element {_index(i)} is right to {out.dtype} precision, but this question asks for an error "
-                f"below {atol:g}: compute in float64 and return float64.")
+        return (
+            f"element {_index(i)} is right to {out.dtype} precision, but this question asks for an error "
+            f"below {atol:g}: compute in float64 and return float64."
+        )
     shown = _digits(got, expected)
-    msg = (f"element {_index(i)} is {shown[0]}, expected {shown[1]} "
-           f"(off by {_digits(err[i], atol, least=2)[0]}; it must be {_tolerance(atol=atol)})")
+    msg = (
+        f"element {_index(i)} is {shown[0]}, expected {shown[1]} "
+        f"(off by {_digits(err[i], atol, least=2)[0]}; it must be {_tolerance(atol=atol)})"
+    )
     if dtype is None and err.max() < 1e-5 and atol < 1e-6:
         msg += ": your values agree only to float32 precision; compute in float64"
     return msg + "."
@@ -319,9 +327,11 @@ def _reference_verifier(reference, **options):
 
 def _like(model, atol=1e-6):
     """A mistake predicate: the learner's output equals what the buggy ``model`` gives."""
+
     def test(out, case):
         other = np.asarray(model(*case.args), dtype=np.float64)
         return isinstance(out, np.ndarray) and out.shape == other.shape and np.allclose(out, other, atol=atol)
+
     return test
 
 
@@ -437,7 +447,7 @@ def _is_learners(filename, excluded) -> bool:
 
 
 def _raised_at(exc, lines=None) -> str:
-    """", at line 4 of your cell: <that line>" for the deepest frame of ``exc``'s traceback that runs the
+    """ ", at line 4 of your cell: <that line>" for the deepest frame of ``exc``'s traceback that runs the
     learner's code (not numpy's, torch's or the grader's), or "" when that line is not known. ``lines``: what
     ``_learner_lines`` read in the kernel; without it (or for code it did not reach) linecache is asked."""
     try:

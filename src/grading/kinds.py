@@ -15,9 +15,26 @@ from grading.feedback import _digits, _tolerance  # (for Numeric, Choice and Arr
 
 import posenc
 from grading import reference
-from grading.feedback import (_as_array, _as_number, _learner_lines, _close, _code_objects, _describe, _filled,
-                              _how_far, _index, _ordinary, _plain, _raised_at, _safely, _same, _seed, _short)
+from grading.feedback import (
+    _as_array,
+    _as_number,
+    _learner_lines,
+    _close,
+    _code_objects,
+    _describe,
+    _filled,
+    _how_far,
+    _index,
+    _ordinary,
+    _plain,
+    _raised_at,
+    _safely,
+    _same,
+    _seed,
+    _short,
+)
 from grading.runner import _run
+
 # The verdicts grading.store records (UNCHECKABLE: the grader itself failed, which says nothing about the answer)
 from grading.store import CORRECT, INTERRUPTED, UNCHECKABLE, WRONG  # noqa: F401
 
@@ -41,6 +58,7 @@ class Question:
     def __reduce_ex__(self, protocol):
         """A question of the bank is sent to a spawned worker by its id: the worker has its own bank."""
         from grading.bank import QUESTIONS
+
         if QUESTIONS.get(self.qid) is self:
             return _bank_question, (self.qid,)
         return object.__reduce_ex__(self, protocol)
@@ -52,6 +70,7 @@ class Question:
 
 def _bank_question(qid):
     from grading.bank import QUESTIONS
+
     return QUESTIONS[qid]
 
 
@@ -129,8 +148,22 @@ class Choice(Question):
     """
 
     kind = "choice"
-    FILLER = {"AND", "OR", "ANSWER", "ANSWERS", "IS", "ARE", "THE", "MY", "OPTION", "OPTIONS",
-              "CHOICE", "CHOICES", "LETTER", "LETTERS"}  # "Answer: A and C", "my answer is B"
+    FILLER = {
+        "AND",
+        "OR",
+        "ANSWER",
+        "ANSWERS",
+        "IS",
+        "ARE",
+        "THE",
+        "MY",
+        "OPTION",
+        "OPTIONS",
+        "CHOICE",
+        "CHOICES",
+        "LETTER",
+        "LETTERS",
+    }  # "Answer: A and C", "my answer is B"
 
     def __init__(self, qid, title, letters, correct, hints=None, *, right=None, nudge=""):
         super().__init__(qid, title)
@@ -149,8 +182,10 @@ class Choice(Question):
 
     def explained(self) -> str:
         """Every option's explanation, one per line: what is shown once solved or revealed."""
-        return "\n".join(f"  {letter} ({'right' if letter in self.correct else 'wrong'}): {self.explanations[letter]}"
-                         for letter in self.letters)
+        return "\n".join(
+            f"  {letter} ({'right' if letter in self.correct else 'wrong'}): {self.explanations[letter]}"
+            for letter in self.letters
+        )
 
     def judge(self, answer):
         chosen, problem = self._letters(answer)
@@ -168,8 +203,10 @@ class Choice(Question):
             (letter,) = chosen
             return WRONG, f"{letter} is not right. {letter}: {self.explanations[letter]}"
         if chosen == set(self.letters):
-            return WRONG, ("you chose every option: decide for each one on its own whether it holds, and choose "
-                           f"only those. {self.nudge}")
+            return WRONG, (
+                "you chose every option: decide for each one on its own whether it holds, and choose "
+                f"only those. {self.nudge}"
+            )
         return WRONG, f"not the right set of options. {self.nudge}"
 
     def _letters(self, answer):
@@ -188,8 +225,10 @@ class Choice(Question):
             if not token.isalpha():
                 return None, f"{token!r} is not an option letter; write e.g. {example}."
             if len(token) > 1 and not set(token) <= set(self.letters):
-                return None, (f"{token!r} is not a letter or a group of letters: write only the letters "
-                              f"of your choice, e.g. {example} (the options are {', '.join(self.letters)}).")
+                return None, (
+                    f"{token!r} is not a letter or a group of letters: write only the letters "
+                    f"of your choice, e.g. {example} (the options are {', '.join(self.letters)})."
+                )
             chosen |= set(token)
         return chosen, None
 
@@ -225,12 +264,19 @@ class Array(Question):
                 return WRONG, hint
         where = np.argwhere(bad)[0]
         high = got[tuple(where)] > want[tuple(where)]
-        close = "" if np.abs(got - want).max() > 1e-2 * max(1.0, np.abs(want).max()) else (
-            f" Close, but each element must be {_tolerance(self.rtol, self.atol)}: give more decimals "
-            "(compute the values instead of typing them).")
+        close = (
+            ""
+            if np.abs(got - want).max() > 1e-2 * max(1.0, np.abs(want).max())
+            else (
+                f" Close, but each element must be {_tolerance(self.rtol, self.atol)}: give more decimals "
+                "(compute the values instead of typing them)."
+            )
+        )
         n = int(bad.sum())
-        return WRONG, (f"{n} of {bad.size} elements {'is' if n == 1 else 'are'} wrong; the first is element "
-                       f"{_index(where)} (too {'high' if high else 'low'}).{close}")
+        return WRONG, (
+            f"{n} of {bad.size} elements {'is' if n == 1 else 'are'} wrong; the first is element "
+            f"{_index(where)} (too {'high' if high else 'low'}).{close}"
+        )
 
 
 @dataclass
@@ -238,9 +284,9 @@ class Case:
     """One set of test inputs for a Function question."""
 
     args: tuple
-    label: str           # how the message names these inputs
+    label: str  # how the message names these inputs
     raises: type | None = None  # the call must raise this exception type
-    note: str = ""       # added to the message if the learner's code raises here
+    note: str = ""  # added to the message if the learner's code raises here
 
 
 class Function(Question):
@@ -274,8 +320,10 @@ class Function(Question):
             return UNANSWERED, f"the class {f.__name__} has no forward method yet."
         if isinstance(self._reference, type) and isinstance(f, nn.Module):
             name = type(f).__name__
-            return WRONG, (f"you passed an instance of your layer, {name}(...); pass the class itself, "
-                           f"check({self.qid!r}, {name}): the grader builds its own layers from it.")
+            return WRONG, (
+                f"you passed an instance of your layer, {name}(...); pass the class itself, "
+                f"check({self.qid!r}, {name}): the grader builds its own layers from it."
+            )
         if not callable(f):
             return WRONG, f"expected a function, got {_describe(f)}."
         cases = self.cases(np.random.default_rng(_seed(self.qid)))
@@ -285,14 +333,18 @@ class Function(Question):
         if outcome.printed:  # the learner's own prints, sent back by the worker
             print(outcome.printed, end="" if outcome.printed.endswith("\n") else "\n")
         if outcome.unsent:
-            return WRONG, ("your function could not be sent to the worker process that runs it "
-                           f"({_short_text(outcome.unsent)}): define it, and what it uses, in the notebook or in an "
-                           "importable module, without open files, locks or generators.")
+            return WRONG, (
+                "your function could not be sent to the worker process that runs it "
+                f"({_short_text(outcome.unsent)}): define it, and what it uses, in the notebook or in an "
+                "importable module, without open files, locks or generators."
+            )
         if outcome.result is None and not outcome.started:  # the grader's failure: the job never reached a worker
             return UNCHECKABLE, "the worker process that runs your function could not start"
         if outcome.timed_out:
-            return WRONG, (f"too slow: {outcome.done} of {len(cases)} test inputs finished within {limit:g} s "
-                           "(an endless loop, or a loop that could be vectorised?).")
+            return WRONG, (
+                f"too slow: {outcome.done} of {len(cases)} test inputs finished within {limit:g} s "
+                "(an endless loop, or a loop that could be vectorised?)."
+            )
         if outcome.result is None:
             label = cases[min(outcome.done, len(cases) - 1)].label
             return WRONG, f"the process running your function stopped for {label}: {outcome.died}."
@@ -300,8 +352,11 @@ class Function(Question):
         if status == CORRECT and self.own_code and f is not self._reference:
             called = sorted(_posenc_calls(f) & (_posenc_calls(self._reference) or _posenc_public()))
             if called:
-                return WRONG, ("this question asks you to write the formula yourself; your function calls "
-                               + " and ".join(f"posenc.{name}" for name in called) + ".")
+                return WRONG, (
+                    "this question asks you to write the formula yourself; your function calls "
+                    + " and ".join(f"posenc.{name}" for name in called)
+                    + "."
+                )
         return status, message
 
     def _run_cases(self, f, cases, report, lines=None):
@@ -315,15 +370,18 @@ class Function(Question):
             except BaseException as error:  # SystemExit and friends are answers too
                 out, exc = None, error
             if first_none is not None and (exc is not None or out is not None):
-                return WRONG, (f"your function returned None for {first_none.label} "
-                               "(is a return missing in one branch?).")
+                return WRONG, (
+                    f"your function returned None for {first_none.label} (is a return missing in one branch?)."
+                )
             try:
                 problem = self._problem(case, given, out, exc, lines)
             except Exception as error:  # an output whose own methods raise or lie; the grader's bug otherwise
                 if _ordinary(out):
                     raise
-                return WRONG, (f"the grader could not inspect what your function returned for {case.label} "
-                               f"({type(error).__name__}: {_short(error)}); return a plain array or tensor.")
+                return WRONG, (
+                    f"the grader could not inspect what your function returned for {case.label} "
+                    f"({type(error).__name__}: {_short(error)}); return a plain array or tensor."
+                )
             if problem:
                 return WRONG, problem
             if exc is None and out is None and first_none is None:
@@ -339,16 +397,18 @@ class Function(Question):
         if exc is not None and not (case.raises and isinstance(exc, case.raises)):
             expected = f"; a {case.raises.__name__} was expected here" if case.raises else ""
             note = f" ({case.note})" if case.note else ""
-            return (f"your code raised {type(exc).__name__}: {_exception_text(exc)} {where}{expected}{note}"
-                    + (_raised_at(exc, lines) or "."))
+            return f"your code raised {type(exc).__name__}: {_exception_text(exc)} {where}{expected}{note}" + (
+                _raised_at(exc, lines) or "."
+            )
         if not _same(given, case.args):
-            return (f"your code changed its input {where}. Do not modify the arguments "
-                    "(e.g. write x + pe, not x += pe).")
+            return f"your code changed its input {where}. Do not modify the arguments (e.g. write x + pe, not x += pe)."
         if exc is not None or out is None:  # the expected exception; or None, judged over all cases
             return None
         if case.raises:
-            return (f"{where} your code should raise {case.raises.__name__} ({case.note}), "
-                    f"but it returned {_describe(out)}.")
+            return (
+                f"{where} your code should raise {case.raises.__name__} ({case.note}), "
+                f"but it returned {_describe(out)}."
+            )
         if isinstance(out, np.ndarray):  # compared as a plain array: a subclass's comparisons could lie
             out, problem = _plain(out)
             if problem:
@@ -400,8 +460,11 @@ def _posenc_calls(f) -> set[str]:
         # posenc.sinusoidal, pe.sinusoidal: the attribute names
         if any(b is posenc or b is reference.posenc for b in bound):
             found |= {n for n in names if not n.startswith("_") and callable(getattr(posenc, n, None))}
-        todo += cells + [b for b in bound if isinstance(b, types.FunctionType)
-                         and (b.__module__ in _POSENC_NAMES or b.__globals__ is home)]
+        todo += cells + [
+            b
+            for b in bound
+            if isinstance(b, types.FunctionType) and (b.__module__ in _POSENC_NAMES or b.__globals__ is home)
+        ]
     return found
 
 
@@ -411,4 +474,3 @@ _POSENC_NAMES = {"posenc", reference.posenc.__name__}
 
 def _posenc_public() -> set[str]:
     return {name for name in posenc.__all__ if callable(getattr(posenc, name))}
-

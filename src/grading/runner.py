@@ -72,9 +72,9 @@ import time
 import warnings
 
 METHODS = ("fork", "spawn") if sys.platform == "linux" else ("spawn",)
-METHOD = METHODS[0]   # fork where it exists: measurably cheaper per check (tools/grading_overhead.py)
-PRINT_LIMIT = 2000    # characters of the learner's prints shown
-STARTUP = 1.0         # seconds a busy machine may take to start a forked worker, on top of the limit
+METHOD = METHODS[0]  # fork where it exists: measurably cheaper per check (tools/grading_overhead.py)
+PRINT_LIMIT = 2000  # characters of the learner's prints shown
+STARTUP = 1.0  # seconds a busy machine may take to start a forked worker, on top of the limit
 SPAWN_STARTUP = 60.0  # ... and a spawned one that is still importing numpy, torch and the grader
 KEEPER = sys.platform == "linux"  # the worker forks the runner and outlives it (a child subreaper: Linux only)
 # The kinds of the worker's messages: imported (spawned only), started, one input done, prints, the verdict.
@@ -89,13 +89,13 @@ class GraderFailure(RuntimeError):
 
 @dataclass
 class Outcome:
-    result: object = None    # what ``work`` returned; None if it did not finish
-    done: int = 0            # inputs reported finished, by the worker itself
+    result: object = None  # what ``work`` returned; None if it did not finish
+    done: int = 0  # inputs reported finished, by the worker itself
     timed_out: bool = False
-    died: str = ""           # how the worker ended without a result, if it did
-    printed: str = ""        # the learner's prints, cut after PRINT_LIMIT characters
-    unsent: str = ""         # why ``work`` could not be sent to a spawned worker, if it could not
-    started: bool = False    # the worker sent its start message (it had received ``work``)
+    died: str = ""  # how the worker ended without a result, if it did
+    printed: str = ""  # the learner's prints, cut after PRINT_LIMIT characters
+    unsent: str = ""  # why ``work`` could not be sent to a spawned worker, if it could not
+    started: bool = False  # the worker sent its start message (it had received ``work``)
 
 
 def _run(work, limit) -> Outcome:
@@ -122,7 +122,7 @@ def _send(fd, kind, body=b""):
         os._exit(0)
     message = memoryview(_HEADER.pack(kind, _worker_pid, len(body)) + body)
     while message:
-        message = message[os.write(fd, message):]
+        message = message[os.write(fd, message) :]
 
 
 def _become_worker(write_fd):
@@ -211,6 +211,7 @@ def _parent_alive(parent) -> bool:
     if os.name == "posix":
         return os.getppid() == parent  # an orphan is reparented
     import psutil
+
     return psutil.pid_exists(parent)
 
 
@@ -226,7 +227,7 @@ class _Capture(io.TextIOBase):
     def write(self, text):
         text = str(text)
         if self.left > 0:
-            shown = text[:self.left]
+            shown = text[: self.left]
             self.left -= len(text)
             cut = f"\n... (output cut after {PRINT_LIMIT:,} characters)\n" if self.left < 0 else ""
             _send(self.fd, _PRINT, (shown + cut).encode(errors="replace"))
@@ -237,13 +238,15 @@ def _serve():
     """The spawned worker's program: import the grader, wait for one job, run it, leave."""
     message_fd = os.dup(1)  # the messages go to the parent on the original stdout ...
     devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 1)     # ... and C-level writes to fd 1 go nowhere, so they cannot garble them
+    os.dup2(devnull, 1)  # ... and C-level writes to fd 1 go nowhere, so they cannot garble them
     os.dup2(devnull, 2)
     if sys.platform == "win32":
         import msvcrt
+
         msvcrt.setmode(message_fd, os.O_BINARY)
     import grading  # numpy, torch and the bank, before the job arrives
     import cloudpickle  # noqa: F401
+
     grading._checking = True  # as in the kernel while it waits: a check called from the learner's code is refused
     _become_worker(message_fd)
     _send(message_fd, _READY)
@@ -278,6 +281,7 @@ def _frame(body: bytes) -> bytes:
 # --------------------------------------------------------------------------
 # The parent's side
 # --------------------------------------------------------------------------
+
 
 class _Worker:
     """A started worker: its pid, its Popen when spawned, and its exit code once it has ended and been reaped."""
@@ -334,11 +338,20 @@ _spare = None  # a spawned worker started ahead, importing the grader, waiting f
 def _start_worker() -> subprocess.Popen:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))
-    options = ({"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP} if sys.platform == "win32"
-               else {"start_new_session": True})
-    return subprocess.Popen([sys.executable, "-c", "from grading import runner; runner._serve()", "--grading-worker"],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                            env=env, bufsize=0, **options)
+    options = (
+        {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
+        if sys.platform == "win32"
+        else {"start_new_session": True}
+    )
+    return subprocess.Popen(
+        [sys.executable, "-c", "from grading import runner; runner._serve()", "--grading-worker"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        bufsize=0,
+        **options,
+    )
 
 
 def _take_worker() -> subprocess.Popen:
@@ -365,6 +378,7 @@ def warm_up() -> None:
 def wait_for_spare(timeout=120.0) -> bool:
     """Wait until the spare worker has imported the grader (POSIX; for tools and tests). True if it has."""
     import select
+
     if _spare is None:
         return False
     return bool(select.select([_spare.stdout], [], [], timeout)[0])
@@ -383,6 +397,7 @@ atexit.register(_stop_spare)
 
 def _run_spawned(work, limit) -> Outcome:
     import cloudpickle
+
     try:
         job = cloudpickle.dumps(work)
     except Exception as exc:  # a lock, an open file, a generator ... in what the function refers to
@@ -512,8 +527,12 @@ def _how_it_ended(code) -> str:
         return "it ended without a result"
     if code < 0:
         sig = -code
-        what = {signal.SIGSEGV: "a segmentation fault", getattr(signal, "SIGKILL", None): "killed, perhaps out of "
-                "memory", signal.SIGABRT: "aborted", getattr(signal, "SIGBUS", None): "a bus error"}.get(sig)
+        what = {
+            signal.SIGSEGV: "a segmentation fault",
+            getattr(signal, "SIGKILL", None): "killed, perhaps out of memory",
+            signal.SIGABRT: "aborted",
+            getattr(signal, "SIGBUS", None): "a bus error",
+        }.get(sig)
         return f"it crashed ({what or f'signal {sig}'})"
     return f"it ended the Python process (exit code {code}, e.g. os._exit)"
 
@@ -609,6 +628,7 @@ def _live_descendants(pid) -> list[int]:
                     found.append(child)
         return found
     import psutil
+
     try:
         return [p.pid for p in psutil.Process(pid).children(recursive=True) if _alive(p)]
     except psutil.Error:
@@ -642,6 +662,7 @@ def _read_proc(path) -> str:
 
 def _alive(p) -> bool:
     import psutil
+
     try:
         return p.status() != psutil.STATUS_ZOMBIE
     except psutil.Error:

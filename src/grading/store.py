@@ -37,7 +37,7 @@ FORMAT = "posenc-course progress"
 VERSION = 2
 CORRECT, WRONG, INTERRUPTED, UNCHECKABLE = "correct", "wrong", "interrupted", "could not check"
 RESULTS = {CORRECT, WRONG, INTERRUPTED, UNCHECKABLE}  # what a graded check leaves as "last"
-TRIES = {CORRECT, WRONG, INTERRUPTED}                  # ... and which of them count as a try
+TRIES = {CORRECT, WRONG, INTERRUPTED}  # ... and which of them count as a try
 _V1_STATUSES = {"correct", "wrong", "unanswered", "interrupted"}
 
 
@@ -72,8 +72,8 @@ class Store:
         self.path = None if path is None else Path(path)
         self.entries: dict[str, dict] = {}
         self.revealed: set[str] = set()
-        self.problem = ""               # why the file is not used ("": it is used)
-        self.durable = True             # fsync before the rename (the tests go without)
+        self.problem = ""  # why the file is not used ("": it is used)
+        self.durable = True  # fsync before the rename (the tests go without)
 
     # ------------------------------------------------------------------
     def where(self) -> str:
@@ -104,8 +104,9 @@ class Store:
         """Record one graded check of ``qid`` (a result of RESULTS) and save; return a message if saving failed."""
         if result not in RESULTS:
             raise ValueError(f"result must be one of {sorted(RESULTS)}, not {result!r}")
-        return self._change(lambda entries, revealed: entries.__setitem__(qid, _apply(entries.get(qid), result,
-                                                                                           _now())))
+        return self._change(
+            lambda entries, revealed: entries.__setitem__(qid, _apply(entries.get(qid), result, _now()))
+        )
 
     def reveal(self, qid: str) -> str:
         """Record that the answer of ``qid`` was shown, and save."""
@@ -113,10 +114,12 @@ class Store:
 
     def forget(self, qids) -> str:
         """Forget what is recorded of the questions ``qids`` (answers shown included), and save."""
+
         def change(entries, revealed):
             for qid in qids:
                 entries.pop(qid, None)
                 revealed.discard(qid)
+
         return self._change(change)
 
     def _change(self, change) -> str:
@@ -142,8 +145,10 @@ class Store:
         return ""
 
     def _refusal(self, why: str) -> str:
-        return (f"the file {self.path} {why}, so it is left as it is. Move or delete it, or run "
-                "grading.reset() to set it aside and start a new one.")
+        return (
+            f"the file {self.path} {why}, so it is left as it is. Move or delete it, or run "
+            "grading.reset() to set it aside and start a new one."
+        )
 
     def reset(self) -> str:
         """Forget everything, in memory and in the file; a refused file is moved aside. Returns what was done."""
@@ -169,15 +174,25 @@ class Store:
 
 
 def _document(entries: dict, revealed: set) -> dict:
-    return {"format": FORMAT, "version": VERSION, "questions": dict(sorted(entries.items())),
-            "revealed": sorted(revealed)}
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "questions": dict(sorted(entries.items())),
+        "revealed": sorted(revealed),
+    }
 
 
 def _valid_entry(entry) -> bool:
-    return (isinstance(entry, dict) and set(entry) == {"solved", "tries", "last", "when"}
-            and isinstance(entry["solved"], bool)
-            and isinstance(entry["tries"], int) and not isinstance(entry["tries"], bool) and entry["tries"] >= 0
-            and entry["last"] in RESULTS and isinstance(entry["when"], (str, type(None))))
+    return (
+        isinstance(entry, dict)
+        and set(entry) == {"solved", "tries", "last", "when"}
+        and isinstance(entry["solved"], bool)
+        and isinstance(entry["tries"], int)
+        and not isinstance(entry["tries"], bool)
+        and entry["tries"] >= 0
+        and entry["last"] in RESULTS
+        and isinstance(entry["when"], (str, type(None)))
+    )
 
 
 def _upgrade_v1(questions: dict) -> dict:
@@ -203,20 +218,27 @@ def _read(path: Path):
     version = data.get("version")
     if version not in (1, VERSION):
         newer = isinstance(version, int) and not isinstance(version, bool) and version > VERSION
-        return None, (f"is a progress file of version {version!r}, "
-                      + ("written by a newer release of the course; upgrade the course to read it"
-                         if newer else f"which this grader does not know (it reads versions 1 to {VERSION})"))
+        return None, (
+            f"is a progress file of version {version!r}, "
+            + (
+                "written by a newer release of the course; upgrade the course to read it"
+                if newer
+                else f"which this grader does not know (it reads versions 1 to {VERSION})"
+            )
+        )
     questions, revealed = data.get("questions"), data.get("revealed", [])
     if version == 1:
-        if not isinstance(questions, dict) or not all(isinstance(q, str) and s in _V1_STATUSES
-                                                      for q, s in questions.items()):
-            return None, "has a \"questions\" entry that is not a map of question ids to statuses"
+        if not isinstance(questions, dict) or not all(
+            isinstance(q, str) and s in _V1_STATUSES for q, s in questions.items()
+        ):
+            return None, 'has a "questions" entry that is not a map of question ids to statuses'
         questions = _upgrade_v1(questions)
-    elif not isinstance(questions, dict) or not all(isinstance(q, str) and _valid_entry(e)
-                                                    for q, e in questions.items()):
-        return None, "has a \"questions\" entry that is not a map of question ids to their records"
+    elif not isinstance(questions, dict) or not all(
+        isinstance(q, str) and _valid_entry(e) for q, e in questions.items()
+    ):
+        return None, 'has a "questions" entry that is not a map of question ids to their records'
     if not isinstance(revealed, list) or not all(isinstance(q, str) for q in revealed):
-        return None, "has a \"revealed\" entry that is not a list of question ids"
+        return None, 'has a "revealed" entry that is not a list of question ids'
     return {"questions": questions, "revealed": revealed}, ""
 
 

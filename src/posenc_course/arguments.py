@@ -35,8 +35,27 @@ import numbers
 import re
 import sys
 
-__all__ = ["ArgumentError", "refuse", "accepts", "Spec", "Int", "Real", "Bool", "Text", "OneOf", "Either",
-           "Maybe", "InstanceOf", "Function", "Items", "Dict", "Array", "Tensor", "Positions", "Anything"]
+__all__ = [
+    "ArgumentError",
+    "refuse",
+    "accepts",
+    "Spec",
+    "Int",
+    "Real",
+    "Bool",
+    "Text",
+    "OneOf",
+    "Either",
+    "Maybe",
+    "InstanceOf",
+    "Function",
+    "Items",
+    "Dict",
+    "Array",
+    "Tensor",
+    "Positions",
+    "Anything",
+]
 
 
 class ArgumentError(ValueError, TypeError):
@@ -90,8 +109,9 @@ def shown(value) -> str:
     return _article(type(value).__name__)
 
 
-def refuse(argument: str, allowed: str | None = None, value=None, *, message: str | None = None,
-           function: str | None = None):
+def refuse(
+    argument: str, allowed: str | None = None, value=None, *, message: str | None = None, function: str | None = None
+):
     """Raise the one-line error for ``argument``: "must be ``allowed``, not ``value``", or ``message``.
 
     Called in a decorated function's body, the function's name is filled in on the way out.
@@ -104,6 +124,7 @@ def refuse(argument: str, allowed: str | None = None, value=None, *, message: st
 # --------------------------------------------------------------------------
 # Specs: a predicate and the words for what it accepts
 # --------------------------------------------------------------------------
+
 
 class Spec:
     """What one argument accepts: ``ok(value)`` says whether a value fits, ``text`` says it in words."""
@@ -145,8 +166,11 @@ class Int(Spec):
     def ok(self, value) -> bool:
         if isinstance(value, bool) or not isinstance(value, numbers.Integral):
             return False
-        return ((self.lo is None or value >= self.lo) and (self.hi is None or value <= self.hi)
-                and not (self.even and value % 2))
+        return (
+            (self.lo is None or value >= self.lo)
+            and (self.hi is None or value <= self.hi)
+            and not (self.even and value % 2)
+        )
 
 
 class Real(Spec):
@@ -164,8 +188,13 @@ class Real(Spec):
             x = float(value)
         except (TypeError, ValueError, OverflowError):
             return False
-        return (math.isfinite(x) and (self.lo is None or x >= self.lo) and (self.hi is None or x <= self.hi)
-                and (self.above is None or x > self.above) and (self.below is None or x < self.below))
+        return (
+            math.isfinite(x)
+            and (self.lo is None or x >= self.lo)
+            and (self.hi is None or x <= self.hi)
+            and (self.above is None or x > self.above)
+            and (self.below is None or x < self.below)
+        )
 
 
 class Bool(Spec):
@@ -264,8 +293,12 @@ class Dict(Spec):
         self.text = what or f"a dict whose values are {self.value.text}"
 
     def ok(self, value) -> bool:
-        return (hasattr(value, "keys") and hasattr(value, "values") and len(value) >= self.min_len
-                and all(self.value.ok(v) for v in value.values()))
+        return (
+            hasattr(value, "keys")
+            and hasattr(value, "values")
+            and len(value) >= self.min_len
+            and all(self.value.ok(v) for v in value.values())
+        )
 
 
 def _numbers(value):
@@ -338,6 +371,7 @@ class Positions(Spec):
 # The decorator
 # --------------------------------------------------------------------------
 
+
 def _binding_error(name: str, signature: inspect.Signature, specs: dict, args, kwargs) -> ArgumentError:
     """The one-line error for a call that does not fit the signature at all."""
     params = [p for p in signature.parameters.values() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
@@ -352,9 +386,12 @@ def _binding_error(name: str, signature: inspect.Signature, specs: dict, args, k
         listed = f" ({', '.join(positional)})" if positional else ""
         keyword = [p.name for p in params if p.kind == p.KEYWORD_ONLY]
         by_name = f"; give {', '.join(keyword)} by name" if keyword else ""
-        return ArgumentError(f"takes at most {len(positional)} positional arguments{listed}, not {len(args)}"
-                             f"{by_name}.", positional[-1] if positional else keyword[0], name)
-    given = set(positional[:len(args)])
+        return ArgumentError(
+            f"takes at most {len(positional)} positional arguments{listed}, not {len(args)}{by_name}.",
+            positional[-1] if positional else keyword[0],
+            name,
+        )
+    given = set(positional[: len(args)])
     for key in kwargs:
         if key in given:
             return ArgumentError(f"got {key} twice, by position and by name.", key, name)
@@ -370,6 +407,7 @@ def accepts(**specs: Spec):
     A bad or missing argument raises :class:`ArgumentError`; so does an error that
     the body raises with :func:`refuse`, with the function's name filled in.
     """
+
     def decorate(target):
         if isinstance(target, type):
             target.__init__ = _checked(target.__init__, specs, target.__name__, skip_self=True)
@@ -381,7 +419,7 @@ def accepts(**specs: Spec):
 
 def _checked(function, specs: dict, name: str, *, skip_self: bool):
     signature = inspect.signature(function)
-    params = list(signature.parameters.values())[1 if skip_self else 0:]
+    params = list(signature.parameters.values())[1 if skip_self else 0 :]
     named = {p.name: p for p in params if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
     # stated once and complete: a parameter without a spec, or a spec for no parameter, is a mistake
     if set(named) != set(specs):

@@ -44,12 +44,29 @@ import posenc
 from posenc_course.arguments import Array, InstanceOf, Int, OneOf, Positions, Real, Tensor, accepts, refuse
 
 __all__ = [
-    "doubled_exponent", "tutorial_recipe", "recipe_fixed", "cosine_own_frequency",
-    "seq_first_table", "add_along_batch", "add_along_seq", "ParameterTable",
-    "init_all_parameters", "HalfAngleEncoding", "low_precision_table",
-    "gram", "toeplitz_defect", "rotation_residual", "best_linear_residual", "duplicate_rows",
-    "TORCH_DTYPES", "angles_in_dtype", "phase_error",
-    "VARIANTS", "variant_table", "identify_variant", "mystery_table",
+    "doubled_exponent",
+    "tutorial_recipe",
+    "recipe_fixed",
+    "cosine_own_frequency",
+    "seq_first_table",
+    "add_along_batch",
+    "add_along_seq",
+    "ParameterTable",
+    "init_all_parameters",
+    "HalfAngleEncoding",
+    "low_precision_table",
+    "gram",
+    "toeplitz_defect",
+    "rotation_residual",
+    "best_linear_residual",
+    "duplicate_rows",
+    "TORCH_DTYPES",
+    "angles_in_dtype",
+    "phase_error",
+    "VARIANTS",
+    "variant_table",
+    "identify_variant",
+    "mystery_table",
 ]
 
 
@@ -59,8 +76,13 @@ D_MODEL = Int(1, 65536)
 BASE = Real(above=1)
 TABLE = Array(2, what="a 2-D table (positions x channels) of real numbers")
 SHIFT = Int(1, what="an offset k >= 1")
-DTYPE = OneOf(torch.float64, torch.float32, torch.float16, torch.bfloat16,
-              what="a torch float dtype: torch.float64, torch.float32, torch.float16 or torch.bfloat16")
+DTYPE = OneOf(
+    torch.float64,
+    torch.float32,
+    torch.float16,
+    torch.bfloat16,
+    what="a torch float dtype: torch.float64, torch.float32, torch.float16 or torch.bfloat16",
+)
 
 
 def _interleave(sin: torch.Tensor, cos: torch.Tensor, d_model: int) -> torch.Tensor:
@@ -72,6 +94,7 @@ def _interleave(sin: torch.Tensor, cos: torch.Tensor, d_model: int) -> torch.Ten
 # --------------------------------------------------------------------------
 # Bug 1: the doubled exponent
 # --------------------------------------------------------------------------
+
 
 @accepts(n=N, d_model=D_MODEL, base=BASE)
 def doubled_exponent(n, d_model, base=10000.0) -> np.ndarray:
@@ -94,6 +117,7 @@ def doubled_exponent(n, d_model, base=10000.0) -> np.ndarray:
 # --------------------------------------------------------------------------
 # Bug 2: the tutorial recipe and odd d_model (and its float32 angles)
 # --------------------------------------------------------------------------
+
 
 @accepts(n=N, d_model=D_MODEL, base=BASE, dtype=DTYPE)
 def tutorial_recipe(n, d_model, base=10000.0, dtype=torch.float32) -> torch.Tensor:
@@ -133,6 +157,7 @@ def recipe_fixed(n, d_model, base=10000.0) -> torch.Tensor:
 # Bug 3: the cosine with its own frequency
 # --------------------------------------------------------------------------
 
+
 @accepts(n=N, d_model=D_MODEL, base=BASE)
 def cosine_own_frequency(n, d_model, base=10000.0) -> np.ndarray:
     """Bug 3. Channel ``j`` uses ``base ** (-j / d)``: the cosine of pair ``i``
@@ -151,14 +176,17 @@ def cosine_own_frequency(n, d_model, base=10000.0) -> np.ndarray:
 # Bug 4: the encoding added along the batch axis
 # --------------------------------------------------------------------------
 
+
 @accepts(max_len=N, d_model=D_MODEL)
 def seq_first_table(max_len, d_model) -> torch.Tensor:
     """The table shaped ``(max_len, 1, d_model)``, for inputs laid out (seq, batch, d_model)."""
     return torch.from_numpy(posenc.sinusoidal(max_len, d_model, dtype=np.float32)).unsqueeze(1)
 
 
-@accepts(x=Tensor(3, what="a tensor of shape (batch, seq, d_model)"),
-         pe=Tensor((2, 3), what="a position table tensor, (max_len, 1, d_model) or (max_len, d_model)"))
+@accepts(
+    x=Tensor(3, what="a tensor of shape (batch, seq, d_model)"),
+    pe=Tensor((2, 3), what="a position table tensor, (max_len, 1, d_model) or (max_len, d_model)"),
+)
 def add_along_batch(x: torch.Tensor, pe: torch.Tensor) -> torch.Tensor:
     """Bug 4. ``x + pe[:x.size(0)]`` with a seq-first table, given a batch-first ``x``.
 
@@ -169,8 +197,10 @@ def add_along_batch(x: torch.Tensor, pe: torch.Tensor) -> torch.Tensor:
     return x + pe[: x.size(0)]
 
 
-@accepts(x=Tensor(3, what="a tensor of shape (batch, seq, d_model)"),
-         pe=Tensor(3, what="a seq-first position table tensor of shape (max_len, 1, d_model)"))
+@accepts(
+    x=Tensor(3, what="a tensor of shape (batch, seq, d_model)"),
+    pe=Tensor(3, what="a seq-first position table tensor of shape (max_len, 1, d_model)"),
+)
 def add_along_seq(x: torch.Tensor, pe: torch.Tensor) -> torch.Tensor:
     """Bug 4 fixed: take ``seq`` rows and put them on the sequence axis of a batch-first ``x``."""
     return x + pe[: x.size(1)].transpose(0, 1)
@@ -179,6 +209,7 @@ def add_along_seq(x: torch.Tensor, pe: torch.Tensor) -> torch.Tensor:
 # --------------------------------------------------------------------------
 # Bug 5: the table overwritten by weight initialisation
 # --------------------------------------------------------------------------
+
 
 @accepts(max_len=N, d_model=D_MODEL)
 class ParameterTable(nn.Module):
@@ -208,6 +239,7 @@ def init_all_parameters(model: nn.Module, std=0.02) -> None:
 # --------------------------------------------------------------------------
 # Bug 6: angles in half precision
 # --------------------------------------------------------------------------
+
 
 @accepts(d_model=D_MODEL, base=BASE)
 class HalfAngleEncoding(nn.Module):
@@ -246,8 +278,12 @@ def low_precision_table(positions, d_model, base=10000.0, dtype=torch.float16) -
 # Precision
 # --------------------------------------------------------------------------
 
-TORCH_DTYPES = {"float64": torch.float64, "float32": torch.float32,
-                "float16": torch.float16, "bfloat16": torch.bfloat16}
+TORCH_DTYPES = {
+    "float64": torch.float64,
+    "float32": torch.float32,
+    "float16": torch.float16,
+    "bfloat16": torch.bfloat16,
+}
 
 # 2 pi as an exact float64 split: _TWO_PI_HI has 27 significant bits (a multiple of 2**-24), so
 # k * _TWO_PI_HI is exact for every integer |k| < 2**26; _TWO_PI_LO is the rest, rounded.
@@ -304,6 +340,7 @@ def phase_error(positions, d_model, base=10000.0, dtype=torch.float32) -> np.nda
 # Checks
 # --------------------------------------------------------------------------
 
+
 def _as_float64(table) -> np.ndarray:
     if isinstance(table, torch.Tensor):
         table = table.detach().double().numpy()
@@ -348,8 +385,9 @@ def rotation_residual(table, k=1, base=10000.0) -> float:
 
 def _more_rows_than(table, k) -> None:
     if table.shape[0] <= k:
-        refuse("table", message=f"table has {table.shape[0]} rows: comparing PE(p) with PE(p + {k}) needs more "
-               f"than k={k}.")
+        refuse(
+            "table", message=f"table has {table.shape[0]} rows: comparing PE(p) with PE(p + {k}) needs more than k={k}."
+        )
 
 
 @accepts(table=TABLE, k=SHIFT)

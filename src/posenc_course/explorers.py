@@ -55,7 +55,7 @@ BASE = Real(above=1, hi=1e12)
 LENGTH = Int(1, 2**31)
 
 
-@accepts(pos=Int(-2**31, 2**31), i=Int(0), d_model=D_MODEL, base=BASE)
+@accepts(pos=Int(-(2**31), 2**31), i=Int(0), d_model=D_MODEL, base=BASE)
 def formula_data(pos: int, i: int, d_model: int, base: float) -> dict:
     """Curves for pair ``i`` over positions 0..199 and the vector PE(pos)."""
     last = (d_model - 1) // 2
@@ -98,7 +98,7 @@ def offset_pairs(d_model: int) -> np.ndarray:
     return np.unique(np.round(np.linspace(0, max(h // 2, min(3, h - 1)), 4)).astype(int))
 
 
-@accepts(k=Real(-2**31, 2**31), d_model=Int(2, 65536, even=True), base=BASE, p0=Int(-2**31, 2**31))
+@accepts(k=Real(-(2**31), 2**31), d_model=Int(2, 65536, even=True), base=BASE, p0=Int(-(2**31), 2**31))
 def offset_data(k: float, d_model: int, base: float, p0: int = 3) -> dict:
     """Pairs at p0 and p0+k on the unit circle, and the dot-product curve."""
     pairs = offset_pairs(d_model)
@@ -112,9 +112,9 @@ def offset_data(k: float, d_model: int, base: float, p0: int = 3) -> dict:
     arcs = start[:, None] + turn[:, None] * np.linspace(0, 1, 30)[None, :]
     return {
         "pairs": pairs,
-        "now": np.stack([now[2 * pairs + 1], now[2 * pairs]], axis=1),      # (cos, sin) = (x, y)
+        "now": np.stack([now[2 * pairs + 1], now[2 * pairs]], axis=1),  # (cos, sin) = (x, y)
         "later": np.stack([later[2 * pairs + 1], later[2 * pairs]], axis=1),
-        "arcs": np.stack([np.cos(arcs), np.sin(arcs)], axis=2),            # (pair, point, xy)
+        "arcs": np.stack([np.cos(arcs), np.sin(arcs)], axis=2),  # (pair, point, xy)
         "ks": ks,
         "dots": dots,
         "dot_k": float(now @ later),
@@ -157,8 +157,13 @@ ROPE_RULES = ("linear", "dynamic", "yarn", "llama3")  # the rule slider's values
 KEPT_REL = 1e-12
 
 
-@accepts(base=BASE, d_head=Int(4, 65536, even=True), length=LENGTH, target=LENGTH,
-         rule=Either(Int(0, len(ROPE_RULES) - 1), OneOf(*ROPE_RULES)))
+@accepts(
+    base=BASE,
+    d_head=Int(4, 65536, even=True),
+    length=LENGTH,
+    target=LENGTH,
+    rule=Either(Int(0, len(ROPE_RULES) - 1), OneOf(*ROPE_RULES)),
+)
 def rope_rules_data(base: float, d_head: int, length: int, target: int, rule: int) -> dict:
     """Every RoPE pair's wavelength before and after one scaling rule stretches ``length`` to ``target``.
 
@@ -171,11 +176,17 @@ def rope_rules_data(base: float, d_head: int, length: int, target: int, rule: in
     """
     name = rule if isinstance(rule, str) else ROPE_RULES[rule]
     s = max(target / length, 1.0)
-    params = {"linear": {"factor": s},
-              "dynamic": {"factor": 1.0, "max_position_embeddings": length, "seq_len": target},
-              "yarn": {"factor": s, "original_max_position_embeddings": length},
-              "llama3": {"factor": s, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
-                         "original_max_position_embeddings": length}}[name]
+    params = {
+        "linear": {"factor": s},
+        "dynamic": {"factor": 1.0, "max_position_embeddings": length, "seq_len": target},
+        "yarn": {"factor": s, "original_max_position_embeddings": length},
+        "llama3": {
+            "factor": s,
+            "low_freq_factor": 1.0,
+            "high_freq_factor": 4.0,
+            "original_max_position_embeddings": length,
+        },
+    }[name]
     inv_before, _ = posenc.rope_parameters(d_head, base)
     inv_after, attention = posenc.rope_parameters(d_head, base, name, **params)
     before, after = 2 * np.pi / inv_before, 2 * np.pi / inv_after
@@ -209,6 +220,7 @@ def precision_data(position: int, base: float, d_model: int) -> dict:
     import torch
 
     from posenc_course import bug_zoo
+
     dtypes = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
     errors, collides = {}, []
     for name in LOW_PRECISION:
@@ -216,13 +228,18 @@ def precision_data(position: int, base: float, d_model: int) -> dict:
         angles = bug_zoo.angles_in_dtype([position, position + 1], d_model, base, dtypes[name])
         if np.array_equal(angles[0], angles[1]):
             collides.append(name)
-    return {"i": np.arange((d_model + 1) // 2), "errors": errors, "collides": collides,
-            "unit_roundoff": {"float32": 2.0**-24, "float16": 2.0**-11, "bfloat16": 2.0**-8}}
+    return {
+        "i": np.arange((d_model + 1) // 2),
+        "errors": errors,
+        "collides": collides,
+        "unit_roundoff": {"float32": 2.0**-24, "float16": 2.0**-11, "bfloat16": 2.0**-8},
+    }
 
 
 # --------------------------------------------------------------------------
 # The widget: traits = slider values, drawn by explorers.js in the browser
 # --------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class _Slider:
@@ -230,11 +247,11 @@ class _Slider:
     accepts what it can show (``spec``, unless the explorer states another)."""
 
     label: str
-    lo: float          # a log slider's ends are exponents: 10**lo ... 10**hi
+    lo: float  # a log slider's ends are exponents: 10**lo ... 10**hi
     hi: float
     step: float = 1
     log: bool = False
-    digits: int = 3    # a log slider's readout: significant digits, with thousands separators (0: an integer)
+    digits: int = 3  # a log slider's readout: significant digits, with thousands separators (0: an integer)
 
     def spec(self):
         if self.log:
@@ -245,11 +262,24 @@ class _Slider:
         """The ipywidgets slider at ``value`` (``hi``: a top that follows another slider)."""
         style = {"description_width": "initial"}
         if self.log:
-            return widgets.FloatLogSlider(value=value, base=10, min=self.lo, max=self.hi, step=self.step,
-                                          description=self.label, style=style,
-                                          readout_format=f",.{self.digits}r" if self.digits else ",.0f")
-        return widgets.IntSlider(value=value, min=self.lo, max=self.hi if hi is None else hi, step=self.step,
-                                 description=self.label, style=style)
+            return widgets.FloatLogSlider(
+                value=value,
+                base=10,
+                min=self.lo,
+                max=self.hi,
+                step=self.step,
+                description=self.label,
+                style=style,
+                readout_format=f",.{self.digits}r" if self.digits else ",.0f",
+            )
+        return widgets.IntSlider(
+            value=value,
+            min=self.lo,
+            max=self.hi if hi is None else hi,
+            step=self.step,
+            description=self.label,
+            style=style,
+        )
 
 
 def _specs(sliders: dict, **instead) -> dict:
@@ -271,16 +301,19 @@ class Explorer(anywidget.AnyWidget):
 
     _esm = BROWSER_MODULE
     _spec = traitlets.Dict().tag(sync=True)  # kind, slider ranges, couplings: what the module needs
-    kind = ""      # the name of the matching renderer in explorers.js
-    couple = {}    # slider -> the slider whose value sets its range
+    kind = ""  # the name of the matching renderer in explorers.js
+    couple = {}  # slider -> the slider whose value sets its range
     alt = "interactive figure"  # what it shows, in words, where JavaScript does not run
     SLIDERS: dict = {}
 
     def __init__(self, **values):
         if not type(self).SLIDERS:
             names = ", ".join(c.__name__ for c in Explorer.__subclasses__())
-            refuse("Explorer", message=f"is the base class of the explorers; display one of them: {names}.",
-                   function="Explorer")
+            refuse(
+                "Explorer",
+                message=f"is the base class of the explorers; display one of them: {names}.",
+                function="Explorer",
+            )
         super().__init__(**values)
         self.controls = {name: self.control(name, slider) for name, slider in self.SLIDERS.items()}
         for control in self.controls.values():
@@ -290,7 +323,8 @@ class Explorer(anywidget.AnyWidget):
         self._spec = self.browser_spec()
         self.layout = widgets.Layout(width="100%")
         self.panel = widgets.VBox(
-            [widgets.HBox(list(self.controls.values()), layout=widgets.Layout(flex_flow="row wrap")), self])
+            [widgets.HBox(list(self.controls.values()), layout=widgets.Layout(flex_flow="row wrap")), self]
+        )
 
     def control(self, name: str, slider: _Slider):
         """The widget of slider ``name`` at the trait's value (a subclass may narrow its range)."""
@@ -305,9 +339,18 @@ class Explorer(anywidget.AnyWidget):
         controls = []
         for name, c in self.controls.items():
             log = isinstance(c, widgets.FloatLogSlider)
-            controls.append({"name": name, "label": c.description, "min": c.min, "max": c.max,
-                             "step": c.step, "value": c.value, "log": log,
-                             "digits": _digits(c.readout_format) if log else 0})
+            controls.append(
+                {
+                    "name": name,
+                    "label": c.description,
+                    "min": c.min,
+                    "max": c.max,
+                    "step": c.step,
+                    "value": c.value,
+                    "log": log,
+                    "digits": _digits(c.readout_format) if log else 0,
+                }
+            )
         return {"kind": self.kind, "controls": controls, "couple": self.couple}
 
     def static_html(self) -> str:
@@ -316,16 +359,24 @@ class Explorer(anywidget.AnyWidget):
         module = BROWSER_MODULE.read_text()
         if "</script" in module.lower():
             raise RuntimeError("explorers.js contains '</script', which would end its own inline <script>")
-        return (f'<div class="posenc-explorer" data-spec="{spec}"><noscript>{html.escape(self.alt)}. This explorer '
-                "needs JavaScript; run the notebook in Jupyter for the live version.</noscript>"
-                f'</div>\n<script type="module">{module}</script>')
+        return (
+            f'<div class="posenc-explorer" data-spec="{spec}"><noscript>{html.escape(self.alt)}. This explorer '
+            "needs JavaScript; run the notebook in Jupyter for the live version.</noscript>"
+            f'</div>\n<script type="module">{module}</script>'
+        )
 
     def _repr_mimebundle_(self, include=None, exclude=None, **kwargs):
         if hasattr(self.panel, "_repr_mimebundle_"):
             bundle = self.panel._repr_mimebundle_(include=include, exclude=exclude) or {}
         else:  # ipywidgets 7 (Colab's): the same view of the panel, which its widgets build in _ipython_display_
-            bundle = {"text/plain": repr(self.panel), "application/vnd.jupyter.widget-view+json": {
-                "version_major": 2, "version_minor": 0, "model_id": self.panel.model_id}}
+            bundle = {
+                "text/plain": repr(self.panel),
+                "application/vnd.jupyter.widget-view+json": {
+                    "version_major": 2,
+                    "version_minor": 0,
+                    "model_id": self.panel.model_id,
+                },
+            }
         bundle["text/html"] = self.static_html()
         return bundle
 
@@ -339,8 +390,12 @@ class Explorer(anywidget.AnyWidget):
 
 
 # An explorer's constructor accepts what its sliders can show (``_specs``).
-FORMULA_SLIDERS = {"pos": _Slider("pos", 0, POSITIONS_SHOWN - 1), "i": _Slider("pair i", 0, 127),
-                   "d_model": _Slider("d_model", 2, 256), "base": _Slider("base", 1, 6, 0.1, log=True)}
+FORMULA_SLIDERS = {
+    "pos": _Slider("pos", 0, POSITIONS_SHOWN - 1),
+    "i": _Slider("pair i", 0, 127),
+    "d_model": _Slider("d_model", 2, 256),
+    "base": _Slider("base", 1, 6, 0.1, log=True),
+}
 
 
 @accepts(**_specs(FORMULA_SLIDERS))
@@ -349,8 +404,10 @@ class FormulaExplorer(Explorer):
 
     kind = "formula"
     couple = {"i": "d_model"}
-    alt = ("Left: sine and cosine of the chosen pair over positions 0 to 199; "
-           "right: the encoding vector of the chosen position")
+    alt = (
+        "Left: sine and cosine of the chosen pair over positions 0 to 199; "
+        "right: the encoding vector of the chosen position"
+    )
     SLIDERS = FORMULA_SLIDERS
     pos = traitlets.Int(10).tag(sync=True)
     i = traitlets.Int(4).tag(sync=True)
@@ -374,8 +431,11 @@ class FormulaExplorer(Explorer):
         self.i = min(self.i, top)
 
 
-BASE_SLIDERS = {"base": _Slider("base", 1, 7, 0.1, log=True), "length": _Slider("length L", 16, 8192, 16),
-                "d_model": _Slider("d_model", 8, 1024, 8)}
+BASE_SLIDERS = {
+    "base": _Slider("base", 1, 7, 0.1, log=True),
+    "length": _Slider("length L", 16, 8192, 16),
+    "d_model": _Slider("d_model", 8, 1024, 8),
+}
 
 
 @accepts(**_specs(BASE_SLIDERS))
@@ -383,8 +443,10 @@ class BaseExplorer(Explorer):
     """Chapter 03: how the base moves every pair's wavelength relative to a length L."""
 
     kind = "base"
-    alt = ("Wavelength of every pair on a log scale, with the boundaries for pairs that "
-           "separate neighbours, wrap within L, and stay nearly constant over L")
+    alt = (
+        "Wavelength of every pair on a log scale, with the boundaries for pairs that "
+        "separate neighbours, wrap within L, and stay nearly constant over L"
+    )
     SLIDERS = BASE_SLIDERS
     base = traitlets.Float(10000.0).tag(sync=True)
     length = traitlets.Int(512).tag(sync=True)
@@ -394,8 +456,11 @@ class BaseExplorer(Explorer):
         super().__init__(base=float(base), d_model=d_model, length=length)
 
 
-OFFSET_SLIDERS = {"k": _Slider("offset k", -200, 200), "d_model": _Slider("d_model", 8, 256, 2),
-                  "base": _Slider("base", 1, 6, 0.1, log=True)}
+OFFSET_SLIDERS = {
+    "k": _Slider("offset k", -200, 200),
+    "d_model": _Slider("d_model", 8, 256, 2),
+    "base": _Slider("base", 1, 6, 0.1, log=True),
+}
 
 
 @accepts(**_specs(OFFSET_SLIDERS))
@@ -403,8 +468,10 @@ class OffsetExplorer(Explorer):
     """Chapter 04: moving by k rotates every (sin, cos) pair by k·ω_i."""
 
     kind = "offset"
-    alt = ("Left: four sine-cosine pairs on the unit circle before and after a shift by k, "
-           "joined by the arc they turn through; right: the dot product PE(p)·PE(p+k) against k")
+    alt = (
+        "Left: four sine-cosine pairs on the unit circle before and after a shift by k, "
+        "joined by the arc they turn through; right: the dot product PE(p)·PE(p+k) against k"
+    )
     SLIDERS = OFFSET_SLIDERS
     k = traitlets.Int(5).tag(sync=True)
     d_model = traitlets.Int(64).tag(sync=True)
@@ -414,9 +481,12 @@ class OffsetExplorer(Explorer):
         super().__init__(k=k, d_model=d_model, base=float(base))
 
 
-ROPE_SCALING_SLIDERS = {"base": _Slider("base", 3, 7, 0.1, log=True), "scale": _Slider("factor s", 1, 32),
-                        "d_model": _Slider("head dim", 16, 256, 16),
-                        "length": _Slider("train length L", 128, 8192, 128)}
+ROPE_SCALING_SLIDERS = {
+    "base": _Slider("base", 3, 7, 0.1, log=True),
+    "scale": _Slider("factor s", 1, 32),
+    "d_model": _Slider("head dim", 16, 256, 16),
+    "length": _Slider("train length L", 128, 8192, 128),
+}
 
 
 @accepts(**_specs(ROPE_SCALING_SLIDERS))
@@ -424,9 +494,11 @@ class RopeScalingExplorer(Explorer):
     """Chapter 07: how interpolation or an NTK-aware raised base move RoPE's wavelengths."""
 
     kind = "rope"
-    alt = ("Wavelength of every RoPE pair on a log scale for the trained base, for position "
-           "interpolation and for the NTK-aware raised base, with the training length and the "
-           "target length marked")
+    alt = (
+        "Wavelength of every RoPE pair on a log scale for the trained base, for position "
+        "interpolation and for the NTK-aware raised base, with the training length and the "
+        "target length marked"
+    )
     SLIDERS = ROPE_SCALING_SLIDERS
     base = traitlets.Float(10000.0).tag(sync=True)
     scale = traitlets.Int(4).tag(sync=True)
@@ -437,10 +509,13 @@ class RopeScalingExplorer(Explorer):
         super().__init__(base=float(base), scale=scale, d_model=d_model, length=length)
 
 
-ROPE_RULES_SLIDERS = {"base": _Slider("base", 3, 7, 0.1, log=True), "d_head": _Slider("d_head", 16, 256, 16),
-                      "length": _Slider("trained length L", 512, 32768, 512),
-                      "target": _Slider("target length", 512, 262144, 512),
-                      "rule": _Slider("rule: linear, dynamic, YaRN, Llama 3", 0, len(ROPE_RULES) - 1)}
+ROPE_RULES_SLIDERS = {
+    "base": _Slider("base", 3, 7, 0.1, log=True),
+    "d_head": _Slider("d_head", 16, 256, 16),
+    "length": _Slider("trained length L", 512, 32768, 512),
+    "target": _Slider("target length", 512, 262144, 512),
+    "rule": _Slider("rule: linear, dynamic, YaRN, Llama 3", 0, len(ROPE_RULES) - 1),
+}
 
 
 @accepts(**_specs(ROPE_RULES_SLIDERS, rule=Either(OneOf(*ROPE_RULES), ROPE_RULES_SLIDERS["rule"].spec())))
@@ -448,8 +523,10 @@ class RopeRulesExplorer(Explorer):
     """Chapter 08: every pair's wavelength before and after a scaling rule (linear, dynamic, YaRN, Llama 3)."""
 
     kind = "rope_rules"
-    alt = ("Wavelength of every RoPE pair on a log scale as trained and after the chosen scaling rule "
-           "stretches the trained length to the target length, with both lengths marked")
+    alt = (
+        "Wavelength of every RoPE pair on a log scale as trained and after the chosen scaling rule "
+        "stretches the trained length to the target length, with both lengths marked"
+    )
     SLIDERS = ROPE_RULES_SLIDERS
     base = traitlets.Float(500000.0).tag(sync=True)
     d_head = traitlets.Int(128).tag(sync=True)
@@ -458,24 +535,37 @@ class RopeRulesExplorer(Explorer):
     rule = traitlets.Int(2).tag(sync=True)
 
     def __init__(self, base=500000.0, d_head=128, length=8192, target=32768, rule="yarn"):
-        super().__init__(base=float(base), d_head=d_head, length=length, target=target,
-                         rule=ROPE_RULES.index(rule) if isinstance(rule, str) else rule)
+        super().__init__(
+            base=float(base),
+            d_head=d_head,
+            length=length,
+            target=target,
+            rule=ROPE_RULES.index(rule) if isinstance(rule, str) else rule,
+        )
 
 
-PRECISION_SLIDERS = {"position": _Slider("position p", 0, 7.2, 0.05, log=True, digits=0),
-                     "base": _Slider("base", 2, 6, 0.1, log=True), "d_model": _Slider("d_model", 8, 256, 8)}
+PRECISION_SLIDERS = {
+    "position": _Slider("position p", 0, 7.2, 0.05, log=True, digits=0),
+    "base": _Slider("base", 2, 6, 0.1, log=True),
+    "d_model": _Slider("d_model", 8, 256, 8),
+}
 _POSITION = PRECISION_SLIDERS["position"]
 
 
 # the constructor takes the position's exponent, which is what its slider moves
-@accepts(**_specs({k: v for k, v in PRECISION_SLIDERS.items() if k != "position"},
-                  log_position=Real(_POSITION.lo, _POSITION.hi)))
+@accepts(
+    **_specs(
+        {k: v for k, v in PRECISION_SLIDERS.items() if k != "position"}, log_position=Real(_POSITION.lo, _POSITION.hi)
+    )
+)
 class PrecisionExplorer(Explorer):
     """Chapter 06: the angle error of each pair when p * omega is computed in low precision."""
 
     kind = "precision"
-    alt = ("Phase error of every pair's angle at the chosen position when computed in float32, "
-           "float16 and bfloat16, on a log scale, with the formats in which p and p+1 collide named")
+    alt = (
+        "Phase error of every pair's angle at the chosen position when computed in float32, "
+        "float16 and bfloat16, on a log scale, with the formats in which p and p+1 collide named"
+    )
     SLIDERS = PRECISION_SLIDERS
     position = traitlets.Float(1000.0).tag(sync=True)
     base = traitlets.Float(10000.0).tag(sync=True)

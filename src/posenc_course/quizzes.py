@@ -55,8 +55,9 @@ class Choice:
     why: str
 
 
-@accepts(prompt=Text(what="a non-empty string (the question)"),
-         choices=Items(InstanceOf(Choice), what="a tuple of Choice"))
+@accepts(
+    prompt=Text(what="a non-empty string (the question)"), choices=Items(InstanceOf(Choice), what="a tuple of Choice")
+)
 @dataclass(frozen=True)
 class Question:
     prompt: str
@@ -65,8 +66,10 @@ class Question:
     def __post_init__(self):
         object.__setattr__(self, "choices", tuple(self.choices))
         if not 2 <= len(self.choices) <= len(LETTERS):
-            refuse("choices", message=f"choices must be 2 to {len(LETTERS)} choices, not {len(self.choices)}: "
-                   f"{self.prompt!r}.")
+            refuse(
+                "choices",
+                message=f"choices must be 2 to {len(LETTERS)} choices, not {len(self.choices)}: {self.prompt!r}.",
+            )
         if sum(c.correct for c in self.choices) != 1:
             refuse("choices", message=f"choices must have exactly one choice correct: {self.prompt!r}.")
         if len({c.text for c in self.choices}) != len(self.choices):
@@ -98,7 +101,7 @@ def _inline(text: str) -> str:
     text = " ".join(text.split())
     parts, end = [], 0
     for m in _MARKUP.finditer(text):
-        parts.append(html.escape(text[end:m.start()], quote=False))
+        parts.append(html.escape(text[end : m.start()], quote=False))
         code, tex = m.groups()
         if code is not None:
             parts.append(f"<code>{html.escape(code, quote=False)}</code>")
@@ -192,9 +195,12 @@ QUESTIONS = Items(InstanceOf(Question), min_len=1, what="a list of at least one 
 def render(key: str, questions: list[Question] | tuple[Question, ...]) -> str:
     """The HTML block for ``questions``; ``key`` (letters, digits, -, _) makes the ids unique on a page."""
     base = f"pe-quiz-{key}"
-    parts = [f'<div class="pe-quiz" id="{base}">', f"<style>{_CSS.strip()}</style>",
-             '<p class="pe-quiz-intro">Choose an answer to see whether it is right, and why. '
-             "You can try every choice; nothing is recorded.</p>"]
+    parts = [
+        f'<div class="pe-quiz" id="{base}">',
+        f"<style>{_CSS.strip()}</style>",
+        '<p class="pe-quiz-intro">Choose an answer to see whether it is right, and why. '
+        "You can try every choice; nothing is recorded.</p>",
+    ]
     fallback = []
     for n, q in enumerate(questions, 1):
         qid = f"{base}-q{n}"
@@ -207,17 +213,22 @@ def render(key: str, questions: list[Question] | tuple[Question, ...]) -> str:
             parts.append(
                 f'<button type="button" class="pe-quiz-choice" aria-pressed="false" disabled '
                 f'data-correct="{"true" if c.correct else "false"}" data-why="{wid}">'
-                f'<span class="pe-quiz-letter">{letter}.</span>{_inline(c.text)}</button>')
+                f'<span class="pe-quiz-letter">{letter}.</span>{_inline(c.text)}</button>'
+            )
             verdict = "\u2713 Right." if c.correct else "\u2717 Not this one."
-            reasons.append(f'<p class="pe-quiz-why pe-quiz-{"right" if c.correct else "wrong"}" id="{wid}" hidden>'
-                           f'<span class="pe-quiz-verdict">{verdict}</span> {_inline(c.why)}</p>')
+            reasons.append(
+                f'<p class="pe-quiz-why pe-quiz-{"right" if c.correct else "wrong"}" id="{wid}" hidden>'
+                f'<span class="pe-quiz-verdict">{verdict}</span> {_inline(c.why)}</p>'
+            )
             if c.correct:
                 fallback.append(f"<li>Question {n}: <strong>{letter}</strong>. {_inline(c.why)}</li>")
         parts.append("</div>")
         parts.append(f'<div class="pe-quiz-feedback" role="status" aria-live="polite">{"".join(reasons)}</div>')
         parts.append("</fieldset>")
-    parts.append('<details class="pe-quiz-fallback"><summary>Answers</summary>'
-                 f'<ol style="list-style:none;padding-left:0">{"".join(fallback)}</ol></details>')
+    parts.append(
+        '<details class="pe-quiz-fallback"><summary>Answers</summary>'
+        f'<ol style="list-style:none;padding-left:0">{"".join(fallback)}</ol></details>'
+    )
     parts.append(f"<script>{_JS.strip() % {'id': base}}</script>")
     parts.append("</div>")
     return "\n".join(parts)
@@ -235,8 +246,10 @@ class Quiz:
         return self._html
 
     def __repr__(self) -> str:
-        lines = [f"{self.title} ({len(self.questions)} questions; open the notebook in Jupyter "
-                 "or read the book to answer them)"]
+        lines = [
+            f"{self.title} ({len(self.questions)} questions; open the notebook in Jupyter "
+            "or read the book to answer them)"
+        ]
         for n, q in enumerate(self.questions, 1):
             lines.append(f"{n}. {' '.join(q.prompt.split())}")
             lines += [f"   {letter}. {' '.join(c.text.split())}" for letter, c in zip(LETTERS, q.choices)]
@@ -250,331 +263,621 @@ class Quiz:
 
 QUIZZES: dict[str, tuple[Question, ...]] = {
     "01": (
-        _q("Two sentences hold the same words in a different order, no position information is added, "
-           "and there is no causal mask. Why does self-attention return the same output vectors for "
-           "both, only reordered?",
-           ("The softmax blurs small differences between the two orders, so the outputs are only "
-            "approximately the same.", False,
-            "The match is exact, not approximate: section 1.2 finds differences at rounding level. The "
-            "softmax only normalises each row of scores."),
-           ("Each output row is computed from its own token's query and from every token's key and "
-            "value, and none of these depends on where a token sits; reordering the input only "
-            "reorders the output.", True,
-            "Attention is permutation equivariant: $\\operatorname{Attn}(PX) = P\\,\\operatorname{Attn}(X)$, exactly, "
-            "so a mean over positions is identical for both sentences (sections 1.2 and 1.3)."),
-           ("The attention-weight matrix is the same matrix for both sentences.", False,
-            "It is the same matrix with its rows and columns reordered (the figure of section 1.3), "
-            "which is in general a different matrix."),
-           ("The word embeddings are random here; trained embeddings would keep the order.", False,
-            "Equivariance follows from the form of the computation, whatever the embeddings are. "
-            "Only a position signal, or a causal mask (section 1.2.1), breaks it.")),
-        _q("Why is the raw index $p$ a poor feature to add to token embeddings?",
-           ("Integers cannot be added to floating-point vectors.", False,
-            "They can; the trouble is their size and their range."),
-           ("Neighbouring positions get the same value.", False,
-            "Raw indices are all different. Squeezing neighbours together is the problem of $p/L$."),
-           ("It grows with the position, so late tokens are swamped by it, and a longer input brings "
-            "values the model never saw in training.", True,
-            "Section 1.4 measures both: the position part outgrows the token by far in long "
-            "sequences, and positions past the training length lie outside every value seen.")),
-        _q("The repair $p/L$ keeps every feature in $[0, 1)$. What goes wrong with it?",
-           ("One value means different positions at different lengths: 0.4 is position 2 when "
-            "$L = 5$ and position 4 when $L = 10$.", True,
-            "Section 1.5 checks it; neighbours also move closer together as $L$ grows, and $L$ is not "
-            "even known while a decoder is still generating."),
-           ("The values still grow without bound.", False,
-            "$p/L$ is below 1 at every position of every sequence."),
-           ("Two positions of the same sequence can get the same value.", False,
-            "Within one sequence $p/L$ takes a different value at each position; the trouble is "
-            "across sequences of different lengths.")),
+        _q(
+            "Two sentences hold the same words in a different order, no position information is added, "
+            "and there is no causal mask. Why does self-attention return the same output vectors for "
+            "both, only reordered?",
+            (
+                "The softmax blurs small differences between the two orders, so the outputs are only "
+                "approximately the same.",
+                False,
+                "The match is exact, not approximate: section 1.2 finds differences at rounding level. The "
+                "softmax only normalises each row of scores.",
+            ),
+            (
+                "Each output row is computed from its own token's query and from every token's key and "
+                "value, and none of these depends on where a token sits; reordering the input only "
+                "reorders the output.",
+                True,
+                "Attention is permutation equivariant: $\\operatorname{Attn}(PX) = P\\,\\operatorname{Attn}(X)$, "
+                "exactly, so a mean over positions is identical for both sentences (sections 1.2 and 1.3).",
+            ),
+            (
+                "The attention-weight matrix is the same matrix for both sentences.",
+                False,
+                "It is the same matrix with its rows and columns reordered (the figure of section 1.3), "
+                "which is in general a different matrix.",
+            ),
+            (
+                "The word embeddings are random here; trained embeddings would keep the order.",
+                False,
+                "Equivariance follows from the form of the computation, whatever the embeddings are. "
+                "Only a position signal, or a causal mask (section 1.2.1), breaks it.",
+            ),
+        ),
+        _q(
+            "Why is the raw index $p$ a poor feature to add to token embeddings?",
+            (
+                "Integers cannot be added to floating-point vectors.",
+                False,
+                "They can; the trouble is their size and their range.",
+            ),
+            (
+                "Neighbouring positions get the same value.",
+                False,
+                "Raw indices are all different. Squeezing neighbours together is the problem of $p/L$.",
+            ),
+            (
+                "It grows with the position, so late tokens are swamped by it, and a longer input brings "
+                "values the model never saw in training.",
+                True,
+                "Section 1.4 measures both: the position part outgrows the token by far in long "
+                "sequences, and positions past the training length lie outside every value seen.",
+            ),
+        ),
+        _q(
+            "The repair $p/L$ keeps every feature in $[0, 1)$. What goes wrong with it?",
+            (
+                "One value means different positions at different lengths: 0.4 is position 2 when "
+                "$L = 5$ and position 4 when $L = 10$.",
+                True,
+                "Section 1.5 checks it; neighbours also move closer together as $L$ grows, and $L$ is not "
+                "even known while a decoder is still generating.",
+            ),
+            ("The values still grow without bound.", False, "$p/L$ is below 1 at every position of every sequence."),
+            (
+                "Two positions of the same sequence can get the same value.",
+                False,
+                "Within one sequence $p/L$ takes a different value at each position; the trouble is "
+                "across sequences of different lengths.",
+            ),
+        ),
     ),
     "02": (
-        _q("In $\\sin(p\\,\\omega_i)$ and $\\cos(p\\,\\omega_i)$ with $\\omega_i = \\mathrm{base}^{-2i/d}$, "
-           "what does the index $i$ count?",
-           ("Channels: $i$ runs over $0, \\dots, d - 1$.", False,
-            "Then the exponent $2i/d$ would run up to almost 2, and half of the frequencies would fall "
-            "below $1/\\mathrm{base}$: the doubled-exponent bug of section 2.5."),
-           ("Sine/cosine pairs: pair $i$ fills channels $2i$ and $2i + 1$.", True,
-            "There are $\\lceil d/2 \\rceil$ pairs, and the exponent $2i/d$ runs from 0 towards, but never reaching, 1 "
-            "(section 2.1)."),
-           ("Positions in the sequence.", False,
-            "The position is $p$; $i$ picks the frequency.")),
-        _q("A loop steps through the channels, `for c in range(0, d, 2)`, and uses the exponent "
-           "`2 * c / d`. What happens?",
-           ("It raises an IndexError for the last channel.", False,
-            "Nothing crashes: the table has the right shape and values in $[-1, 1]$."),
-           ("Nothing: only the name of the loop variable changed.", False,
-            "`c` is already the channel number $2i$, so the exponent becomes $4i/d$."),
-           ("It returns a plausible-looking table with the wrong frequencies: pair $i$ gets the "
-            "frequency of pair $2i$.", True,
-            "Section 2.5 catches it two ways: against a reference table, and by the frequency of pair "
-            "$d/4$, which must be $\\mathrm{base}^{-1/2}$."),
-           ("Only an odd `d_model` is affected.", False,
-            "Every width is affected; odd widths have a different problem (section 2.9).")),
-        _q("How does the Transformer combine the position encoding with the token embeddings?",
-           ("It concatenates them, doubling the width of the input.", False,
-            "Concatenation would double the width every later layer works with; the original "
-            "Transformer does not do it."),
-           ("It multiplies them entry by entry.", False,
-            "A product would wipe out token channels wherever the encoding is 0: at position 0, "
-            "every sine channel."),
-           ("It adds them entry by entry; both have width $d$.", True,
-            "Addition keeps the width and costs no parameters. How much of the sum is position depends "
-            "on the embeddings' scale, including the $\\sqrt{d}$ factor (section 2.8).")),
-        _q("The interleaved layout (sin, cos, sin, cos, …) and the concatenated one (all sines, then "
-           "all cosines): which statement is true?",
-           ("They use different frequencies, so they are different encodings.", False,
-            "The numbers are the same; only the channel order differs, by a fixed permutation."),
-           ("They hold the same numbers in another channel order, and weights trained with one layout "
-            "give wrong results with the other, without any error.", True,
-            "Norms and dot products are the same, but a trained model's weights are tied to the "
-            "channel order: the read-out of section 2.10 fails until it is permuted too."),
-           ("They are interchangeable even for pretrained models, since dot products are the same.",
-            False,
-            "Dot products between positions are preserved, but each weight multiplies a particular "
-            "channel (section 2.10)."),
-           right="A"),
+        _q(
+            "In $\\sin(p\\,\\omega_i)$ and $\\cos(p\\,\\omega_i)$ with $\\omega_i = \\mathrm{base}^{-2i/d}$, "
+            "what does the index $i$ count?",
+            (
+                "Channels: $i$ runs over $0, \\dots, d - 1$.",
+                False,
+                "Then the exponent $2i/d$ would run up to almost 2, and half of the frequencies would fall "
+                "below $1/\\mathrm{base}$: the doubled-exponent bug of section 2.5.",
+            ),
+            (
+                "Sine/cosine pairs: pair $i$ fills channels $2i$ and $2i + 1$.",
+                True,
+                "There are $\\lceil d/2 \\rceil$ pairs, and the exponent $2i/d$ runs from 0 towards, but never "
+                "reaching, 1 (section 2.1).",
+            ),
+            ("Positions in the sequence.", False, "The position is $p$; $i$ picks the frequency."),
+        ),
+        _q(
+            "A loop steps through the channels, `for c in range(0, d, 2)`, and uses the exponent "
+            "`2 * c / d`. What happens?",
+            (
+                "It raises an IndexError for the last channel.",
+                False,
+                "Nothing crashes: the table has the right shape and values in $[-1, 1]$.",
+            ),
+            (
+                "Nothing: only the name of the loop variable changed.",
+                False,
+                "`c` is already the channel number $2i$, so the exponent becomes $4i/d$.",
+            ),
+            (
+                "It returns a plausible-looking table with the wrong frequencies: pair $i$ gets the "
+                "frequency of pair $2i$.",
+                True,
+                "Section 2.5 catches it two ways: against a reference table, and by the frequency of pair "
+                "$d/4$, which must be $\\mathrm{base}^{-1/2}$.",
+            ),
+            (
+                "Only an odd `d_model` is affected.",
+                False,
+                "Every width is affected; odd widths have a different problem (section 2.9).",
+            ),
+        ),
+        _q(
+            "How does the Transformer combine the position encoding with the token embeddings?",
+            (
+                "It concatenates them, doubling the width of the input.",
+                False,
+                "Concatenation would double the width every later layer works with; the original "
+                "Transformer does not do it.",
+            ),
+            (
+                "It multiplies them entry by entry.",
+                False,
+                "A product would wipe out token channels wherever the encoding is 0: at position 0, "
+                "every sine channel.",
+            ),
+            (
+                "It adds them entry by entry; both have width $d$.",
+                True,
+                "Addition keeps the width and costs no parameters. How much of the sum is position depends "
+                "on the embeddings' scale, including the $\\sqrt{d}$ factor (section 2.8).",
+            ),
+        ),
+        _q(
+            "The interleaved layout (sin, cos, sin, cos, …) and the concatenated one (all sines, then "
+            "all cosines): which statement is true?",
+            (
+                "They use different frequencies, so they are different encodings.",
+                False,
+                "The numbers are the same; only the channel order differs, by a fixed permutation.",
+            ),
+            (
+                "They hold the same numbers in another channel order, and weights trained with one layout "
+                "give wrong results with the other, without any error.",
+                True,
+                "Norms and dot products are the same, but a trained model's weights are tied to the "
+                "channel order: the read-out of section 2.10 fails until it is permuted too.",
+            ),
+            (
+                "They are interchangeable even for pretrained models, since dot products are the same.",
+                False,
+                "Dot products between positions are preserved, but each weight multiplies a particular "
+                "channel (section 2.10).",
+            ),
+            right="A",
+        ),
     ),
     "03": (
-        _q("For `d_model = 512`, which pair has the lowest frequency?",
-           ("Pair 256, with frequency exactly $1/\\mathrm{base}$ and wavelength $2\\pi\\,\\mathrm{base}$.", False,
-            "There is no pair 256: the 256 pairs are $i = 0, \\dots, 255$, "
-            "and $2\\pi\\,\\mathrm{base}$ is a limit that is never reached."),
-           ("Pair 0.", False,
-            "Pair 0 has frequency 1 for any base, the highest of all."),
-           ("Pair 255, the last one, with a wavelength a little below $2\\pi\\,\\mathrm{base}$.", True,
-            "Its exponent is $510/512$, just under 1, so its frequency is just above $1/\\mathrm{base}$ "
-            "(section 3.1).")),
-        _q("The base is raised, with `d_model` fixed. What happens?",
-           ("More pairs stay at high frequency, so neighbours are told apart better.", False,
-            "That is backwards, although it circulates in tutorials: section 3.5 counts fewer fast "
-            "pairs for a larger base."),
-           ("Frequencies fall faster with $i$: fewer fast pairs and a longer longest wavelength, so "
-            "longer contexts are covered at a coarser resolution.", True,
-            "The ratio between neighbouring frequencies is $\\mathrm{base}^{-2/d}$, so a larger base makes it "
-            "smaller. This is why long-context models raise the base (section 3.5)."),
-           ("Positions are just rescaled, as if $p$ were divided by the base.", False,
-            "Pair 0 keeps frequency 1 for every base, while the other pairs change by different "
-            "factors; that is not a rescaling of positions.")),
-        _q("For an even `d_model`, what does the dot product $\\mathrm{PE}(p) \\cdot \\mathrm{PE}(q)$ depend on?",
-           ("On $p$ and $q$ separately.", False,
-            "Each pair contributes $\\sin a \\sin b + \\cos a \\cos b = \\cos(a - b)$, which involves only the "
-            "difference."),
-           ("Only on the offset $p - q$: it is $\\sum_i \\cos(\\omega_i (p - q))$.", True,
-            "So the matrix of all dot products is constant along its diagonals (section 3.6)."),
-           ("Only on $p + q$.", False,
-            "The sum $p + q$ would appear if sine and cosine were weighted differently (chapter 5); "
-            "with equal weights it cancels."),
-           right="A"),
-        _q("What is special about position 0?",
-           ("It has the largest norm of all positions.", False,
-            "Every position has the norm $\\sqrt{d/2}$, since each pair is a unit vector."),
-           ("Every sine channel is exactly 0 and every cosine 1, but its norm and its distances to "
-            "the next positions are the same as for any other position.", True,
-            "Distances depend only on the offset, so going from $0$ to $k$ is like going from $p$ to $p + k$ "
-            "(section 3.8)."),
-           ("It is far from all other positions, so the first token stands out.", False,
-            "Its distance to position $k$ equals the distance between any $p$ and $p + k$."),
-           right="C"),
+        _q(
+            "For `d_model = 512`, which pair has the lowest frequency?",
+            (
+                "Pair 256, with frequency exactly $1/\\mathrm{base}$ and wavelength $2\\pi\\,\\mathrm{base}$.",
+                False,
+                "There is no pair 256: the 256 pairs are $i = 0, \\dots, 255$, "
+                "and $2\\pi\\,\\mathrm{base}$ is a limit that is never reached.",
+            ),
+            ("Pair 0.", False, "Pair 0 has frequency 1 for any base, the highest of all."),
+            (
+                "Pair 255, the last one, with a wavelength a little below $2\\pi\\,\\mathrm{base}$.",
+                True,
+                "Its exponent is $510/512$, just under 1, so its frequency is just above $1/\\mathrm{base}$ "
+                "(section 3.1).",
+            ),
+        ),
+        _q(
+            "The base is raised, with `d_model` fixed. What happens?",
+            (
+                "More pairs stay at high frequency, so neighbours are told apart better.",
+                False,
+                "That is backwards, although it circulates in tutorials: section 3.5 counts fewer fast "
+                "pairs for a larger base.",
+            ),
+            (
+                "Frequencies fall faster with $i$: fewer fast pairs and a longer longest wavelength, so "
+                "longer contexts are covered at a coarser resolution.",
+                True,
+                "The ratio between neighbouring frequencies is $\\mathrm{base}^{-2/d}$, so a larger base makes it "
+                "smaller. This is why long-context models raise the base (section 3.5).",
+            ),
+            (
+                "Positions are just rescaled, as if $p$ were divided by the base.",
+                False,
+                "Pair 0 keeps frequency 1 for every base, while the other pairs change by different "
+                "factors; that is not a rescaling of positions.",
+            ),
+        ),
+        _q(
+            "For an even `d_model`, what does the dot product $\\mathrm{PE}(p) \\cdot \\mathrm{PE}(q)$ depend on?",
+            (
+                "On $p$ and $q$ separately.",
+                False,
+                "Each pair contributes $\\sin a \\sin b + \\cos a \\cos b = \\cos(a - b)$, which involves only the "
+                "difference.",
+            ),
+            (
+                "Only on the offset $p - q$: it is $\\sum_i \\cos(\\omega_i (p - q))$.",
+                True,
+                "So the matrix of all dot products is constant along its diagonals (section 3.6).",
+            ),
+            (
+                "Only on $p + q$.",
+                False,
+                "The sum $p + q$ would appear if sine and cosine were weighted differently (chapter 5); "
+                "with equal weights it cancels.",
+            ),
+            right="A",
+        ),
+        _q(
+            "What is special about position 0?",
+            (
+                "It has the largest norm of all positions.",
+                False,
+                "Every position has the norm $\\sqrt{d/2}$, since each pair is a unit vector.",
+            ),
+            (
+                "Every sine channel is exactly 0 and every cosine 1, but its norm and its distances to "
+                "the next positions are the same as for any other position.",
+                True,
+                "Distances depend only on the offset, so going from $0$ to $k$ is like going from $p$ to $p + k$ "
+                "(section 3.8).",
+            ),
+            (
+                "It is far from all other positions, so the first token stands out.",
+                False,
+                "Its distance to position $k$ equals the distance between any $p$ and $p + k$.",
+            ),
+            right="C",
+        ),
     ),
     "04": (
-        _q("Which two properties, together, let the sinusoidal encoding represent both where a token "
-           "is and how far apart two tokens are?",
-           ("Values that grow with the position, and the same vector for neighbouring positions.",
-            False,
-            "Growing values are the problem of the raw index (chapter 1), and identical neighbours "
-            "could not be told apart."),
-           ("A distinct, bounded vector for every position, and a shift by $k$ that acts as one fixed "
-            "rotation $T(k)$, the same at every position.", True,
-            "The first says where; the second makes offsets a linear, position-independent operation, "
-            "so dot products depend only on $k$ (sections 4.3 and 4.7)."),
-           ("Vectors learned in training, each orthogonal to all the others.", False,
-            "The encoding has no parameters, and its vectors are not orthogonal: the dot product of "
-            "neighbours is large (section 4.7)."),
-           right="A"),
-        _q("Why does every sine channel need its cosine partner?",
-           ("To give the model more parameters to learn.", False,
-            "The encoding has no parameters at all."),
-           ("Because a sine alone cannot take negative values.", False,
-            "A sine takes every value in $[-1, 1]$."),
-           ("Because shifting an angle needs both its sine and its cosine (angle addition); with sines "
-            "only, $\\mathrm{PE}(0)$ is the zero vector and no matrix maps it to $\\mathrm{PE}(k)$.", True,
-            "Section 4.6 proves it and measures a large residual for the best sine-only fit; an odd "
-            "`d_model` has one such lone sine, and `posenc.rotation` refuses it.")),
-        _q("How does $\\mathrm{PE}(p) \\cdot \\mathrm{PE}(p + k)$ behave as the offset $k$ grows from 0?",
-           ("It decreases steadily: a larger offset always means a smaller dot product.", False,
-            "The curve of section 4.7 has bumps: some offsets are slightly more similar than smaller "
-            "ones."),
-           ("It depends on $k$ only, is largest at $k = 0$ and is symmetric, $f(k) = f(-k)$, but it is not "
-            "monotone.", True,
-            "Each pair adds $\\cos(k\\,\\omega_i)$; the fast pairs wrap around and make ripples (section 4.7). "
-            "The symmetry means the dot product cannot tell ahead from behind, while $T(k)$ can."),
-           ("It is different for $k$ and $-k$, so it tells ahead from behind.", False,
-            "$\\cos$ is even, so $f(-k) = f(k)$; only $T(k)$ itself differs from $T(-k) = T(k)^\\top$.")),
-        _q("How do rotary embeddings (RoPE) use this chapter's rotation?",
-           ("They add $T(p)$ to each token embedding.", False,
-            "$T(p)$ is a matrix that acts on vectors; RoPE adds nothing to the input."),
-           ("They rotate the query at position $p$ by $T(p)^\\top$ and the key at position $s$ by $T(s)^\\top$, so "
-            "the score depends on the positions only through $k = p - s$.", True,
-            "$T(p)\\,T(s)^\\top = T(p - s)$ by the algebra of shifts (sections 4.5 and 4.8)."),
-           ("They multiply each attention score by $\\cos(p - s)$.", False,
-            "The rotation acts on every pair of query and key channels, each at its own frequency, "
-            "not on the score as a whole."),
-           right="C"),
+        _q(
+            "Which two properties, together, let the sinusoidal encoding represent both where a token "
+            "is and how far apart two tokens are?",
+            (
+                "Values that grow with the position, and the same vector for neighbouring positions.",
+                False,
+                "Growing values are the problem of the raw index (chapter 1), and identical neighbours "
+                "could not be told apart.",
+            ),
+            (
+                "A distinct, bounded vector for every position, and a shift by $k$ that acts as one fixed "
+                "rotation $T(k)$, the same at every position.",
+                True,
+                "The first says where; the second makes offsets a linear, position-independent operation, "
+                "so dot products depend only on $k$ (sections 4.3 and 4.7).",
+            ),
+            (
+                "Vectors learned in training, each orthogonal to all the others.",
+                False,
+                "The encoding has no parameters, and its vectors are not orthogonal: the dot product of "
+                "neighbours is large (section 4.7).",
+            ),
+            right="A",
+        ),
+        _q(
+            "Why does every sine channel need its cosine partner?",
+            ("To give the model more parameters to learn.", False, "The encoding has no parameters at all."),
+            ("Because a sine alone cannot take negative values.", False, "A sine takes every value in $[-1, 1]$."),
+            (
+                "Because shifting an angle needs both its sine and its cosine (angle addition); with sines "
+                "only, $\\mathrm{PE}(0)$ is the zero vector and no matrix maps it to $\\mathrm{PE}(k)$.",
+                True,
+                "Section 4.6 proves it and measures a large residual for the best sine-only fit; an odd "
+                "`d_model` has one such lone sine, and `posenc.rotation` refuses it.",
+            ),
+        ),
+        _q(
+            "How does $\\mathrm{PE}(p) \\cdot \\mathrm{PE}(p + k)$ behave as the offset $k$ grows from 0?",
+            (
+                "It decreases steadily: a larger offset always means a smaller dot product.",
+                False,
+                "The curve of section 4.7 has bumps: some offsets are slightly more similar than smaller ones.",
+            ),
+            (
+                "It depends on $k$ only, is largest at $k = 0$ and is symmetric, $f(k) = f(-k)$, but it is not "
+                "monotone.",
+                True,
+                "Each pair adds $\\cos(k\\,\\omega_i)$; the fast pairs wrap around and make ripples (section 4.7). "
+                "The symmetry means the dot product cannot tell ahead from behind, while $T(k)$ can.",
+            ),
+            (
+                "It is different for $k$ and $-k$, so it tells ahead from behind.",
+                False,
+                "$\\cos$ is even, so $f(-k) = f(k)$; only $T(k)$ itself differs from $T(-k) = T(k)^\\top$.",
+            ),
+        ),
+        _q(
+            "How do rotary embeddings (RoPE) use this chapter's rotation?",
+            (
+                "They add $T(p)$ to each token embedding.",
+                False,
+                "$T(p)$ is a matrix that acts on vectors; RoPE adds nothing to the input.",
+            ),
+            (
+                "They rotate the query at position $p$ by $T(p)^\\top$ and the key at position $s$ by $T(s)^\\top$, so "
+                "the score depends on the positions only through $k = p - s$.",
+                True,
+                "$T(p)\\,T(s)^\\top = T(p - s)$ by the algebra of shifts (sections 4.5 and 4.8).",
+            ),
+            (
+                "They multiply each attention score by $\\cos(p - s)$.",
+                False,
+                "The rotation acts on every pair of query and key channels, each at its own frequency, "
+                "not on the score as a whole.",
+            ),
+            right="C",
+        ),
     ),
     "05": (
-        _q("What is the main trade-off between a fixed sinusoidal encoding and a learned position table?",
-           ("A learned table takes a large share of the model's weights.", False,
-            "For a BERT-sized model it is below one percent of the weights (section 5.1); its price is "
-            "the length limit."),
-           ("A learned table fits whatever the task needs but has no row past `max_len`; the formula "
-            "has a vector for every position and no parameters, yet a trained model still handles "
-            "positions past its training length poorly.", True,
-            "Section 5.2 shows the hard stop, section 5.5 measures the sinusoidal models beyond the "
-            "training length: far below their training accuracy."),
-           ("The sinusoidal encoding extends to any length with no loss of accuracy, so there is no "
-            "trade-off.", False,
-            "The formula extends; the trained model mostly does not (section 5.5)."),
-           right="C"),
-        _q("In the offset-copy experiment at twice the training length $L$, where did the model with a "
-           "learned table fail?",
-           ("Equally at every position.", False,
-            "The positions before $L$ kept their accuracy (figure of section 5.5)."),
-           ("At the positions from $L$ on, whose rows never received a gradient; the positions before $L$ "
-            "stayed accurate.", True,
-            "Untrained rows keep their small random initial values, so those positions look almost "
-            "position-less (section 5.5)."),
-           ("Only before $L$, because the new positions disturbed the old ones.", False,
-            "That disturbance was seen in the sinusoidal models; the learned model's early positions "
-            "hardly attend to the new keys.")),
-        _q("Which way of encoding positions do most current open language models use?",
-           ("Learned position tables.", False,
-            "That was the choice of BERT and GPT-2; the advice to prefer them is dated."),
-           ("The original sinusoidal encoding, added to the input.", False,
-            "It is the 2017 Transformer's choice; current models act inside attention instead."),
-           ("Rotary embeddings (RoPE), and some use ALiBi: both act inside attention.", True,
-            "LLaMA and most open models since use RoPE; BLOOM and MPT use ALiBi (section 5.8).")),
-        _q("The input is $x + w \\odot \\mathrm{PE}$ with one learned weight per channel, all nonzero, and the sine "
-           "and cosine of a pair get different weights. Which of chapter 4's properties survive?",
-           ("Both: the waves are still sines and cosines, so nothing changes.", False,
-            "Unequal weights within a pair add a $\\cos(a + b)$ term to each pair's share of the dot product, an "
-            "absolute-position component (section 5.7)."),
-           ("Neither: once the weights are learned, no fixed map relates $p$ and $p + k$.", False,
-            "With $D = \\operatorname{diag}(w)$ the map $D\\,T(k)\\,D^{-1}$ shifts every scaled encoding by $k$ "
-            "(section 5.7 checks it for many $p$ and $k$)."),
-           ("A shift by $k$ is still one fixed linear map, $D\\,T(k)\\,D^{-1}$ with $D = \\operatorname{diag}(w)$, "
-            "but not a rotation, and dot products no longer depend on $p - q$ alone.", True,
-            "The map exists for any $w$ without zeros; dot products depend only on $p - q$, and the map is a "
-            "rotation, only when the two weights of each pair are equal in size, $|w_s| = |w_c|$ (section 5.7)."),
-           ("Dot products still depend only on $p - q$, but no linear map shifts the positions any more.", False,
-            "It is the other way round: the dot-product property needs weights of equal size within each pair, the "
-            "linear shift map does not."),
-           right="C"),
+        _q(
+            "What is the main trade-off between a fixed sinusoidal encoding and a learned position table?",
+            (
+                "A learned table takes a large share of the model's weights.",
+                False,
+                "For a BERT-sized model it is below one percent of the weights (section 5.1); its price is "
+                "the length limit.",
+            ),
+            (
+                "A learned table fits whatever the task needs but has no row past `max_len`; the formula "
+                "has a vector for every position and no parameters, yet a trained model still handles "
+                "positions past its training length poorly.",
+                True,
+                "Section 5.2 shows the hard stop, section 5.5 measures the sinusoidal models beyond the "
+                "training length: far below their training accuracy.",
+            ),
+            (
+                "The sinusoidal encoding extends to any length with no loss of accuracy, so there is no trade-off.",
+                False,
+                "The formula extends; the trained model mostly does not (section 5.5).",
+            ),
+            right="C",
+        ),
+        _q(
+            "In the offset-copy experiment at twice the training length $L$, where did the model with a "
+            "learned table fail?",
+            (
+                "Equally at every position.",
+                False,
+                "The positions before $L$ kept their accuracy (figure of section 5.5).",
+            ),
+            (
+                "At the positions from $L$ on, whose rows never received a gradient; the positions before $L$ "
+                "stayed accurate.",
+                True,
+                "Untrained rows keep their small random initial values, so those positions look almost "
+                "position-less (section 5.5).",
+            ),
+            (
+                "Only before $L$, because the new positions disturbed the old ones.",
+                False,
+                "That disturbance was seen in the sinusoidal models; the learned model's early positions "
+                "hardly attend to the new keys.",
+            ),
+        ),
+        _q(
+            "Which way of encoding positions do most current open language models use?",
+            (
+                "Learned position tables.",
+                False,
+                "That was the choice of BERT and GPT-2; the advice to prefer them is dated.",
+            ),
+            (
+                "The original sinusoidal encoding, added to the input.",
+                False,
+                "It is the 2017 Transformer's choice; current models act inside attention instead.",
+            ),
+            (
+                "Rotary embeddings (RoPE), and some use ALiBi: both act inside attention.",
+                True,
+                "LLaMA and most open models since use RoPE; BLOOM and MPT use ALiBi (section 5.8).",
+            ),
+        ),
+        _q(
+            "The input is $x + w \\odot \\mathrm{PE}$ with one learned weight per channel, all nonzero, and the sine "
+            "and cosine of a pair get different weights. Which of chapter 4's properties survive?",
+            (
+                "Both: the waves are still sines and cosines, so nothing changes.",
+                False,
+                "Unequal weights within a pair add a $\\cos(a + b)$ term to each pair's share of the dot product, an "
+                "absolute-position component (section 5.7).",
+            ),
+            (
+                "Neither: once the weights are learned, no fixed map relates $p$ and $p + k$.",
+                False,
+                "With $D = \\operatorname{diag}(w)$ the map $D\\,T(k)\\,D^{-1}$ shifts every scaled encoding by $k$ "
+                "(section 5.7 checks it for many $p$ and $k$).",
+            ),
+            (
+                "A shift by $k$ is still one fixed linear map, $D\\,T(k)\\,D^{-1}$ with $D = \\operatorname{diag}(w)$, "
+                "but not a rotation, and dot products no longer depend on $p - q$ alone.",
+                True,
+                "The map exists for any $w$ without zeros; dot products depend only on $p - q$, and the map is a "
+                "rotation, only when the two weights of each pair are equal in size, $|w_s| = |w_c|$ (section 5.7).",
+            ),
+            (
+                "Dot products still depend only on $p - q$, but no linear map shifts the positions any more.",
+                False,
+                "It is the other way round: the dot-product property needs weights of equal size within each pair, the "
+                "linear shift map does not.",
+            ),
+            right="C",
+        ),
     ),
     "06": (
-        _q("Positions 4096 and 4097 get the same encoding vector when the angles are computed in "
-           "float16. Why?",
-           ("float16 cannot hold numbers above 4096.", False,
-            "Its largest finite value is 65,504 (from 65,520 on, values round to infinity); what it lacks "
-            "above 2048 is spacing finer than 2."),
-           ("float16 holds every integer only up to 2048; above that its spacing is 2, then 4, so "
-            "4097 is rounded to 4096 before any angle is formed.", True,
-            "Same position in, same angles out: section 6.3 counts such collisions."),
-           ("The sine of a float16 angle is only accurate to three digits.", False,
-            "Rounding the final values keeps positions apart; the collision happens earlier, in the "
-            "position itself."),
-           right="B"),
-        _q("A table built with the doubled exponent (`2 * i / d` with `i` the channel index) is still made "
-           "of sine and cosine pairs. Which check catches it?",
-           ("Its Gram matrix $\\mathrm{PE}\\,\\mathrm{PE}^\\top$, which is no longer constant along diagonals.", False,
-            "It still is: every pair is a sine and a cosine of one frequency, so dot products depend "
-            "only on $p - q$ (the scorecard of section 6.6)."),
-           ("Comparing it with posenc's table, or applying posenc's $T(k)$: the frequencies are wrong.", True,
-            "Pair $i$ runs at the frequency of pair $2i$; only a check that knows the right frequencies "
-            "sees it (section 6.6)."),
-           ("A search for duplicate rows.", False,
-            "Its positions stay distinct; the encoding is valid, just not the one the paper defines."),
-           right="B"),
-        _q("A float64 table from posenc is cast to float16 at the end. Do positions 4096 and 4097 "
-           "collide now?",
-           ("Yes: any float16 table collides above 2048.", False,
-            "The collisions come from rounding the position and the angle, not the final values."),
-           ("No: the angles were exact, only the final values are rounded (errors of a few $10^{-4}$), and "
-            "the two rows still differ.", True,
-            "Section 6.3 counts 0 collisions for the accurate table cast to float16."),
-           ("Only in the slowest pairs, which change by less than float16's spacing.", False,
-            "Rows differ as long as one pair differs; the fast pairs move by about a radian per step."),
-           right="B"),
+        _q(
+            "Positions 4096 and 4097 get the same encoding vector when the angles are computed in float16. Why?",
+            (
+                "float16 cannot hold numbers above 4096.",
+                False,
+                "Its largest finite value is 65,504 (from 65,520 on, values round to infinity); what it lacks "
+                "above 2048 is spacing finer than 2.",
+            ),
+            (
+                "float16 holds every integer only up to 2048; above that its spacing is 2, then 4, so "
+                "4097 is rounded to 4096 before any angle is formed.",
+                True,
+                "Same position in, same angles out: section 6.3 counts such collisions.",
+            ),
+            (
+                "The sine of a float16 angle is only accurate to three digits.",
+                False,
+                "Rounding the final values keeps positions apart; the collision happens earlier, in the "
+                "position itself.",
+            ),
+            right="B",
+        ),
+        _q(
+            "A table built with the doubled exponent (`2 * i / d` with `i` the channel index) is still made "
+            "of sine and cosine pairs. Which check catches it?",
+            (
+                "Its Gram matrix $\\mathrm{PE}\\,\\mathrm{PE}^\\top$, which is no longer constant along diagonals.",
+                False,
+                "It still is: every pair is a sine and a cosine of one frequency, so dot products depend "
+                "only on $p - q$ (the scorecard of section 6.6).",
+            ),
+            (
+                "Comparing it with posenc's table, or applying posenc's $T(k)$: the frequencies are wrong.",
+                True,
+                "Pair $i$ runs at the frequency of pair $2i$; only a check that knows the right frequencies "
+                "sees it (section 6.6).",
+            ),
+            (
+                "A search for duplicate rows.",
+                False,
+                "Its positions stay distinct; the encoding is valid, just not the one the paper defines.",
+            ),
+            right="B",
+        ),
+        _q(
+            "A float64 table from posenc is cast to float16 at the end. Do positions 4096 and 4097 collide now?",
+            (
+                "Yes: any float16 table collides above 2048.",
+                False,
+                "The collisions come from rounding the position and the angle, not the final values.",
+            ),
+            (
+                "No: the angles were exact, only the final values are rounded (errors of a few $10^{-4}$), and "
+                "the two rows still differ.",
+                True,
+                "Section 6.3 counts 0 collisions for the accurate table cast to float16.",
+            ),
+            (
+                "Only in the slowest pairs, which change by less than float16's spacing.",
+                False,
+                "Rows differ as long as one pair differs; the fast pairs move by about a radian per step.",
+            ),
+            right="B",
+        ),
     ),
     "07": (
-        _q("RoPE rotates the query at position $p$ and the key at position $s$ by angles that grow with "
-           "their positions. On what does their attention score depend?",
-           ("On the two contents and on both positions $p$ and $s$.", False,
-            "That is the added encoding: its cross terms mix content with absolute positions (section 7.3)."),
-           ("On the two contents and on the offset $k = p - s$ only.", True,
-            "$T(p)\\,T(s)^\\top = T(p - s)$: the score is $q^\\top T(k)\\, \\kappa$ (key vector $\\kappa$), "
-            "checked for $200 \\times 200$ position pairs in section 7.1."),
-           ("On the offset $p - s$ only, not on the contents.", False,
-            "Rotations keep norms and only turn $q$ and $\\kappa$; the contents still set the score (section 7.1)."),
-           right="B"),
-        _q("An ALiBi head has all its content scores equal. How does its attention spread over the "
-           "keys before the query?",
-           ("Evenly over all earlier keys.", False,
-            "The bias $-m\\,(p - s)$ is still there: the softmax turns it into weights that fall with the "
-            "distance (section 7.4)."),
-           ("Only on the key a fixed number of steps back.", False,
-            "The bias ranks every nearer key above every farther one; it cannot single out one "
-            "distance, which is why the one-layer ALiBi model of section 7.6 could not copy the token "
-            "two back."),
-           ("It decays geometrically with the distance: steep heads look at the last few tokens, "
-            "heads with small slopes spread their attention far back.", True,
-            "The weights are proportional to $e^{-m(p - s)}$; the half-attention distance roughly "
-            "doubles from one head to the next (section 7.4)."),
-           right="C"),
-        _q("Position interpolation was applied, without fine-tuning, to RoPE models trained to copy "
-           "the token $k$ places back. What happened?",
-           ("They copied the token $s\\,k$ places back: the angle they learned for $k$ now belongs to the "
-            "offset $s\\,k$.", True,
-            "Scored against that target they were right far more often than the no-order baseline "
-            "(section 7.7)."),
-           ("They improved at the new positions and kept the old ones intact.", False,
-            "That was the raised base; interpolation broke the models (section 7.7)."),
-           ("Nothing changed before the training length; only the new positions suffered.", False,
-            "Interpolation rescales every position, so the old positions broke too (section 7.7)."),
-           right="A"),
+        _q(
+            "RoPE rotates the query at position $p$ and the key at position $s$ by angles that grow with "
+            "their positions. On what does their attention score depend?",
+            (
+                "On the two contents and on both positions $p$ and $s$.",
+                False,
+                "That is the added encoding: its cross terms mix content with absolute positions (section 7.3).",
+            ),
+            (
+                "On the two contents and on the offset $k = p - s$ only.",
+                True,
+                "$T(p)\\,T(s)^\\top = T(p - s)$: the score is $q^\\top T(k)\\, \\kappa$ (key vector $\\kappa$), "
+                "checked for $200 \\times 200$ position pairs in section 7.1.",
+            ),
+            (
+                "On the offset $p - s$ only, not on the contents.",
+                False,
+                "Rotations keep norms and only turn $q$ and $\\kappa$; the contents still set the score (section 7.1).",
+            ),
+            right="B",
+        ),
+        _q(
+            "An ALiBi head has all its content scores equal. How does its attention spread over the "
+            "keys before the query?",
+            (
+                "Evenly over all earlier keys.",
+                False,
+                "The bias $-m\\,(p - s)$ is still there: the softmax turns it into weights that fall with the "
+                "distance (section 7.4).",
+            ),
+            (
+                "Only on the key a fixed number of steps back.",
+                False,
+                "The bias ranks every nearer key above every farther one; it cannot single out one "
+                "distance, which is why the one-layer ALiBi model of section 7.6 could not copy the token "
+                "two back.",
+            ),
+            (
+                "It decays geometrically with the distance: steep heads look at the last few tokens, "
+                "heads with small slopes spread their attention far back.",
+                True,
+                "The weights are proportional to $e^{-m(p - s)}$; the half-attention distance roughly "
+                "doubles from one head to the next (section 7.4).",
+            ),
+            right="C",
+        ),
+        _q(
+            "Position interpolation was applied, without fine-tuning, to RoPE models trained to copy "
+            "the token $k$ places back. What happened?",
+            (
+                "They copied the token $s\\,k$ places back: the angle they learned for $k$ now belongs to the "
+                "offset $s\\,k$.",
+                True,
+                "Scored against that target they were right far more often than the no-order baseline (section 7.7).",
+            ),
+            (
+                "They improved at the new positions and kept the old ones intact.",
+                False,
+                "That was the raised base; interpolation broke the models (section 7.7).",
+            ),
+            (
+                "Nothing changed before the training length; only the new positions suffered.",
+                False,
+                "Interpolation rescales every position, so the old positions broke too (section 7.7).",
+            ),
+            right="A",
+        ),
     ),
     "08": (
-        _q("A RoPE head was trained at $L = 8192$. Which of its pairs meet rotation angles at $4L$ that they "
-           "never took in training?",
-           ("Every pair: all angles grow with the position.", False,
-            "A pair with $\\lambda_i \\le L$ already went through its whole circle in training; at $4L$ it "
-            "only repeats angles it has seen (section 8.1)."),
-           ("Only the pairs whose wavelength is longer than $L$, which never completed a turn.", True,
-            "They saw only an arc of their circle; that is why YaRN and Llama 3 interpolate exactly those "
-            "pairs (sections 8.1, 8.2)."),
-           ("Only the fastest pairs, which turn most often.", False,
-            "The fastest pairs turn many times in training and know their whole circle (section 8.1)."),
-           right="B"),
-        _q("How do YaRN and Llama 3.1 treat the fastest pairs of a head they stretch by $s$?",
-           ("They divide their frequency by $s$, like position interpolation.", False,
-            "That is the rule for the slow pairs only; dividing the fast ones would squeeze neighbouring "
-            "tokens together (section 8.2.3)."),
-           ("They raise their frequency to make up for the slow pairs.", False,
-            "No rule of this chapter makes any pair faster (section 8.2.7)."),
-           ("They keep them as trained.", True,
-            "Pairs with more than $\\beta_\\text{fast}$ turns (YaRN) or a wavelength below "
-            "$L / \\mathtt{high\\_freq\\_factor}$ (Llama 3) keep $\\omega_i$ (sections 8.2.3, 8.2.5)."),
-           right="C"),
-        _q("A causal attention layer has no position encoding. What can its output at position $p$ depend on?",
-           ("The contents of the tokens $0, \\dots, p$ and how many there are, but not their order.", True,
-            "Shuffling the first $p$ tokens leaves the output at $p$ unchanged, while a uniform average "
-            "reads $1/(p+1)$ (section 8.4)."),
-           ("Nothing about position: it is permutation equivariant.", False,
-            "That holds without the causal mask; with it, each position sees a prefix of its own length "
-            "(chapter 1.2.1, section 8.4)."),
-           ("The exact offset to every earlier token.", False,
-            "Its weights depend on contents only; offsets need RoPE or another encoding (section 8.4)."),
-           right="A"),
+        _q(
+            "A RoPE head was trained at $L = 8192$. Which of its pairs meet rotation angles at $4L$ that they "
+            "never took in training?",
+            (
+                "Every pair: all angles grow with the position.",
+                False,
+                "A pair with $\\lambda_i \\le L$ already went through its whole circle in training; at $4L$ it "
+                "only repeats angles it has seen (section 8.1).",
+            ),
+            (
+                "Only the pairs whose wavelength is longer than $L$, which never completed a turn.",
+                True,
+                "They saw only an arc of their circle; that is why YaRN and Llama 3 interpolate exactly those "
+                "pairs (sections 8.1, 8.2).",
+            ),
+            (
+                "Only the fastest pairs, which turn most often.",
+                False,
+                "The fastest pairs turn many times in training and know their whole circle (section 8.1).",
+            ),
+            right="B",
+        ),
+        _q(
+            "How do YaRN and Llama 3.1 treat the fastest pairs of a head they stretch by $s$?",
+            (
+                "They divide their frequency by $s$, like position interpolation.",
+                False,
+                "That is the rule for the slow pairs only; dividing the fast ones would squeeze neighbouring "
+                "tokens together (section 8.2.3).",
+            ),
+            (
+                "They raise their frequency to make up for the slow pairs.",
+                False,
+                "No rule of this chapter makes any pair faster (section 8.2.7).",
+            ),
+            (
+                "They keep them as trained.",
+                True,
+                "Pairs with more than $\\beta_\\text{fast}$ turns (YaRN) or a wavelength below "
+                "$L / \\mathtt{high\\_freq\\_factor}$ (Llama 3) keep $\\omega_i$ (sections 8.2.3, 8.2.5).",
+            ),
+            right="C",
+        ),
+        _q(
+            "A causal attention layer has no position encoding. What can its output at position $p$ depend on?",
+            (
+                "The contents of the tokens $0, \\dots, p$ and how many there are, but not their order.",
+                True,
+                "Shuffling the first $p$ tokens leaves the output at $p$ unchanged, while a uniform average "
+                "reads $1/(p+1)$ (section 8.4).",
+            ),
+            (
+                "Nothing about position: it is permutation equivariant.",
+                False,
+                "That holds without the causal mask; with it, each position sees a prefix of its own length "
+                "(chapter 1.2.1, section 8.4).",
+            ),
+            (
+                "The exact offset to every earlier token.",
+                False,
+                "Its weights depend on contents only; offsets need RoPE or another encoding (section 8.4).",
+            ),
+            right="A",
+        ),
     ),
 }
 

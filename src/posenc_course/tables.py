@@ -29,8 +29,10 @@ _CELL_STYLE = "padding:0.2em 0.6em;border-bottom:1px solid rgba(128,128,128,0.35
 # The wrapper scrolls a table that is still wider than a phone's column; below 600 px the
 # text and the padding shrink first, so that most tables fit without scrolling.
 _WRAP_STYLE = "overflow-x:auto;max-width:100%"
-_NARROW_CSS = ("@media (max-width:600px){table.pe-table{font-size:0.8em!important}"
-               "table.pe-table th,table.pe-table td{padding:0.15em 0.35em!important}}")
+_NARROW_CSS = (
+    "@media (max-width:600px){table.pe-table{font-size:0.8em!important}"
+    "table.pe-table th,table.pe-table td{padding:0.15em 0.35em!important}}"
+)
 
 
 ROWS = Anything("a list of rows (each a list of cells)")  # any iterable of rows: checked as they are read
@@ -58,9 +60,14 @@ class Table:
     * ``caption``: a line above the table, saying what it shows.
     """
 
-    def __init__(self, rows, headers, caption: str | None = None,
-                 formats: Mapping[str | int, Format] | Sequence[Format] | None = None,
-                 align: str | None = None):
+    def __init__(
+        self,
+        rows,
+        headers,
+        caption: str | None = None,
+        formats: Mapping[str | int, Format] | Sequence[Format] | None = None,
+        align: str | None = None,
+    ):
         self.headers = tuple(str(h) for h in headers)
         width = len(self.headers)
         try:
@@ -69,13 +76,21 @@ class Table:
             refuse("rows", ROWS.text, rows)
         for n, row in enumerate(self.rows):
             if len(row) != width:
-                refuse("rows", message=f"rows[{n}] has {len(row)} cells but there are {width} headers "
-                       f"{list(self.headers)}.")
+                refuse(
+                    "rows",
+                    message=f"rows[{n}] has {len(row)} cells but there are {width} headers {list(self.headers)}.",
+                )
         self.caption = caption
         self._formats = self._column_formats(formats)
         if align is None:
-            align = "".join("r" if self.rows and all(_is_number(r[j]) or r[j] is None for r in self.rows)
-                            and any(_is_number(r[j]) for r in self.rows) else "l" for j in range(width))
+            align = "".join(
+                "r"
+                if self.rows
+                and all(_is_number(r[j]) or r[j] is None for r in self.rows)
+                and any(_is_number(r[j]) for r in self.rows)
+                else "l"
+                for j in range(width)
+            )
         if len(align) != width or set(align) - {"l", "r"}:
             refuse("align", f"one 'l' or 'r' per column ({width} columns)", align)
         self.align = align
@@ -92,15 +107,19 @@ class Table:
                 elif key in self.headers:
                     out[self.headers.index(key)] = spec
                 else:
-                    refuse("formats", message=f"formats names an unknown column {key!r}; the columns are "
-                           f"{list(self.headers)}.")
+                    refuse(
+                        "formats",
+                        message=f"formats names an unknown column {key!r}; the columns are {list(self.headers)}.",
+                    )
             return out
         if len(formats) != width:
             refuse("formats", f"a mapping or have one entry per column ({width})", formats)
         for n, spec in enumerate(formats):
             if not (spec is None or isinstance(spec, str) or callable(spec)):
-                refuse("formats", message=f"formats[{n}] must be None, a format spec such as '.3f' or a function, "
-                       f"not {spec!r}.")
+                refuse(
+                    "formats",
+                    message=f"formats[{n}] must be None, a format spec such as '.3f' or a function, not {spec!r}.",
+                )
         return list(formats)
 
     def cell(self, value, column: int) -> str:
@@ -131,8 +150,10 @@ class Table:
                 content = " ".join(f'<span style="white-space:nowrap">{html.escape(t)}</span>' for t in text.split(" "))
             return f'<{tag} style="{_CELL_STYLE};text-align:{side}">{content}</{tag}>'
 
-        parts = [f'<div class="pe-table-wrap" style="{_WRAP_STYLE}"><style>{_NARROW_CSS}</style>',
-                 f'<table class="pe-table" style="{_TABLE_STYLE}">']
+        parts = [
+            f'<div class="pe-table-wrap" style="{_WRAP_STYLE}"><style>{_NARROW_CSS}</style>',
+            f'<table class="pe-table" style="{_TABLE_STYLE}">',
+        ]
         if self.caption:
             parts.append(f'<caption style="{_CAPTION_STYLE}">{html.escape(self.caption)}</caption>')
         parts.append("<thead><tr>" + "".join(td("th", h, j) for j, h in enumerate(self.headers)) + "</tr></thead>")
@@ -147,8 +168,9 @@ class Table:
         widths = [max([len(h)] + [len(r[j]) for r in body]) for j, h in enumerate(self.headers)]
 
         def line(cells):
-            return "  ".join(c.rjust(w) if a == "r" else c.ljust(w)
-                             for c, w, a in zip(cells, widths, self.align)).rstrip()
+            return "  ".join(
+                c.rjust(w) if a == "r" else c.ljust(w) for c, w, a in zip(cells, widths, self.align)
+            ).rstrip()
 
         lines = [self.caption] if self.caption else []
         lines += [line(self.headers), "  ".join("-" * w for w in widths)]

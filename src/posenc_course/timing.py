@@ -15,9 +15,11 @@ import numpy as np
 from posenc_course.arguments import Dict, Function, Int, accepts
 
 
-@accepts(contenders=Dict(Function(), min_len=1, what="a dict of at least one name: function (called with no "
-                                                      "arguments)"),
-         repeats=Int(1), warmup=Int(0))
+@accepts(
+    contenders=Dict(Function(), min_len=1, what="a dict of at least one name: function (called with no arguments)"),
+    repeats=Int(1),
+    warmup=Int(0),
+)
 def alternate(contenders: dict, repeats: int = 15, warmup: int = 2) -> dict:
     """Run the callables round-robin (A, B, A, B, ...); return ``{name: array of seconds}``.
 

@@ -67,8 +67,11 @@ BASE = Real(above=1)
 def _task_fits(length, vocab_size, offset) -> None:
     """The offset-copy task's own limits, which involve two arguments at once."""
     if vocab_size < length:
-        refuse("vocab_size", message=f"vocab_size must be >= length to draw distinct tokens, got "
-               f"vocab_size={vocab_size} and length={length}.")
+        refuse(
+            "vocab_size",
+            message=f"vocab_size must be >= length to draw distinct tokens, got "
+            f"vocab_size={vocab_size} and length={length}.",
+        )
     if offset >= length:
         refuse("offset", message=f"offset must be < length, got offset={offset} and length={length}.")
 
@@ -76,6 +79,7 @@ def _task_fits(length, vocab_size, offset) -> None:
 # --------------------------------------------------------------------------
 # The task
 # --------------------------------------------------------------------------
+
 
 @accepts(n_seq=COUNT, length=COUNT, vocab_size=COUNT, offset=COUNT, seed=SEED)
 def offset_copy_batch(n_seq, length, vocab_size, offset=1, *, seed=0):
@@ -111,6 +115,7 @@ def chance_accuracy(length: int) -> float:
 # The positional scheme that posenc does not have: x + w * PE
 # --------------------------------------------------------------------------
 
+
 @accepts(d_model=COUNT, base=BASE, per_channel=Bool(), init=Real())
 class ScaledSinusoidalEncoding(nn.Module):
     """``x -> x + w * PE[:seq]``: a fixed sinusoidal table with a learned scale.
@@ -143,6 +148,7 @@ class ScaledSinusoidalEncoding(nn.Module):
 # The model
 # --------------------------------------------------------------------------
 
+
 @accepts(d_model=COUNT, n_heads=COUNT)
 class SelfAttention(nn.Module):
     """Multi-head self-attention, written out so that schemes can hook in.
@@ -157,8 +163,9 @@ class SelfAttention(nn.Module):
     def __init__(self, d_model: int, n_heads: int):
         super().__init__()
         if d_model % n_heads:
-            refuse("n_heads", message=f"d_model must be divisible by n_heads, got d_model={d_model}, "
-                   f"n_heads={n_heads}.")
+            refuse(
+                "n_heads", message=f"d_model must be divisible by n_heads, got d_model={d_model}, n_heads={n_heads}."
+            )
         self.n_heads = n_heads
         self.d_head = d_model // n_heads
         self.qkv = nn.Linear(d_model, 3 * d_model)
@@ -197,9 +204,19 @@ class Block(nn.Module):
         return x + self.mlp(self.norm2(x))
 
 
-@accepts(vocab_size=COUNT, d_model=COUNT, scheme=OneOf(*SCHEMES), n_layers=COUNT, n_heads=COUNT,
-         d_ff=Maybe(COUNT), max_len=Maybe(COUNT), causal=Bool(), per_channel=Bool(), base=BASE,
-         rope_layers=Maybe(Items(Int(0), what="a list of block indices")))
+@accepts(
+    vocab_size=COUNT,
+    d_model=COUNT,
+    scheme=OneOf(*SCHEMES),
+    n_layers=COUNT,
+    n_heads=COUNT,
+    d_ff=Maybe(COUNT),
+    max_len=Maybe(COUNT),
+    causal=Bool(),
+    per_channel=Bool(),
+    base=BASE,
+    rope_layers=Maybe(Items(Int(0), what="a list of block indices")),
+)
 class TinyTransformer(nn.Module):
     """Token embedding, a positional scheme, ``n_layers`` blocks, a linear read-out.
 
@@ -221,18 +238,35 @@ class TinyTransformer(nn.Module):
     layers, interleaved with RoPE layers as some current models do).
     """
 
-    def __init__(self, vocab_size, d_model=32, *, scheme="sinusoidal", n_layers=1, n_heads=2,
-                 d_ff=None, max_len=None, causal=False, per_channel=False, base=10000.0, rope_layers=None):
+    def __init__(
+        self,
+        vocab_size,
+        d_model=32,
+        *,
+        scheme="sinusoidal",
+        n_layers=1,
+        n_heads=2,
+        d_ff=None,
+        max_len=None,
+        causal=False,
+        per_channel=False,
+        base=10000.0,
+        rope_layers=None,
+    ):
         super().__init__()
         self.vocab_size, self.d_model = int(vocab_size), int(d_model)
         n_layers, n_heads = int(n_layers), int(n_heads)
         if self.d_model % n_heads:
-            refuse("n_heads", message=f"d_model must be divisible by n_heads, got d_model={d_model}, "
-                   f"n_heads={n_heads}.")
+            refuse(
+                "n_heads", message=f"d_model must be divisible by n_heads, got d_model={d_model}, n_heads={n_heads}."
+            )
         d_ff = 4 * self.d_model if d_ff is None else int(d_ff)
         if scheme == "rope" and (self.d_model // n_heads) % 2:
-            refuse("n_heads", message=f"scheme='rope' rotates channel pairs and needs an even head width "
-                   f"d_model / n_heads, got d_model={d_model}, n_heads={n_heads}.")
+            refuse(
+                "n_heads",
+                message=f"scheme='rope' rotates channel pairs and needs an even head width "
+                f"d_model / n_heads, got d_model={d_model}, n_heads={n_heads}.",
+            )
         if scheme == "learned":
             if max_len is None:
                 refuse("max_len", message="scheme='learned' needs max_len, the number of positions in its table.")
@@ -286,11 +320,19 @@ class TinyTransformer(nn.Module):
         if tokens.dtype != torch.long:
             refuse("tokens", "a tensor of dtype torch.int64", tokens, function="TinyTransformer")
         if tokens.numel() and (tokens.min() < 0 or tokens.max() >= self.vocab_size):
-            refuse("tokens", message=f"tokens must lie in 0 ... {self.vocab_size - 1}, got values in "
-                   f"{int(tokens.min())} ... {int(tokens.max())}.", function="TinyTransformer")
+            refuse(
+                "tokens",
+                message=f"tokens must lie in 0 ... {self.vocab_size - 1}, got values in "
+                f"{int(tokens.min())} ... {int(tokens.max())}.",
+                function="TinyTransformer",
+            )
         if self.scheme == "learned" and tokens.shape[1] > self.max_len:
-            refuse("tokens", message=f"tokens has seq={tokens.shape[1]} positions, which exceeds max_len="
-                   f"{self.max_len} of the learned table.", function="TinyTransformer")
+            refuse(
+                "tokens",
+                message=f"tokens has seq={tokens.shape[1]} positions, which exceeds max_len="
+                f"{self.max_len} of the learned table.",
+                function="TinyTransformer",
+            )
         x = self.position(self.embed(tokens))
         extras = self.attention_extras(tokens.shape[1])
         for index, block in enumerate(self.blocks):
@@ -325,11 +367,9 @@ def train(model, *, length, offset=1, steps=200, batch_size=32, lr=1e-2, seed=0)
     losses = []
     model.train()
     for step in range(steps):
-        tokens, targets = offset_copy_batch(batch_size, length, model.vocab_size, offset,
-                                            seed=seed * 100_003 + step)
+        tokens, targets = offset_copy_batch(batch_size, length, model.vocab_size, offset, seed=seed * 100_003 + step)
         logits = model(tokens)
-        loss = F.cross_entropy(logits.reshape(-1, model.vocab_size), targets.reshape(-1),
-                               ignore_index=IGNORE)
+        loss = F.cross_entropy(logits.reshape(-1, model.vocab_size), targets.reshape(-1), ignore_index=IGNORE)
         optimiser.zero_grad()
         loss.backward()
         optimiser.step()
@@ -340,8 +380,9 @@ def train(model, *, length, offset=1, steps=200, batch_size=32, lr=1e-2, seed=0)
 
 def _fits_table(model, length) -> None:
     if model.scheme == "learned" and length > model.max_len:
-        refuse("length", message=f"length={length} exceeds max_len={model.max_len}, the rows of the model's "
-               "learned table.")
+        refuse(
+            "length", message=f"length={length} exceeds max_len={model.max_len}, the rows of the model's learned table."
+        )
 
 
 @accepts(model=MODEL, length=COUNT, offset=COUNT, n_seq=COUNT, seed=SEED)

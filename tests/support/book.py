@@ -92,8 +92,12 @@ def running_builds() -> list[int]:
         except OSError:
             continue
         words = [w.decode(errors="replace") for w in cmd]
-        if any(w.endswith("jupyter-book") for w in words) and "build" in words and (
-                cwd == str(ROOT) or str(ROOT) in words) and int(proc.name) != os.getpid():
+        if (
+            any(w.endswith("jupyter-book") for w in words)
+            and "build" in words
+            and (cwd == str(ROOT) or str(ROOT) in words)
+            and int(proc.name) != os.getpid()
+        ):
             pids.append(int(proc.name))
     return pids
 
@@ -126,10 +130,18 @@ def strict_build() -> dict:
         # (notebooks still come from the execution cache unless the learner-facing code changed)
         everything = ["--all"] if set(stale) >= set(toc_pages()) else []
         start = time.monotonic()
-        result = subprocess.run([str(jb), "build", str(ROOT), "--builder", "html", "-W", "-n", "--keep-going",
-                                 *everything], capture_output=True, text=True, cwd=ROOT)
-        outcome = {"returncode": result.returncode, "stdout": result.stdout, "stderr": result.stderr,
-                   "seconds": round(time.monotonic() - start, 1)}
+        result = subprocess.run(
+            [str(jb), "build", str(ROOT), "--builder", "html", "-W", "-n", "--keep-going", *everything],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+        )
+        outcome = {
+            "returncode": result.returncode,
+            "stdout": result.stdout,
+            "stderr": result.stderr,
+            "seconds": round(time.monotonic() - start, 1),
+        }
         OUTCOME.write_text(json.dumps(outcome))
         return {**outcome, "built_now": True}
 

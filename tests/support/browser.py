@@ -53,13 +53,17 @@ BENIGN_FAILED_URLS: set[str] = set()
 # Chromium and Playwright
 # --------------------------------------------------------------------------
 
+
 def chromium_executable() -> str:
     """Path of the system Chromium; skip without it, or fail under CI=true."""
     path = shutil.which("chromium") or shutil.which("chromium-browser")
     if path is None:
         if os.environ.get("CI") == "true":
-            pytest.fail("CI=true but Chromium is not installed: .ci/run installs it with "
-                        "`apt-get install chromium`; the browser tests must run in CI.", pytrace=False)
+            pytest.fail(
+                "CI=true but Chromium is not installed: .ci/run installs it with "
+                "`apt-get install chromium`; the browser tests must run in CI.",
+                pytrace=False,
+            )
         pytest.skip(SKIP_MESSAGE)
     return path
 
@@ -94,6 +98,7 @@ def chromium():
 # Watching a page: external requests, missing files, errors
 # --------------------------------------------------------------------------
 
+
 class Guard:
     """Blocks and records requests to other hosts; records missing files and errors.
 
@@ -108,10 +113,10 @@ class Guard:
     def __init__(self, context, allowed_hosts=LOCAL_HOSTS, benign_console=BENIGN_CONSOLE, async_api=False):
         self.allowed_hosts = set(allowed_hosts)
         self.benign_console = list(benign_console)
-        self.external: list[str] = []        # requests to another host (aborted)
-        self.missing: list[str] = []         # local responses with status >= 400
-        self.failed: list[str] = []          # local requests that failed (network level)
-        self.page_errors: list[str] = []     # uncaught exceptions in the page
+        self.external: list[str] = []  # requests to another host (aborted)
+        self.missing: list[str] = []  # local responses with status >= 400
+        self.failed: list[str] = []  # local requests that failed (network level)
+        self.page_errors: list[str] = []  # uncaught exceptions in the page
         self.console_errors: list[str] = []  # console.error and friends, minus the benign ones
         self.requests = 0
         if not async_api:  # with the async API, await guard.route_async(context)
@@ -124,6 +129,7 @@ class Guard:
                 await (route.continue_() if local else route.abort("blockedbyclient"))
             except Exception:  # the page or context closed while the request was in flight
                 pass
+
         await context.route("**/*", handler)
 
     def watch(self, page):
@@ -176,9 +182,13 @@ class Guard:
         self.console_errors.append(f"{text} ({location})")
 
     def problems(self) -> dict[str, list[str]]:
-        return {"external requests": self.external, "missing local files": self.missing,
-                "failed requests": self.failed, "page errors": self.page_errors,
-                "console errors": self.console_errors}
+        return {
+            "external requests": self.external,
+            "missing local files": self.missing,
+            "failed requests": self.failed,
+            "page errors": self.page_errors,
+            "console errors": self.console_errors,
+        }
 
     def reset(self):
         for value in self.problems().values():
@@ -249,8 +259,10 @@ EXPLORER_TEXT = {"title", "legend", "tick", "label"}
 
 
 def overlap(a, b, tol=0.5) -> bool:
-    return (min(a["x"] + a["w"], b["x"] + b["w"]) - max(a["x"], b["x"]) > tol
-            and min(a["y"] + a["h"], b["y"] + b["h"]) - max(a["y"], b["y"]) > tol)
+    return (
+        min(a["x"] + a["w"], b["x"] + b["w"]) - max(a["x"], b["x"]) > tol
+        and min(a["y"] + a["h"], b["y"] + b["h"]) - max(a["y"], b["y"]) > tol
+    )
 
 
 def explorer_layout_failures(boxes: list[dict], viewport: int) -> list[str]:
@@ -262,8 +274,9 @@ def explorer_layout_failures(boxes: list[dict], viewport: int) -> list[str]:
     canvases = [b for b in boxes if b["kind"] == "canvas"]
     out = []
     if root["x"] < -0.5 or root["x"] + root["w"] > viewport + 0.5:
-        out.append(f"the explorer ({root['x']:.0f}..{root['x'] + root['w']:.0f} px) "
-                   f"is wider than the page ({viewport} px)")
+        out.append(
+            f"the explorer ({root['x']:.0f}..{root['x'] + root['w']:.0f} px) is wider than the page ({viewport} px)"
+        )
     for b in texts:
         if not b["w"] or b["x"] < root["x"] - 0.5 or b["x"] + b["w"] > root["x"] + root["w"] + 0.5:
             out.append(f"{b['kind']} {b['text']!r} is cut at the explorer's edge (x {b['x']:.1f}, width {b['w']:.1f})")

@@ -9,11 +9,22 @@ import numpy as np
 
 from posenc_course import explorers
 
-EXPLORERS = [explorers.FormulaExplorer, explorers.BaseExplorer, explorers.OffsetExplorer,
-             explorers.RopeScalingExplorer, explorers.PrecisionExplorer, explorers.RopeRulesExplorer]
-DATA = {"formula": explorers.formula_data, "base": explorers.base_data, "offset": explorers.offset_data,
-        "rope": explorers.rope_scaling_data, "precision": explorers.precision_data,
-        "rope_rules": explorers.rope_rules_data}
+EXPLORERS = [
+    explorers.FormulaExplorer,
+    explorers.BaseExplorer,
+    explorers.OffsetExplorer,
+    explorers.RopeScalingExplorer,
+    explorers.PrecisionExplorer,
+    explorers.RopeRulesExplorer,
+]
+DATA = {
+    "formula": explorers.formula_data,
+    "base": explorers.base_data,
+    "offset": explorers.offset_data,
+    "rope": explorers.rope_scaling_data,
+    "precision": explorers.precision_data,
+    "rope_rules": explorers.rope_rules_data,
+}
 
 
 def grid(control, n=5) -> list[float]:

@@ -25,9 +25,20 @@ TORCH = "torch==2.13.0"  # CI's torch: the CPU build this machine's pip finds (p
 KERNEL = {"ipykernel": "6.17.1", "nbclient": "0.10.2", "nbformat": "5.10.4"}
 # What a Colab runtime has preinstalled, of what the course imports or runs on (the versions reported for a Colab
 # runtime; tests/test_packaging.py checks that the declared ranges admit them). torch is linked in (``create``).
-COLAB = {"ipython": "7.34.0", "ipywidgets": "7.7.1", "widgetsnbextension": "3.6.10", "numpy": "2.0.2",
-         "matplotlib": "3.10.0", "matplotlib-inline": "0.1.7", "cycler": "0.12.1", "traitlets": "5.7.1",
-         "cloudpickle": "3.1.1", "psutil": "5.9.5", "mpmath": "1.3.0", **KERNEL}
+COLAB = {
+    "ipython": "7.34.0",
+    "ipywidgets": "7.7.1",
+    "widgetsnbextension": "3.6.10",
+    "numpy": "2.0.2",
+    "matplotlib": "3.10.0",
+    "matplotlib-inline": "0.1.7",
+    "cycler": "0.12.1",
+    "traitlets": "5.7.1",
+    "cloudpickle": "3.1.1",
+    "psutil": "5.9.5",
+    "mpmath": "1.3.0",
+    **KERNEL,
+}
 CACHE = Path(os.environ.get("POSENC_TEST_CACHE") or Path.home() / ".cache" / "posenc-course-tests")
 REPO = Path(__file__).resolve().parents[2]
 
@@ -61,8 +72,9 @@ def create(venv: Path, *, torch: bool = True) -> Path:
     python = venv / "bin" / "python"
     if torch:
         site = Path(run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip())
-        shutil.copytree(torch_tree(), site, copy_function=os.link, dirs_exist_ok=True,
-                        ignore=shutil.ignore_patterns(".complete"))
+        shutil.copytree(
+            torch_tree(), site, copy_function=os.link, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".complete")
+        )
     return python
 
 
@@ -83,14 +95,23 @@ def clean_env(venv: Path, tmp: Path) -> dict[str, str]:
     ``tmp``."""
     # A learner's shell sets none of these; PYTHONDONTWRITEBYTECODE (set on some CI machines) would
     # make every process of the venv compile torch from source again.
-    env = {k: v for k, v in os.environ.items()
-           if k not in {"PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV", "PYTHONSAFEPATH",
-                        "PYTHONDONTWRITEBYTECODE"}
-           and not k.startswith(("JUPYTER", "IPYTHON", "MPL"))}
-    env.update(PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}", PYTHONNOUSERSITE="1",
-               JUPYTER_PATH=str(tmp / "jupyter"), JUPYTER_DATA_DIR=str(tmp / "jupyter"),
-               JUPYTER_CONFIG_DIR=str(tmp / "jupyter-config"), IPYTHONDIR=str(tmp / "ipython"),
-               MPLCONFIGDIR=str(tmp / "mpl"), POSENC_PROGRESS=str(tmp / "progress.json"))
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k
+        not in {"PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV", "PYTHONSAFEPATH", "PYTHONDONTWRITEBYTECODE"}
+        and not k.startswith(("JUPYTER", "IPYTHON", "MPL"))
+    }
+    env.update(
+        PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}",
+        PYTHONNOUSERSITE="1",
+        JUPYTER_PATH=str(tmp / "jupyter"),
+        JUPYTER_DATA_DIR=str(tmp / "jupyter"),
+        JUPYTER_CONFIG_DIR=str(tmp / "jupyter-config"),
+        IPYTHONDIR=str(tmp / "ipython"),
+        MPLCONFIGDIR=str(tmp / "mpl"),
+        POSENC_PROGRESS=str(tmp / "progress.json"),
+    )
     return env
 
 
@@ -133,8 +154,11 @@ def answered_exercise(exercise: Path, solution: Path, target: Path) -> list[str]
     nb = json.loads(exercise.read_text())
     code = [c for c in nb["cells"] if c["cell_type"] == "code"]
     questions = [q for c in code for q in re.findall(r'check\("([^"]+)"', code_source(c))]
-    (answer,) = (code_source(c) for c in json.loads(solution.read_text())["cells"]
-                 if c["cell_type"] == "code" and f'check("{questions[0]}"' in code_source(c))
+    (answer,) = (
+        code_source(c)
+        for c in json.loads(solution.read_text())["cells"]
+        if c["cell_type"] == "code" and f'check("{questions[0]}"' in code_source(c)
+    )
     (blank,) = (c for c in code if f'check("{questions[0]}"' in code_source(c))
     blank["source"] = "\n".join(line for line in answer.splitlines() if "SOLUTION" not in line)
     nb["cells"].append(where_from_cell())
@@ -143,11 +167,19 @@ def answered_exercise(exercise: Path, solution: Path, target: Path) -> list[str]
 
 
 def where_from_cell() -> dict:
-    source = ("import json, sys, posenc, grading, posenc_course.explorers as e\n"
-              "print(json.dumps({'executable': sys.executable, "
-              "'files': [posenc.__file__, grading.__file__, e.__file__]}))")
-    return {"cell_type": "code", "execution_count": None, "id": "where-from", "metadata": {}, "outputs": [],
-            "source": source}
+    source = (
+        "import json, sys, posenc, grading, posenc_course.explorers as e\n"
+        "print(json.dumps({'executable': sys.executable, "
+        "'files': [posenc.__file__, grading.__file__, e.__file__]}))"
+    )
+    return {
+        "cell_type": "code",
+        "execution_count": None,
+        "id": "where-from",
+        "metadata": {},
+        "outputs": [],
+        "source": source,
+    }
 
 
 def where_from(stream: str) -> dict:

@@ -12,5 +12,11 @@ def run_pytest(args, *, cwd, env=None, timeout=600) -> subprocess.CompletedProce
     failing run. Of the installed plugins only xdist is loaded (conftest.py's hooks need it): nbval's imports
     (nbformat, jsonschema) alone take seconds in every process, and each xdist worker is one."""
     env = {**os.environ, **(env or {}), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "xdist.plugin", "-p", "no:cacheprovider", *args],
-                          cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "xdist.plugin", "-p", "no:cacheprovider", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )

@@ -10,31 +10,64 @@ from grading.reference import posenc
 from grading.bank import _add
 from grading.kinds import Case, Choice, Function, Numeric
 from grading.feedback import _like, _reference_verifier
-from grading.bank.common import (CONCAT_HINT, COSINE_HINT, DEGREES_HINT, DOUBLED_HINT, FLOAT32_HINT, PAIR_SHIFT_HINT,
-                                 SWAP_HINT, _degrees, _doubled_omega, _float32_rows, _pe, _shifted, _states, _table)
+from grading.bank.common import (
+    CONCAT_HINT,
+    COSINE_HINT,
+    DEGREES_HINT,
+    DOUBLED_HINT,
+    FLOAT32_HINT,
+    PAIR_SHIFT_HINT,
+    SWAP_HINT,
+    _degrees,
+    _doubled_omega,
+    _float32_rows,
+    _pe,
+    _shifted,
+    _states,
+    _table,
+)
 
 
-_add(Choice("01.1", "why swapping words changes nothing", "ABCD", "AC", {
-    "B": "the softmax normalises each row of scores; it does not sort anything.",
-    "D": "Attn(PX) = P·Attn(X) holds exactly, up to floating-point rounding, at every d_model.",
-}, right={
-    "A": "attention treats each row the same way, wherever it sits: a permutation of the inputs permutes the outputs "
-         "the same way (equivariance).",
-    "C": "a sum or mean over positions does not care about order, so it cannot tell the two sentences apart.",
-}, nudge=(
-    "Ask of each statement whether it follows from Attn(PX) = P·Attn(X), exactly, at any size.")))
+_add(
+    Choice(
+        "01.1",
+        "why swapping words changes nothing",
+        "ABCD",
+        "AC",
+        {
+            "B": "the softmax normalises each row of scores; it does not sort anything.",
+            "D": "Attn(PX) = P·Attn(X) holds exactly, up to floating-point rounding, at every d_model.",
+        },
+        right={
+            "A": "attention treats each row the same way, wherever it sits: a permutation of the inputs permutes the "
+            "outputs the same way (equivariance).",
+            "C": "a sum or mean over positions does not care about order, so it cannot tell the two sentences apart.",
+        },
+        nudge=("Ask of each statement whether it follows from Attn(PX) = P·Attn(X), exactly, at any size."),
+    )
+)
 
 
 def _ch01_norm():
     return float(np.linalg.norm(_pe(1234, 16)))
 
 
-_add(Numeric("01.2", "norm of PE(p)", _ch01_norm, mistakes=[
-    (lambda: math.sqrt(16), "that is sqrt(d_model); there are d_model/2 pairs, each a unit vector (sin² + cos² = 1)."),
-    (lambda: 16 / 2, "that is the squared norm d_model/2; take its square root."),
-    (lambda: float(np.linalg.norm(_table([1234], 16, cosine="zero")[0])), COSINE_HINT),
-    (lambda: float(np.linalg.norm(_table([1234], 16, cosine="sin")[0])), COSINE_HINT),
-]))
+_add(
+    Numeric(
+        "01.2",
+        "norm of PE(p)",
+        _ch01_norm,
+        mistakes=[
+            (
+                lambda: math.sqrt(16),
+                "that is sqrt(d_model); there are d_model/2 pairs, each a unit vector (sin² + cos² = 1).",
+            ),
+            (lambda: 16 / 2, "that is the squared norm d_model/2; take its square root."),
+            (lambda: float(np.linalg.norm(_table([1234], 16, cosine="zero")[0])), COSINE_HINT),
+            (lambda: float(np.linalg.norm(_table([1234], 16, cosine="sin")[0])), COSINE_HINT),
+        ],
+    )
+)
 
 
 def _add_positions(x):
@@ -55,22 +88,38 @@ def _cases_add_positions(rng):
     return cases
 
 
-_add(Function("01.3", "add positions to token vectors", _add_positions, _cases_add_positions,
-              _reference_verifier(_add_positions, atol=1e-8), mistakes=[
-    (_like(lambda x: x + _table(np.arange(1, len(x) + 1), x.shape[1])),
-     "your positions start at 1; the first token is position 0."),
-    (_like(lambda x: x + _table(np.arange(len(x)), x.shape[1], layout="concatenated")), CONCAT_HINT),
-    (_like(lambda x: posenc.sinusoidal(len(x), x.shape[1])), "you returned the encoding alone; add it to x."),
-    (_like(lambda x: x + _table(np.arange(len(x)), x.shape[1], _doubled_omega(x.shape[1]))), DOUBLED_HINT),
-    (_like(lambda x: x + _table(np.arange(len(x)), x.shape[1], swap=True)), SWAP_HINT),
-    (_like(lambda x: x + _table(np.arange(len(x)), x.shape[1], cosine="sin")), COSINE_HINT),
-    (_like(lambda x: x + _table(np.arange(len(x)), x.shape[1], cosine="zero")), COSINE_HINT),
-    (_like(lambda x: x + _table(np.arange(len(x)), x.shape[1], _degrees(posenc.frequencies(x.shape[1])))),
-     DEGREES_HINT),
-    (_like(lambda x: x + _table(np.arange(len(x)), x.shape[1], _shifted(x.shape[1]))), PAIR_SHIFT_HINT),
-    (lambda out, case: _float32_rows(out - _add_positions(*case.args), np.arange(len(case.args[0])), floor=1e-8),
-     FLOAT32_HINT),
-]))
+_add(
+    Function(
+        "01.3",
+        "add positions to token vectors",
+        _add_positions,
+        _cases_add_positions,
+        _reference_verifier(_add_positions, atol=1e-8),
+        mistakes=[
+            (
+                _like(lambda x: x + _table(np.arange(1, len(x) + 1), x.shape[1])),
+                "your positions start at 1; the first token is position 0.",
+            ),
+            (_like(lambda x: x + _table(np.arange(len(x)), x.shape[1], layout="concatenated")), CONCAT_HINT),
+            (_like(lambda x: posenc.sinusoidal(len(x), x.shape[1])), "you returned the encoding alone; add it to x."),
+            (_like(lambda x: x + _table(np.arange(len(x)), x.shape[1], _doubled_omega(x.shape[1]))), DOUBLED_HINT),
+            (_like(lambda x: x + _table(np.arange(len(x)), x.shape[1], swap=True)), SWAP_HINT),
+            (_like(lambda x: x + _table(np.arange(len(x)), x.shape[1], cosine="sin")), COSINE_HINT),
+            (_like(lambda x: x + _table(np.arange(len(x)), x.shape[1], cosine="zero")), COSINE_HINT),
+            (
+                _like(lambda x: x + _table(np.arange(len(x)), x.shape[1], _degrees(posenc.frequencies(x.shape[1])))),
+                DEGREES_HINT,
+            ),
+            (_like(lambda x: x + _table(np.arange(len(x)), x.shape[1], _shifted(x.shape[1]))), PAIR_SHIFT_HINT),
+            (
+                lambda out, case: _float32_rows(
+                    out - _add_positions(*case.args), np.arange(len(case.args[0])), floor=1e-8
+                ),
+                FLOAT32_HINT,
+            ),
+        ],
+    )
+)
 
 _states("01.3", "numpy array of shape `(n, d_model)`", atol=1e-8)
 
@@ -80,10 +129,18 @@ def _ch01_same_value():
     return int(np.flatnonzero(np.isclose(fractions, 2 / 5))[0])
 
 
-_add(Numeric("01.4", "p / L at another length", _ch01_same_value, integer=True, mistakes=[
-    (lambda: 2, "2 is the position at L = 5; at L = 20 the same value 0.4 names another position."),
-    (lambda: 0.4 * 20 - 1, "off by one: p / L = 0.4 means p = 0.4·L, with positions counted from 0."),
-]))
+_add(
+    Numeric(
+        "01.4",
+        "p / L at another length",
+        _ch01_same_value,
+        integer=True,
+        mistakes=[
+            (lambda: 2, "2 is the position at L = 5; at L = 20 the same value 0.4 names another position."),
+            (lambda: 0.4 * 20 - 1, "off by one: p / L = 0.4 means p = 0.4·L, with positions counted from 0."),
+        ],
+    )
+)
 
 
 def _ch01_raw_ratio():
@@ -91,24 +148,49 @@ def _ch01_raw_ratio():
     return float(np.linalg.norm(np.full(d, float(last))) / np.sqrt(d))
 
 
-_add(Numeric("01.5", "raw index versus token norm", _ch01_raw_ratio, mistakes=[
-    (lambda: 1000.0, "positions start at 0: the last of L = 1000 tokens is at position 999."),
-    (lambda: 999.0 * 4, "that is the norm of the position vector itself; divide by the token norm, 4."),
-]))
+_add(
+    Numeric(
+        "01.5",
+        "raw index versus token norm",
+        _ch01_raw_ratio,
+        mistakes=[
+            (lambda: 1000.0, "positions start at 0: the last of L = 1000 tokens is at position 999."),
+            (lambda: 999.0 * 4, "that is the norm of the position vector itself; divide by the token norm, 4."),
+        ],
+    )
+)
 
-_add(Choice("01.6", "the two simple repairs", "ABCDE", "ABD", {
-    "C": "with p / L, neighbours are 1/L apart: the longer the sequence, the closer they get.",
-    "E": "every entry is a sine or a cosine, so it stays in [-1, 1] at every position.",
-}, right={
-    "A": "p grows to L - 1, so the position part grows with the length and dwarfs token vectors of norm ~1.",
-    "B": "0.4 is position 2 when L = 5 and position 8 when L = 20.",
-    "D": "PE(p) depends on p alone, never on the length of the sequence.",
-}, nudge=(
-    "For each statement, try a concrete case: L = 5 against L = 5000, position 3, the value at p = 10^6.")))
+_add(
+    Choice(
+        "01.6",
+        "the two simple repairs",
+        "ABCDE",
+        "ABD",
+        {
+            "C": "with p / L, neighbours are 1/L apart: the longer the sequence, the closer they get.",
+            "E": "every entry is a sine or a cosine, so it stays in [-1, 1] at every position.",
+        },
+        right={
+            "A": "p grows to L - 1, so the position part grows with the length and dwarfs token vectors of norm ~1.",
+            "B": "0.4 is position 2 when L = 5 and position 8 when L = 20.",
+            "D": "PE(p) depends on p alone, never on the length of the sequence.",
+        },
+        nudge=("For each statement, try a concrete case: L = 5 against L = 5000, position 3, the value at p = 10^6."),
+    )
+)
 
-_add(Choice("01.7", "invariant or equivariant", "ABC", "B", {
-    "A": "the outputs are the same vectors, but in the permuted order, not in the original one.",
-    "C": "there is an exact rule: permute the input rows and the output rows permute the same way.",
-}, right={
-    "B": "Attn(PX) = P·Attn(X): the same output rows, in the permuted order.",
-}))
+_add(
+    Choice(
+        "01.7",
+        "invariant or equivariant",
+        "ABC",
+        "B",
+        {
+            "A": "the outputs are the same vectors, but in the permuted order, not in the original one.",
+            "C": "there is an exact rule: permute the input rows and the output rows permute the same way.",
+        },
+        right={
+            "B": "Attn(PX) = P·Attn(X): the same output rows, in the permuted order.",
+        },
+    )
+)

@@ -10,9 +10,24 @@ from grading.reference import posenc
 from grading.bank import _add
 from grading.kinds import Array, Choice, Function, Numeric
 from grading.feedback import _like, _reference_verifier
-from grading.bank.common import (CONCAT_HINT, COSINE_HINT, DEGREES_HINT, DOUBLED_HINT, FLOAT32_HINT, PAIR_SHIFT_HINT,
-                                 POSITIONS_HINT, SWAP_HINT, _degrees, _doubled_omega, _error_grows_with_position,
-                                 _pe_cases, _positions_ignored, _shifted, _states, _table)
+from grading.bank.common import (
+    CONCAT_HINT,
+    COSINE_HINT,
+    DEGREES_HINT,
+    DOUBLED_HINT,
+    FLOAT32_HINT,
+    PAIR_SHIFT_HINT,
+    POSITIONS_HINT,
+    SWAP_HINT,
+    _degrees,
+    _doubled_omega,
+    _error_grows_with_position,
+    _pe_cases,
+    _positions_ignored,
+    _shifted,
+    _states,
+    _table,
+)
 
 
 _PAIRS_03 = [0, 64, 128, 192, 255]
@@ -22,84 +37,161 @@ def _doubled_wavelengths(d, base=10000.0):
     return 2 * math.pi / _doubled_omega(d, base)
 
 
-_add(Array("03.1", "wavelengths of five pairs", lambda: posenc.wavelengths(512)[_PAIRS_03], atol=0.0, rtol=1e-3,
-           mistakes=[
-    (lambda: np.r_[posenc.wavelengths(512)[_PAIRS_03[:-1]], 2 * math.pi * 10000],
-     "your last value is 2π·10000, the wavelength of a pair i = 256 that does not exist; the last pair is i = 255."),
-    (lambda: _doubled_wavelengths(512)[_PAIRS_03], DOUBLED_HINT),
-    (lambda: posenc.frequencies(512)[_PAIRS_03], "these are the frequencies ω_i; the wavelength is 2π/ω_i."),
-    (lambda: 1 / posenc.frequencies(512)[_PAIRS_03], "the factor 2π is missing: λ_i = 2π/ω_i."),
-    (lambda: 360 / posenc.frequencies(512)[_PAIRS_03],
-     "that is 360/ω_i, a wavelength in degrees: the angle p·ω_i is in radians, so a full turn is 2π and λ_i = 2π/ω_i."),
-    (lambda: 2 * math.pi / _shifted(512)[_PAIRS_03], PAIR_SHIFT_HINT),
-]))
+_add(
+    Array(
+        "03.1",
+        "wavelengths of five pairs",
+        lambda: posenc.wavelengths(512)[_PAIRS_03],
+        atol=0.0,
+        rtol=1e-3,
+        mistakes=[
+            (
+                lambda: np.r_[posenc.wavelengths(512)[_PAIRS_03[:-1]], 2 * math.pi * 10000],
+                "your last value is 2π·10000, the wavelength of a pair i = 256 that does not exist; the last pair is "
+                "i = 255.",
+            ),
+            (lambda: _doubled_wavelengths(512)[_PAIRS_03], DOUBLED_HINT),
+            (lambda: posenc.frequencies(512)[_PAIRS_03], "these are the frequencies ω_i; the wavelength is 2π/ω_i."),
+            (lambda: 1 / posenc.frequencies(512)[_PAIRS_03], "the factor 2π is missing: λ_i = 2π/ω_i."),
+            (
+                lambda: 360 / posenc.frequencies(512)[_PAIRS_03],
+                "that is 360/ω_i, a wavelength in degrees: the angle p·ω_i is in radians, so a full turn is 2π and "
+                "λ_i = 2π/ω_i.",
+            ),
+            (lambda: 2 * math.pi / _shifted(512)[_PAIRS_03], PAIR_SHIFT_HINT),
+        ],
+    )
+)
 
 
 def _ch03_cycles():
     return int(np.sum(posenc.wavelengths(512) <= 1000))
 
 
-_add(Numeric("03.2", "pairs that cycle within 1000 positions", _ch03_cycles, integer=True, mistakes=[
-    (lambda: 256 - _ch03_cycles(), "you counted the pairs that do NOT complete a cycle (wavelength above 1000)."),
-    (lambda: int(np.sum(_doubled_wavelengths(512) <= 1000)), DOUBLED_HINT),
-    (lambda: int(np.sum(360 / posenc.frequencies(512) <= 1000)),
-     "you counted wavelengths in degrees (360/ω_i): the angle p·ω_i is in radians, so a full turn takes 2π/ω_i "
-     "positions."),
-]))
+_add(
+    Numeric(
+        "03.2",
+        "pairs that cycle within 1000 positions",
+        _ch03_cycles,
+        integer=True,
+        mistakes=[
+            (
+                lambda: 256 - _ch03_cycles(),
+                "you counted the pairs that do NOT complete a cycle (wavelength above 1000).",
+            ),
+            (lambda: int(np.sum(_doubled_wavelengths(512) <= 1000)), DOUBLED_HINT),
+            (
+                lambda: int(np.sum(360 / posenc.frequencies(512) <= 1000)),
+                "you counted wavelengths in degrees (360/ω_i): the angle p·ω_i is in radians, so a full turn takes "
+                "2π/ω_i positions.",
+            ),
+        ],
+    )
+)
 
-_add(Choice("03.3", "PE(0) versus PE(1000)", "ABCD", "AB", {
-    "C": "slow pairs change little between neighbours, but they are what tells far-apart positions apart.",
-    "D": "ω_i = base^(-2i/d) decreases with i: small i means high frequency.",
-}, right={
-    "A": "the fast pairs turn through many full cycles in 1000 positions, so their values differ a lot.",
-    "B": "a wavelength far above 1000 means the angle barely moves between positions 0 and 1000.",
-}, nudge=(
-    "Think in wavelengths: how far does pair i's angle turn over 1000 positions, for small i and for large i?")))
+_add(
+    Choice(
+        "03.3",
+        "PE(0) versus PE(1000)",
+        "ABCD",
+        "AB",
+        {
+            "C": "slow pairs change little between neighbours, but they are what tells far-apart positions apart.",
+            "D": "ω_i = base^(-2i/d) decreases with i: small i means high frequency.",
+        },
+        right={
+            "A": "the fast pairs turn through many full cycles in 1000 positions, so their values differ a lot.",
+            "B": "a wavelength far above 1000 means the angle barely moves between positions 0 and 1000.",
+        },
+        nudge=(
+            "Think in wavelengths: how far does pair i's angle turn over 1000 positions, for small i and for large i?"
+        ),
+    )
+)
 
-_add(Choice("03.4", "raising the base", "ABCD", "AB", {
-    "C": "a larger base makes ω_i = base^(-2i/d) smaller for every i > 0: fewer pairs are fast, not more.",
-    "D": "ω_0 = base^0 = 1 whatever the base.",
-}, right={
-    "A": "ω_i = base^(-2i/d) falls faster with i when the base is larger.",
-    "B": "the last pair has λ = 2π·base^((d-2)/d), which grows with the base.",
-}, nudge=(
-    "Write ω_i = base^(-2i/d) and see, for i = 0 and for i > 0, what a larger base does to it.")))
+_add(
+    Choice(
+        "03.4",
+        "raising the base",
+        "ABCD",
+        "AB",
+        {
+            "C": "a larger base makes ω_i = base^(-2i/d) smaller for every i > 0: fewer pairs are fast, not more.",
+            "D": "ω_0 = base^0 = 1 whatever the base.",
+        },
+        right={
+            "A": "ω_i = base^(-2i/d) falls faster with i when the base is larger.",
+            "B": "the last pair has λ = 2π·base^((d-2)/d), which grows with the base.",
+        },
+        nudge=("Write ω_i = base^(-2i/d) and see, for i = 0 and for i > 0, what a larger base does to it."),
+    )
+)
 
-_add(Numeric("03.5", "longest wavelength at base 500,000", lambda: posenc.wavelengths(128, 500000.0)[-1], mistakes=[
-    (lambda: 2 * math.pi * 500000.0,
-     "2π·base is a limit the encoding never reaches: the last pair is i = 63, exponent 126/128."),
-    (lambda: _doubled_wavelengths(128, 500000.0)[-1], DOUBLED_HINT),
-    (lambda: posenc.wavelengths(128)[-1], "that is the longest wavelength at base 10,000."),
-]))
+_add(
+    Numeric(
+        "03.5",
+        "longest wavelength at base 500,000",
+        lambda: posenc.wavelengths(128, 500000.0)[-1],
+        mistakes=[
+            (
+                lambda: 2 * math.pi * 500000.0,
+                "2π·base is a limit the encoding never reaches: the last pair is i = 63, exponent 126/128.",
+            ),
+            (lambda: _doubled_wavelengths(128, 500000.0)[-1], DOUBLED_HINT),
+            (lambda: posenc.wavelengths(128)[-1], "that is the longest wavelength at base 10,000."),
+        ],
+    )
+)
+
 
 def _ch03_angle():
     """Pair 1's angle at p = 10^6 for d_model = 512: about 964,662 radians, not a float32 number."""
     return 1e6 * float(posenc.frequencies(512)[1])
 
 
-_add(Numeric("03.6", "float32 rounding error of an angle near 10^6",
-             lambda: float(np.spacing(np.float32(_ch03_angle()))) / 2, mistakes=[
-    (lambda: float(np.spacing(np.float32(_ch03_angle()))),
-     "that is the gap between neighbouring float32 numbers; rounding to the nearest is off by at most half of it."),
-    (lambda: float(np.spacing(_ch03_angle())) / 2, "that is the float64 value; the question is about float32."),
-    (lambda: float(np.finfo(np.float32).eps),
-     "that is the relative precision of float32 near 1; near 10^6 the gap is 10^6 times larger."),
-    (lambda: abs(float(np.float32(_ch03_angle())) - _ch03_angle()),
-     "that is how far this one angle moves; the question asks how far rounding can move a number of this size."),
-]))
+_add(
+    Numeric(
+        "03.6",
+        "float32 rounding error of an angle near 10^6",
+        lambda: float(np.spacing(np.float32(_ch03_angle()))) / 2,
+        mistakes=[
+            (
+                lambda: float(np.spacing(np.float32(_ch03_angle()))),
+                "that is the gap between neighbouring float32 numbers; rounding to the nearest is off by at most "
+                "half of it.",
+            ),
+            (lambda: float(np.spacing(_ch03_angle())) / 2, "that is the float64 value; the question is about float32."),
+            (
+                lambda: float(np.finfo(np.float32).eps),
+                "that is the relative precision of float32 near 1; near 10^6 the gap is 10^6 times larger.",
+            ),
+            (
+                lambda: abs(float(np.float32(_ch03_angle())) - _ch03_angle()),
+                "that is how far this one angle moves; the question asks how far rounding can move a number of this "
+                "size.",
+            ),
+        ],
+    )
+)
 
-_add(Function("03.7", "accurate float32 table", lambda positions, d: posenc.sinusoidal(positions, d, dtype=np.float32),
-              lambda rng: _pe_cases(rng, n_cases=20, max_pos=10**7, max_n=80),
-              _reference_verifier(lambda positions, d: posenc.sinusoidal(positions, d), dtype=np.float32, atol=5e-7),
-              mistakes=[
-    (_error_grows_with_position, FLOAT32_HINT),
-    (_like(lambda p, d: _table(p, d, _doubled_omega(d)), atol=1e-6), DOUBLED_HINT),
-    (_like(lambda p, d: _table(p, d, layout="concatenated"), atol=1e-6), CONCAT_HINT),
-    (_like(lambda p, d: _table(p, d, swap=True), atol=1e-6), SWAP_HINT),
-    (_like(lambda p, d: _table(p, d, cosine="sin"), atol=1e-6), COSINE_HINT),
-    (_like(lambda p, d: _table(p, d, cosine="zero"), atol=1e-6), COSINE_HINT),
-    (_like(lambda p, d: _table(_positions_ignored(p), d), atol=1e-6), POSITIONS_HINT),
-    (_like(lambda p, d: _table(p, d, _degrees(posenc.frequencies(d))), atol=1e-6), DEGREES_HINT),
-]))
+_add(
+    Function(
+        "03.7",
+        "accurate float32 table",
+        lambda positions, d: posenc.sinusoidal(positions, d, dtype=np.float32),
+        lambda rng: _pe_cases(rng, n_cases=20, max_pos=10**7, max_n=80),
+        _reference_verifier(lambda positions, d: posenc.sinusoidal(positions, d), dtype=np.float32, atol=5e-7),
+        mistakes=[
+            (_error_grows_with_position, FLOAT32_HINT),
+            (_like(lambda p, d: _table(p, d, _doubled_omega(d)), atol=1e-6), DOUBLED_HINT),
+            (_like(lambda p, d: _table(p, d, layout="concatenated"), atol=1e-6), CONCAT_HINT),
+            (_like(lambda p, d: _table(p, d, swap=True), atol=1e-6), SWAP_HINT),
+            (_like(lambda p, d: _table(p, d, cosine="sin"), atol=1e-6), COSINE_HINT),
+            (_like(lambda p, d: _table(p, d, cosine="zero"), atol=1e-6), COSINE_HINT),
+            (_like(lambda p, d: _table(_positions_ignored(p), d), atol=1e-6), POSITIONS_HINT),
+            (_like(lambda p, d: _table(p, d, _degrees(posenc.frequencies(d))), atol=1e-6), DEGREES_HINT),
+        ],
+    )
+)
 
 _states("03.7", "numpy array of shape `(len(positions), d_model)`", dtype=np.float32, atol=5e-7)

@@ -12,29 +12,60 @@ from grading.reference import posenc
 from grading.bank import _add
 from grading.kinds import Case, Choice, Function, Numeric
 from grading.feedback import _describe, _index
-from grading.bank.common import (CONCAT_HINT, COSINE_HINT, DEGREES_HINT, FLOAT32_HINT, SWAP_HINT, _degrees, _states,
-                                 _table)
+from grading.bank.common import (
+    CONCAT_HINT,
+    COSINE_HINT,
+    DEGREES_HINT,
+    FLOAT32_HINT,
+    SWAP_HINT,
+    _degrees,
+    _states,
+    _table,
+)
 
 
-_add(Choice("05.1", "why learned tables stop at max_len", "ABCD", "AB", {
-    "C": "then every later position gets the same vector, and the model can no longer tell them apart.",
-    "D": "nn.Embedding takes any number of rows; the limit is the max_len the model was built and trained with.",
-}, right={
-    "A": "an embedding table is a lookup: there is no row max_len to look up.",
-    "B": "nothing ties row 600 to rows 0 ... 511: there is no rule to extend.",
-}, nudge=(
-    "A learned table is a lookup of rows trained one by one: ask what exists, and what any rule would have to say, at"
-    " a position past max_len.")))
+_add(
+    Choice(
+        "05.1",
+        "why learned tables stop at max_len",
+        "ABCD",
+        "AB",
+        {
+            "C": "then every later position gets the same vector, and the model can no longer tell them apart.",
+            "D": "nn.Embedding takes any number of rows; the limit is the max_len the model was built and trained "
+            "with.",
+        },
+        right={
+            "A": "an embedding table is a lookup: there is no row max_len to look up.",
+            "B": "nothing ties row 600 to rows 0 ... 511: there is no rule to extend.",
+        },
+        nudge=(
+            "A learned table is a lookup of rows trained one by one: ask what exists, and what any rule would have "
+            "to say, at a position past max_len."
+        ),
+    )
+)
 
-_add(Choice("05.2", "600 tokens into a 512-position model", "ABCD", "ABC", {
-    "D": "each row was trained on its own; nothing defines a vector for position 512 or later.",
-}, right={
-    "A": "a lookup past the table fails: posenc's layer raises ValueError, nn.Embedding IndexError.",
-    "B": "some code cuts the input to max_len tokens, silently dropping the rest.",
-    "C": "clamping gives every position from 511 on the same vector: their order is lost.",
-}, nudge=(
-    "Each statement describes code around the model: ask whether someone could have written that code, and what the "
-    "learned table itself can and cannot provide.")))
+_add(
+    Choice(
+        "05.2",
+        "600 tokens into a 512-position model",
+        "ABCD",
+        "ABC",
+        {
+            "D": "each row was trained on its own; nothing defines a vector for position 512 or later.",
+        },
+        right={
+            "A": "a lookup past the table fails: posenc's layer raises ValueError, nn.Embedding IndexError.",
+            "B": "some code cuts the input to max_len tokens, silently dropping the rest.",
+            "C": "clamping gives every position from 511 on the same vector: their order is lost.",
+        },
+        nudge=(
+            "Each statement describes code around the model: ask whether someone could have written that code, and "
+            "what the learned table itself can and cannot provide."
+        ),
+    )
+)
 
 
 def _ch05_uncovered():
@@ -42,42 +73,84 @@ def _ch05_uncovered():
     return 1500 - table.embedding.num_embeddings
 
 
-_add(Numeric("05.3", "positions without a learned row", _ch05_uncovered, integer=True, mistakes=[
-    (lambda: _ch05_uncovered() - 1, "off by one: the positions are 0 ... 1499 and the table covers 0 ... 1023."),
-    (lambda: _ch05_uncovered() + 1, "off by one: the positions are 0 ... 1499 and the table covers 0 ... 1023."),
-    (lambda: 0, "every position from 1024 on has no row in the table."),
-]))
+_add(
+    Numeric(
+        "05.3",
+        "positions without a learned row",
+        _ch05_uncovered,
+        integer=True,
+        mistakes=[
+            (
+                lambda: _ch05_uncovered() - 1,
+                "off by one: the positions are 0 ... 1499 and the table covers 0 ... 1023.",
+            ),
+            (
+                lambda: _ch05_uncovered() + 1,
+                "off by one: the positions are 0 ... 1499 and the table covers 0 ... 1023.",
+            ),
+            (lambda: 0, "every position from 1024 on has no row in the table."),
+        ],
+    )
+)
 
 
 def _ch05_params():
     return sum(p.numel() for p in posenc.LearnedPositionalEmbedding(512, 768).parameters() if p.requires_grad)
 
 
-_add(Numeric("05.4", "parameters of a learned table", _ch05_params, integer=True, mistakes=[
-    (lambda: 512 + 768, "the table has one row of d_model numbers per position: multiply."),
-    (lambda: 0, "that is the sinusoidal encoding's count; the learned table is trained."),
-    (lambda: 2 * 512 * 768, "one table, not two."),
-]))
+_add(
+    Numeric(
+        "05.4",
+        "parameters of a learned table",
+        _ch05_params,
+        integer=True,
+        mistakes=[
+            (lambda: 512 + 768, "the table has one row of d_model numbers per position: multiply."),
+            (lambda: 0, "that is the sinusoidal encoding's count; the learned table is trained."),
+            (lambda: 2 * 512 * 768, "one table, not two."),
+        ],
+    )
+)
 
-_add(Choice("05.5", "sinusoidal or a learned table", "ABCD", "A", {
-    "B": "the formula is defined at every position, "
-         "but models trained on short sequences extrapolate poorly in practice.",
-    "C": "most current open LLMs use rotary embeddings (RoPE); BERT and GPT-2 used learned tables.",
-    "D": "a learned position vector is a row lookup, no matrix product.",
-}, right={
-    "A": "fixed: no parameters, any length, nothing adapts; learned: adapts, but costs parameters and stops at "
-         "max_len.",
-}))
+_add(
+    Choice(
+        "05.5",
+        "sinusoidal or a learned table",
+        "ABCD",
+        "A",
+        {
+            "B": "the formula is defined at every position, "
+            "but models trained on short sequences extrapolate poorly in practice.",
+            "C": "most current open LLMs use rotary embeddings (RoPE); BERT and GPT-2 used learned tables.",
+            "D": "a learned position vector is a row lookup, no matrix product.",
+        },
+        right={
+            "A": "fixed: no parameters, any length, nothing adapts; learned: adapts, but costs parameters and stops at "
+            "max_len.",
+        },
+    )
+)
 
-_add(Choice("05.6", "a learned weight on PE", "ABCD", "ABD", {
-    "C": "w·PE(p) still depends on p only through PE(p).",
-}, right={
-    "A": "a scalar commutes with T(k): w·PE(p + k) = T(k)·(w·PE(p)).",
-    "B": "D·T(k)·D⁻¹ is still one fixed matrix per offset, the same at every p.",
-    "D": "a channel multiplied by 0 is 0 at every position: it carries no information.",
-}, nudge=(
-    "Write the scaled encoding as D·PE with D = diag(w) and ask, statement by statement, what stays linear in PE and "
-    "what a zero weight does.")))
+_add(
+    Choice(
+        "05.6",
+        "a learned weight on PE",
+        "ABCD",
+        "ABD",
+        {
+            "C": "w·PE(p) still depends on p only through PE(p).",
+        },
+        right={
+            "A": "a scalar commutes with T(k): w·PE(p + k) = T(k)·(w·PE(p)).",
+            "B": "D·T(k)·D⁻¹ is still one fixed matrix per offset, the same at every p.",
+            "D": "a channel multiplied by 0 is 0 at every position: it carries no information.",
+        },
+        nudge=(
+            "Write the scaled encoding as D·PE with D = diag(w) and ask, statement by statement, what stays linear "
+            "in PE and what a zero weight does."
+        ),
+    )
+)
 
 
 class _TokenPositionEmbedding(nn.Module):
@@ -101,17 +174,28 @@ def _layer_cases(rng):
         if k >= 12:  # the long ones, with small d_model: honest loops over positions stay fast
             vocab, d, seq = int(rng.integers(2, 1000)), [8, 5][k - 12], [6000, 10000][k - 12]
             tokens = torch.from_numpy(rng.integers(0, vocab, size=(1, seq)))
-            cases.append(Case((vocab, d, tokens), f"vocab_size = {vocab}, d_model = {d}, tokens of shape (1, {seq})",
-                              note="a fixed encoding has no length limit: build the table for the actual seq"))
+            cases.append(
+                Case(
+                    (vocab, d, tokens),
+                    f"vocab_size = {vocab}, d_model = {d}, tokens of shape (1, {seq})",
+                    note="a fixed encoding has no length limit: build the table for the actual seq",
+                )
+            )
             continue
         vocab = int(rng.integers(2, 1000))
         d = [16, 7, 1, 2, 64, 33][k] if k < 6 else int(rng.integers(1, 70))
         batch = int(rng.integers(1, 4))
         seq = [15, 1, 600, 2500][k % 4] if k < 8 else int(rng.integers(1, 3000))
         tokens = torch.from_numpy(rng.integers(0, vocab, size=(batch, seq)))
-        cases.append(Case((vocab, d, tokens), f"vocab_size = {vocab}, d_model = {d}, tokens of shape ({batch}, {seq})",
-                          note="a fixed encoding has no length limit: build the table for the actual seq"
-                          if seq > 512 else (f"d_model = {d} is odd" if d % 2 else "")))
+        cases.append(
+            Case(
+                (vocab, d, tokens),
+                f"vocab_size = {vocab}, d_model = {d}, tokens of shape ({batch}, {seq})",
+                note="a fixed encoding has no length limit: build the table for the actual seq"
+                if seq > 512
+                else (f"d_model = {d} is odd" if d % 2 else ""),
+            )
+        )
     return cases
 
 
@@ -135,8 +219,10 @@ def _verify_layer(result, case):
         return f"expected one nn.Embedding(vocab_size, d_model) for the tokens, found {len(tables)}."
     extra = sum(p.numel() for p in module.parameters() if p.requires_grad) - vocab * d
     if extra:
-        return (f"your module has {extra} trainable parameters besides the token embedding: the positional "
-                "encoding must be fixed (computed, or a buffer), not learned.")
+        return (
+            f"your module has {extra} trainable parameters besides the token embedding: the positional "
+            "encoding must be fixed (computed, or a buffer), not learned."
+        )
     if not isinstance(out, torch.Tensor):
         return f"forward returned {_describe(out)}; return a torch tensor."
     if tuple(out.shape) != (*tokens.shape, d):
@@ -168,35 +254,56 @@ def _layer_mistake(kind):
         if kind == "clamped":  # from some position on, every row gets the same encoding
             part = out.double().numpy() - tok * math.sqrt(d)
             bad = np.flatnonzero(np.abs(part - pe).max(axis=(0, 2)) > 1e-3)
-            return bad.size > 0 and bad[0] > 0 and np.allclose(part[:, bad[0]:], part[:, bad[0] - 1:bad[0]], atol=1e-3)
+            return (
+                bad.size > 0 and bad[0] > 0 and np.allclose(part[:, bad[0] :], part[:, bad[0] - 1 : bad[0]], atol=1e-3)
+            )
         if kind == "float32 angles":  # the error of the encoding part grows with the position
             err = np.abs(out.double().numpy() - tok * math.sqrt(d) - pe).max(axis=(0, 2))
             p = np.arange(len(err))
             return err.max() > 2e-5 and bool(np.all(err <= 2e-5 + 1e-6 * p))
         positions = np.arange(tokens.shape[1])
-        table = {"unscaled": pe, "only tokens": 0.0,
-                 "concatenated": lambda: _table(positions, d, layout="concatenated"),
-                 "swapped": lambda: _table(positions, d, swap=True),
-                 "sine only": lambda: _table(positions, d, cosine="sin"),
-                 "cosine zero": lambda: _table(positions, d, cosine="zero"),
-                 "degrees": lambda: _table(positions, d, _degrees(posenc.frequencies(d)))}[kind]
+        table = {
+            "unscaled": pe,
+            "only tokens": 0.0,
+            "concatenated": lambda: _table(positions, d, layout="concatenated"),
+            "swapped": lambda: _table(positions, d, swap=True),
+            "sine only": lambda: _table(positions, d, cosine="sin"),
+            "cosine zero": lambda: _table(positions, d, cosine="zero"),
+            "degrees": lambda: _table(positions, d, _degrees(posenc.frequencies(d))),
+        }[kind]
         model = (tok if kind == "unscaled" else tok * math.sqrt(d)) + (table() if callable(table) else table)
         return np.allclose(out.double().numpy(), model, atol=1e-3)
+
     return test
 
 
-_add(Function("05.7", "token + position embedding layer", _TokenPositionEmbedding, _layer_cases, _verify_layer,
-              call=_call_layer, mistakes=[
-    (_layer_mistake("unscaled"), "scale the token embeddings by sqrt(d_model) before adding the positions."),
-    (_layer_mistake("concatenated"), CONCAT_HINT),
-    (_layer_mistake("only tokens"), "the positional encoding is missing."),
-    (_layer_mistake("clamped"), "from some position on, every position gets the same vector: are positions clamped "
-                                "to a max_len? A fixed encoding needs no length limit."),
-    (_layer_mistake("swapped"), SWAP_HINT),
-    (_layer_mistake("float32 angles"), FLOAT32_HINT + " posenc.sinusoidal(seq, d_model, dtype=np.float32) does."),
-    (_layer_mistake("sine only"), COSINE_HINT),
-    (_layer_mistake("cosine zero"), COSINE_HINT),
-    (_layer_mistake("degrees"), DEGREES_HINT),
-]))
+_add(
+    Function(
+        "05.7",
+        "token + position embedding layer",
+        _TokenPositionEmbedding,
+        _layer_cases,
+        _verify_layer,
+        call=_call_layer,
+        mistakes=[
+            (_layer_mistake("unscaled"), "scale the token embeddings by sqrt(d_model) before adding the positions."),
+            (_layer_mistake("concatenated"), CONCAT_HINT),
+            (_layer_mistake("only tokens"), "the positional encoding is missing."),
+            (
+                _layer_mistake("clamped"),
+                "from some position on, every position gets the same vector: are positions clamped "
+                "to a max_len? A fixed encoding needs no length limit.",
+            ),
+            (_layer_mistake("swapped"), SWAP_HINT),
+            (
+                _layer_mistake("float32 angles"),
+                FLOAT32_HINT + " posenc.sinusoidal(seq, d_model, dtype=np.float32) does.",
+            ),
+            (_layer_mistake("sine only"), COSINE_HINT),
+            (_layer_mistake("cosine zero"), COSINE_HINT),
+            (_layer_mistake("degrees"), DEGREES_HINT),
+        ],
+    )
+)
 
 _states("05.7", "torch tensor of shape `(batch, seq, d_model)`", dtype=np.float32, atol=_ATOL_05, rtol=_RTOL_05)

@@ -11,9 +11,25 @@ from grading.reference import posenc
 from grading.bank import _add
 from grading.kinds import Case, Choice, Function, Numeric
 from grading.feedback import _like, _reference_verifier
-from grading.bank.common import (CONCAT_HINT, COSINE_HINT, DEGREES_HINT, DOUBLED_HINT, FLOAT32_HINT, PAIR_SHIFT_HINT,
-                                 POSITIONS_HINT, SWAP_HINT, _degrees, _doubled_omega, _error_grows_with_position,
-                                 _pe_cases, _positions_ignored, _real_array, _shifted, _states, _table)
+from grading.bank.common import (
+    CONCAT_HINT,
+    COSINE_HINT,
+    DEGREES_HINT,
+    DOUBLED_HINT,
+    FLOAT32_HINT,
+    PAIR_SHIFT_HINT,
+    POSITIONS_HINT,
+    SWAP_HINT,
+    _degrees,
+    _doubled_omega,
+    _error_grows_with_position,
+    _pe_cases,
+    _positions_ignored,
+    _real_array,
+    _shifted,
+    _states,
+    _table,
+)
 
 
 # ---- Chapter 06: precision and implementations -----------------------------
@@ -27,18 +43,33 @@ _FORMATS_06 = ["float64", "float32", "float16", "bfloat16"]
 def _first_inexact_integer(dtype):
     """The smallest non-negative integer that ``dtype`` cannot hold exactly."""
     bits = round(-math.log2(torch.finfo(dtype).eps)) + 1
-    candidates = torch.arange(2 ** bits - 4, 2 ** bits + 4, dtype=torch.float64)
+    candidates = torch.arange(2**bits - 4, 2**bits + 4, dtype=torch.float64)
     exact = candidates.to(dtype).double() == candidates
     return int(candidates[~exact][0].item())
 
 
-_add(Numeric("06.1", "first integer bfloat16 cannot hold", lambda: _first_inexact_integer(torch.bfloat16),
-             integer=True, mistakes=[
-    (lambda: _first_inexact_integer(torch.bfloat16) - 1,
-     "that one is still exact (a power of two); the next integer is the first that is not."),
-    (lambda: _first_inexact_integer(torch.float16), "that is float16's (11 significant bits); bfloat16 keeps only 8."),
-    (lambda: _first_inexact_integer(torch.float32), "that is float32's (24 significant bits); bfloat16 keeps only 8."),
-]))
+_add(
+    Numeric(
+        "06.1",
+        "first integer bfloat16 cannot hold",
+        lambda: _first_inexact_integer(torch.bfloat16),
+        integer=True,
+        mistakes=[
+            (
+                lambda: _first_inexact_integer(torch.bfloat16) - 1,
+                "that one is still exact (a power of two); the next integer is the first that is not.",
+            ),
+            (
+                lambda: _first_inexact_integer(torch.float16),
+                "that is float16's (11 significant bits); bfloat16 keeps only 8.",
+            ),
+            (
+                lambda: _first_inexact_integer(torch.float32),
+                "that is float32's (24 significant bits); bfloat16 keeps only 8.",
+            ),
+        ],
+    )
+)
 
 
 def _ch06_first_collision():
@@ -49,13 +80,21 @@ def _ch06_first_collision():
     return "E"
 
 
-_add(Choice("06.2", "positions 1000 and 1001", "ABCDE", _ch06_first_collision(), {
-    "A": "float64 holds every integer up to 2^53 exactly.",
-    "B": "float32 holds every integer up to 2^24 = 16,777,216 exactly.",
-    "C": "float16 holds every integer up to 2048, so 1000 and 1001 stay distinct and so do their angles.",
-    "D": "bfloat16 keeps 8 significant bits: between 512 and 1024 it holds only multiples of 4.",
-    "E": "one of the formats has too few significant bits for positions near 1000.",
-}))
+_add(
+    Choice(
+        "06.2",
+        "positions 1000 and 1001",
+        "ABCDE",
+        _ch06_first_collision(),
+        {
+            "A": "float64 holds every integer up to 2^53 exactly.",
+            "B": "float32 holds every integer up to 2^24 = 16,777,216 exactly.",
+            "C": "float16 holds every integer up to 2048, so 1000 and 1001 stay distinct and so do their angles.",
+            "D": "bfloat16 keeps 8 significant bits: between 512 and 1024 it holds only multiples of 4.",
+            "E": "one of the formats has too few significant bits for positions near 1000.",
+        },
+    )
+)
 
 
 def _ch06_collisions(n=20000, dtype=torch.float16):
@@ -63,14 +102,30 @@ def _ch06_collisions(n=20000, dtype=torch.float16):
     return int(n - len(torch.unique(positions.to(dtype))))
 
 
-_add(Numeric("06.3", "float16 collisions below 20,000", _ch06_collisions, integer=True, mistakes=[
-    (lambda: 20000 - _ch06_collisions(),
-     "that is the number of distinct vectors; the question asks how many positions lose their own."),
-    (lambda: _ch06_collisions(dtype=torch.bfloat16), "that is the bfloat16 count; the question is about float16."),
-    (lambda: 20000 - 2049, "not every position above 2048 collides: the spacing of float16 numbers is 2 up to 4096, "
-                           "4 up to 8192, and so on, so some positions above 2048 keep their own vector."),
-    (lambda: 0, "float16 holds every integer only up to 2048; above it, positions round onto each other."),
-]))
+_add(
+    Numeric(
+        "06.3",
+        "float16 collisions below 20,000",
+        _ch06_collisions,
+        integer=True,
+        mistakes=[
+            (
+                lambda: 20000 - _ch06_collisions(),
+                "that is the number of distinct vectors; the question asks how many positions lose their own.",
+            ),
+            (
+                lambda: _ch06_collisions(dtype=torch.bfloat16),
+                "that is the bfloat16 count; the question is about float16.",
+            ),
+            (
+                lambda: 20000 - 2049,
+                "not every position above 2048 collides: the spacing of float16 numbers is 2 up to 4096, "
+                "4 up to 8192, and so on, so some positions above 2048 keep their own vector.",
+            ),
+            (lambda: 0, "float16 holds every integer only up to 2048; above it, positions round onto each other."),
+        ],
+    )
+)
 
 
 def _half_table(positions, d):
@@ -80,9 +135,14 @@ def _half_table(positions, d):
 def _collides(out, case):
     """True when distinct positions got identical rows (angles computed in half precision)."""
     positions = np.asarray(case.args[0])
-    return (_real_array(out) and out.ndim == 2 and out.shape[0] == len(positions)
-            and len(np.unique(positions)) == len(positions) and bug_zoo.duplicate_rows(out) > 0
-            and bug_zoo.duplicate_rows(posenc.sinusoidal(positions, case.args[1])) == 0)
+    return (
+        _real_array(out)
+        and out.ndim == 2
+        and out.shape[0] == len(positions)
+        and len(np.unique(positions)) == len(positions)
+        and bug_zoo.duplicate_rows(out) > 0
+        and bug_zoo.duplicate_rows(posenc.sinusoidal(positions, case.args[1])) == 0
+    )
 
 
 def _float32_blur(out, case):
@@ -103,23 +163,31 @@ def _half_blur(out, case):
     return err.max() > 3e-4 and bool(np.all(err <= 2e-3 + 1.5e-3 * np.abs(positions)))
 
 
-HALF_HINT = ("your angles p·ω seem to be computed in half precision: they are off by about p·1e-3 "
-             "radians, and positions above 2048 round onto each other. Form the angles in float64 (or use posenc) "
-             "and convert only the finished table with .astype(np.float16).")
+HALF_HINT = (
+    "your angles p·ω seem to be computed in half precision: they are off by about p·1e-3 "
+    "radians, and positions above 2048 round onto each other. Form the angles in float64 (or use posenc) "
+    "and convert only the finished table with .astype(np.float16)."
+)
 
-_add(Function("06.4", "an accurate float16 table", _half_table,
-              lambda rng: _pe_cases(rng, n_cases=20, max_pos=60000, max_n=100),
-              _reference_verifier(lambda positions, d: posenc.sinusoidal(positions, d), dtype=np.float16, atol=3e-4),
-              mistakes=[
-    (_collides, HALF_HINT),
-    (_float32_blur, FLOAT32_HINT),
-    (_half_blur, HALF_HINT),
-    (_like(lambda p, d: _table(p, d, layout="concatenated"), atol=1e-3), CONCAT_HINT),
-    (_like(lambda p, d: _table(p, d, swap=True), atol=1e-3), SWAP_HINT),
-    (_like(lambda p, d: _table(p, d, cosine="sin"), atol=1e-3), COSINE_HINT),
-    (_like(lambda p, d: _table(p, d, cosine="zero"), atol=1e-3), COSINE_HINT),
-    (_like(lambda p, d: _table(_positions_ignored(p), d), atol=1e-3), POSITIONS_HINT),
-]))
+_add(
+    Function(
+        "06.4",
+        "an accurate float16 table",
+        _half_table,
+        lambda rng: _pe_cases(rng, n_cases=20, max_pos=60000, max_n=100),
+        _reference_verifier(lambda positions, d: posenc.sinusoidal(positions, d), dtype=np.float16, atol=3e-4),
+        mistakes=[
+            (_collides, HALF_HINT),
+            (_float32_blur, FLOAT32_HINT),
+            (_half_blur, HALF_HINT),
+            (_like(lambda p, d: _table(p, d, layout="concatenated"), atol=1e-3), CONCAT_HINT),
+            (_like(lambda p, d: _table(p, d, swap=True), atol=1e-3), SWAP_HINT),
+            (_like(lambda p, d: _table(p, d, cosine="sin"), atol=1e-3), COSINE_HINT),
+            (_like(lambda p, d: _table(p, d, cosine="zero"), atol=1e-3), COSINE_HINT),
+            (_like(lambda p, d: _table(_positions_ignored(p), d), atol=1e-3), POSITIONS_HINT),
+        ],
+    )
+)
 
 _states("06.4", "numpy array of shape `(len(positions), d_model)`", dtype=np.float16, atol=3e-4)
 
@@ -127,25 +195,44 @@ _states("06.4", "numpy array of shape `(len(positions), d_model)`", dtype=np.flo
 _MYSTERY_06 = 2
 _VARIANT_LETTERS_06 = dict(zip(bug_zoo.VARIANTS, "ABCD"))
 
-_add(Choice("06.5", "which variant made this table", "ABCD",
-            _VARIANT_LETTERS_06[bug_zoo.identify_variant(bug_zoo.mystery_table(_MYSTERY_06))], {
-    "A": "row 0 of an interleaved table alternates 0, 1, 0, 1, ...: look at row 0.",
-    "B": "the row-0 pattern fits, but check the slowest frequency: "
-         "read it off row 1 with atan2(last sine, last cosine).",
-    "C": "with the cosines first, row 0 starts with ones (cos 0 = 1): look at row 0.",
-    "D": "fairseq's slowest frequency is exactly 1/base; measure it from row 1 with atan2(last sine, last cosine).",
-}))
+_add(
+    Choice(
+        "06.5",
+        "which variant made this table",
+        "ABCD",
+        _VARIANT_LETTERS_06[bug_zoo.identify_variant(bug_zoo.mystery_table(_MYSTERY_06))],
+        {
+            "A": "row 0 of an interleaved table alternates 0, 1, 0, 1, ...: look at row 0.",
+            "B": "the row-0 pattern fits, but check the slowest frequency: "
+            "read it off row 1 with atan2(last sine, last cosine).",
+            "C": "with the cosines first, row 0 starts with ones (cos 0 = 1): look at row 0.",
+            "D": "fairseq's slowest frequency is exactly 1/base; measure it from row 1 with atan2(last sine, last "
+            "cosine).",
+        },
+    )
+)
 
-_add(Choice("06.6", "what the doubled exponent passes", "ABCDE", "ABE", {
-    "C": "pair i runs at the frequency of pair 2i, so the table differs from posenc by up to 2.",
-    "D": "pair d/4 gets base^(-4(d/4)/d) = 1/base = 1e-4, not 0.01.",
-}, right={
-    "A": "each pair is still (sin, cos) of one angle, so each pair has norm 1 whatever its frequency.",
-    "B": "PE(p)·PE(q) = Σ cos((p - q)ω_i) depends on p - q only, for any set of frequencies.",
-    "E": "each pair still turns by a fixed angle per position: a rotation, just at the wrong speed.",
-}, nudge=(
-    "The doubled exponent keeps the (sin, cos) pairs but changes their frequencies: ask of each check whether it "
-    "depends on the values of the frequencies or only on the pair structure.")))
+_add(
+    Choice(
+        "06.6",
+        "what the doubled exponent passes",
+        "ABCDE",
+        "ABE",
+        {
+            "C": "pair i runs at the frequency of pair 2i, so the table differs from posenc by up to 2.",
+            "D": "pair d/4 gets base^(-4(d/4)/d) = 1/base = 1e-4, not 0.01.",
+        },
+        right={
+            "A": "each pair is still (sin, cos) of one angle, so each pair has norm 1 whatever its frequency.",
+            "B": "PE(p)·PE(q) = Σ cos((p - q)ω_i) depends on p - q only, for any set of frequencies.",
+            "E": "each pair still turns by a fixed angle per position: a rotation, just at the wrong speed.",
+        },
+        nudge=(
+            "The doubled exponent keeps the (sin, cos) pairs but changes their frequencies: ask of each check "
+            "whether it depends on the values of the frequencies or only on the pair structure."
+        ),
+    )
+)
 
 
 def _own_frequency(positions, d, base=10000.0):
@@ -154,22 +241,32 @@ def _own_frequency(positions, d, base=10000.0):
     return np.where(np.arange(d) % 2 == 0, np.sin(angle), np.cos(angle))
 
 
-_add(Function("06.7", "fix the buggy table", lambda positions, d: posenc.sinusoidal(positions, d),
-              lambda rng: _pe_cases(rng, n_cases=20, max_pos=10**6, max_n=80),
-              _reference_verifier(lambda positions, d: posenc.sinusoidal(positions, d), atol=1e-8),
-              own_code=True, mistakes=[
-    (_like(_own_frequency), "the cosine of pair i still uses the exponent (2i+1)/d: both channels of a pair "
-                            "share ω_i = base^(-2i/d)."),
-    (_like(lambda p, d: _table(p, d, _doubled_omega(d))), DOUBLED_HINT),
-    (_like(lambda p, d: _table(p, d, swap=True)), SWAP_HINT),
-    (_like(lambda p, d: _table(p, d, layout="concatenated")), CONCAT_HINT),
-    (_like(lambda p, d: _table(p, d, cosine="sin")), COSINE_HINT),
-    (_like(lambda p, d: _table(p, d, cosine="zero")), COSINE_HINT),
-    (_like(lambda p, d: _table(_positions_ignored(p), d)), POSITIONS_HINT),
-    (_like(lambda p, d: _table(p, d, _degrees(posenc.frequencies(d)))), DEGREES_HINT),
-    (_like(lambda p, d: _table(p, d, _shifted(d))), PAIR_SHIFT_HINT),
-    (_error_grows_with_position, FLOAT32_HINT),
-]))
+_add(
+    Function(
+        "06.7",
+        "fix the buggy table",
+        lambda positions, d: posenc.sinusoidal(positions, d),
+        lambda rng: _pe_cases(rng, n_cases=20, max_pos=10**6, max_n=80),
+        _reference_verifier(lambda positions, d: posenc.sinusoidal(positions, d), atol=1e-8),
+        own_code=True,
+        mistakes=[
+            (
+                _like(_own_frequency),
+                "the cosine of pair i still uses the exponent (2i+1)/d: both channels of a pair "
+                "share ω_i = base^(-2i/d).",
+            ),
+            (_like(lambda p, d: _table(p, d, _doubled_omega(d))), DOUBLED_HINT),
+            (_like(lambda p, d: _table(p, d, swap=True)), SWAP_HINT),
+            (_like(lambda p, d: _table(p, d, layout="concatenated")), CONCAT_HINT),
+            (_like(lambda p, d: _table(p, d, cosine="sin")), COSINE_HINT),
+            (_like(lambda p, d: _table(p, d, cosine="zero")), COSINE_HINT),
+            (_like(lambda p, d: _table(_positions_ignored(p), d)), POSITIONS_HINT),
+            (_like(lambda p, d: _table(p, d, _degrees(posenc.frequencies(d)))), DEGREES_HINT),
+            (_like(lambda p, d: _table(p, d, _shifted(d))), PAIR_SHIFT_HINT),
+            (_error_grows_with_position, FLOAT32_HINT),
+        ],
+    )
+)
 
 _states("06.7", "numpy array of shape `(len(positions), d_model)`", atol=1e-8)
 
@@ -183,11 +280,19 @@ def _batch_first_cases(rng):
     cases = []
     shapes = [(4, 10, 8), (1, 12, 6), (7, 7, 16), (3, 5, 7), (10, 3, 4), (1, 1, 1), (2, 40, 33)]
     for k in range(16):
-        batch, seq, d = shapes[k] if k < len(shapes) else (int(rng.integers(1, 9)), int(rng.integers(1, 60)),
-                                                             int(rng.integers(1, 70)))
+        batch, seq, d = (
+            shapes[k]
+            if k < len(shapes)
+            else (int(rng.integers(1, 9)), int(rng.integers(1, 60)), int(rng.integers(1, 70)))
+        )
         note = "batch 1" if batch == 1 else ("batch equals seq" if batch == seq else "")
-        cases.append(Case((rng.normal(size=(batch, seq, d)),),
-                          f"x of shape (batch, seq, d_model) = ({batch}, {seq}, {d})", note=note))
+        cases.append(
+            Case(
+                (rng.normal(size=(batch, seq, d)),),
+                f"x of shape (batch, seq, d_model) = ({batch}, {seq}, {d})",
+                note=note,
+            )
+        )
     return cases
 
 
@@ -196,19 +301,37 @@ def _along_batch(x):
     return x + posenc.sinusoidal(x.shape[0], x.shape[2])[:, None, :]
 
 
-_add(Function("06.8", "add positions to a batch-first input", _add_batch_first, _batch_first_cases,
-              _reference_verifier(_add_batch_first, atol=1e-8), mistakes=[
-    (_like(_along_batch), "you added PE(b) to every token of sequence b: the positions run along axis 1 "
-                          "(seq), and every sequence of the batch gets the same PE[:seq]."),
-    (_like(lambda x: x + posenc.sinusoidal(1, x.shape[2])[None]), "every token got PE(0): take seq rows of the table, "
-                                                                  "one per position."),
-    (_like(lambda x: x + _table(np.arange(x.shape[1]), x.shape[2], layout="concatenated")[None]), CONCAT_HINT),
-    (_like(lambda x: np.broadcast_to(posenc.sinusoidal(x.shape[1], x.shape[2]), x.shape)),
-     "you returned the encoding alone; add it to x."),
-    (_like(lambda x: x + _table(np.arange(x.shape[1]), x.shape[2], swap=True)[None]), SWAP_HINT),
-    (_like(lambda x: x + _table(np.arange(x.shape[1]), x.shape[2], cosine="sin")[None]), COSINE_HINT),
-    (_like(lambda x: x + _table(np.arange(x.shape[1]), x.shape[2], cosine="zero")[None]), COSINE_HINT),
-    (_like(lambda x: x + _table(np.arange(x.shape[1]), x.shape[2], _doubled_omega(x.shape[2]))[None]), DOUBLED_HINT),
-]))
+_add(
+    Function(
+        "06.8",
+        "add positions to a batch-first input",
+        _add_batch_first,
+        _batch_first_cases,
+        _reference_verifier(_add_batch_first, atol=1e-8),
+        mistakes=[
+            (
+                _like(_along_batch),
+                "you added PE(b) to every token of sequence b: the positions run along axis 1 "
+                "(seq), and every sequence of the batch gets the same PE[:seq].",
+            ),
+            (
+                _like(lambda x: x + posenc.sinusoidal(1, x.shape[2])[None]),
+                "every token got PE(0): take seq rows of the table, one per position.",
+            ),
+            (_like(lambda x: x + _table(np.arange(x.shape[1]), x.shape[2], layout="concatenated")[None]), CONCAT_HINT),
+            (
+                _like(lambda x: np.broadcast_to(posenc.sinusoidal(x.shape[1], x.shape[2]), x.shape)),
+                "you returned the encoding alone; add it to x.",
+            ),
+            (_like(lambda x: x + _table(np.arange(x.shape[1]), x.shape[2], swap=True)[None]), SWAP_HINT),
+            (_like(lambda x: x + _table(np.arange(x.shape[1]), x.shape[2], cosine="sin")[None]), COSINE_HINT),
+            (_like(lambda x: x + _table(np.arange(x.shape[1]), x.shape[2], cosine="zero")[None]), COSINE_HINT),
+            (
+                _like(lambda x: x + _table(np.arange(x.shape[1]), x.shape[2], _doubled_omega(x.shape[2]))[None]),
+                DOUBLED_HINT,
+            ),
+        ],
+    )
+)
 
 _states("06.8", "numpy array of shape `(batch, seq, d_model)`", atol=1e-8)

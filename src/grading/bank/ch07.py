@@ -8,21 +8,39 @@ from grading.reference import posenc
 from grading.bank import _add
 from grading.kinds import Array, Case, Choice, Function, Numeric
 from grading.feedback import _like, _verify_array
-from grading.bank.common import (DEGREES_HINT, DOUBLED_HINT, FLOAT32_HINT, PAIR_SHIFT_HINT, _degrees, _doubled_omega,
-                                 _real_array, _shifted, _states)
+from grading.bank.common import (
+    DEGREES_HINT,
+    DOUBLED_HINT,
+    FLOAT32_HINT,
+    PAIR_SHIFT_HINT,
+    _degrees,
+    _doubled_omega,
+    _real_array,
+    _shifted,
+    _states,
+)
 
 
 # ---- Chapter 07: rotary embeddings (RoPE) and ALiBi ------------------------
 # (appended as one block)
 
-_add(Choice("07.1", "why the RoPE score depends on p - s", "ABCD", "A", {
-    "B": "the fastest pair turns a whole radian per position; nothing about RoPE needs small angles.",
-    "C": "RoPE adds nothing to queries, keys or tokens: it only rotates queries and keys.",
-    "D": "rotations do keep norms, but that alone says nothing about which positions the score depends on; "
-         "the composition rule T(p) T(s)ᵀ = T(p - s) does.",
-}, right={
-    "A": "T(p) T(s)ᵀ = T(p - s): rotations compose by adding angles.",
-}))
+_add(
+    Choice(
+        "07.1",
+        "why the RoPE score depends on p - s",
+        "ABCD",
+        "A",
+        {
+            "B": "the fastest pair turns a whole radian per position; nothing about RoPE needs small angles.",
+            "C": "RoPE adds nothing to queries, keys or tokens: it only rotates queries and keys.",
+            "D": "rotations do keep norms, but that alone says nothing about which positions the score depends on; "
+            "the composition rule T(p) T(s)ᵀ = T(p - s) does.",
+        },
+        right={
+            "A": "T(p) T(s)ᵀ = T(p - s): rotations compose by adding angles.",
+        },
+    )
+)
 
 
 def _rope_one(x, p, layout="interleaved"):
@@ -63,66 +81,129 @@ def _rope_float32(out, case):
     return 1e-8 < err <= (1e-5 + 3e-7 * abs(p)) * np.abs(x).max()
 
 
-_add(Function("07.2", "RoPE for one vector, both layouts", _rope_one, _rope_cases,
-              lambda out, case: _verify_array(out, _rope_one(*case.args), atol=1e-8),
-              call=lambda f, x, p, layout: f(x, p, layout=layout), own_code=True, mistakes=[
-    (_like(lambda x, p, layout: _rope_one(x, -p, layout)),
-     "you rotated by -p·ω_i: the rotated pair is (x_a cos - x_b sin, x_a sin + x_b cos)."),
-    (_like(lambda x, p, layout: _rope_with(x, p, _doubled_omega(len(x)), layout)), DOUBLED_HINT),
-    (_like(lambda x, p, layout: _rope_one(x, p) if layout == "concatenated" else None),
-     "for layout='concatenated' pair i is channels (i, i + d/2); you paired neighbouring channels."),
-    (_like(lambda x, p, layout: _rope_one(x, p, "concatenated") if layout == "interleaved" else None),
-     "for layout='interleaved' pair i is channels (2i, 2i+1); you used the half-split pairs (i, i + d/2)."),
-    (_rope_float32, FLOAT32_HINT),
-    (_like(lambda x, p, layout: _rope_with(x, p, posenc.frequencies(len(x)), layout, swap=True)),
-     "sine and cosine are swapped: the rotated pair is (x_a cos - x_b sin, x_a sin + x_b cos)."),
-    (_like(lambda x, p, layout: _rope_with(x, p, _degrees(posenc.frequencies(len(x))), layout)), DEGREES_HINT),
-    (_like(lambda x, p, layout: _rope_with(x, p, _shifted(len(x)), layout)), PAIR_SHIFT_HINT),
-    (_like(lambda x, p, layout: x if p else None),
-     "you returned x unchanged: the position p is ignored; rotate each pair by the angle p·ω_i."),
-]))
+_add(
+    Function(
+        "07.2",
+        "RoPE for one vector, both layouts",
+        _rope_one,
+        _rope_cases,
+        lambda out, case: _verify_array(out, _rope_one(*case.args), atol=1e-8),
+        call=lambda f, x, p, layout: f(x, p, layout=layout),
+        own_code=True,
+        mistakes=[
+            (
+                _like(lambda x, p, layout: _rope_one(x, -p, layout)),
+                "you rotated by -p·ω_i: the rotated pair is (x_a cos - x_b sin, x_a sin + x_b cos).",
+            ),
+            (_like(lambda x, p, layout: _rope_with(x, p, _doubled_omega(len(x)), layout)), DOUBLED_HINT),
+            (
+                _like(lambda x, p, layout: _rope_one(x, p) if layout == "concatenated" else None),
+                "for layout='concatenated' pair i is channels (i, i + d/2); you paired neighbouring channels.",
+            ),
+            (
+                _like(lambda x, p, layout: _rope_one(x, p, "concatenated") if layout == "interleaved" else None),
+                "for layout='interleaved' pair i is channels (2i, 2i+1); you used the half-split pairs (i, i + d/2).",
+            ),
+            (_rope_float32, FLOAT32_HINT),
+            (
+                _like(lambda x, p, layout: _rope_with(x, p, posenc.frequencies(len(x)), layout, swap=True)),
+                "sine and cosine are swapped: the rotated pair is (x_a cos - x_b sin, x_a sin + x_b cos).",
+            ),
+            (_like(lambda x, p, layout: _rope_with(x, p, _degrees(posenc.frequencies(len(x))), layout)), DEGREES_HINT),
+            (_like(lambda x, p, layout: _rope_with(x, p, _shifted(len(x)), layout)), PAIR_SHIFT_HINT),
+            (
+                _like(lambda x, p, layout: x if p else None),
+                "you returned x unchanged: the position p is ignored; rotate each pair by the angle p·ω_i.",
+            ),
+        ],
+    )
+)
 
 _states("07.2", "numpy array of shape `(d,)`", atol=1e-8)
 
-_add(Numeric("07.3", "ALiBi slope of head 3 of 16", lambda: posenc.alibi_slopes(16)[2], mistakes=[
-    (lambda: 2.0 ** -3, "that is 2^(-h), the rule for 8 heads; for n heads the slopes are 2^(-8h/n)."),
-    (lambda: posenc.alibi_slopes(16)[1],
-     "heads are counted from h = 1 (the first slope is 2^(-8/n)), so head 3 has h = 3."),
-    (lambda: posenc.alibi_slopes(16)[3], "that is head 4; head 3 has h = 3 in 2^(-8h/n)."),
-    (lambda: 2.0 ** (-3 / 16), "the exponent is -8h/n: the factor 8 is missing."),
-    (lambda: 2.0 ** (8 * 3 / 16), "the exponent has the wrong sign: the slopes are 2^(-8h/n) = (1/2)^(8h/n), below 1; "
-                                  "you used 2 where 1/2 belongs."),
-]))
+_add(
+    Numeric(
+        "07.3",
+        "ALiBi slope of head 3 of 16",
+        lambda: posenc.alibi_slopes(16)[2],
+        mistakes=[
+            (lambda: 2.0**-3, "that is 2^(-h), the rule for 8 heads; for n heads the slopes are 2^(-8h/n)."),
+            (
+                lambda: posenc.alibi_slopes(16)[1],
+                "heads are counted from h = 1 (the first slope is 2^(-8/n)), so head 3 has h = 3.",
+            ),
+            (lambda: posenc.alibi_slopes(16)[3], "that is head 4; head 3 has h = 3 in 2^(-8h/n)."),
+            (lambda: 2.0 ** (-3 / 16), "the exponent is -8h/n: the factor 8 is missing."),
+            (
+                lambda: 2.0 ** (8 * 3 / 16),
+                "the exponent has the wrong sign: the slopes are 2^(-8h/n) = (1/2)^(8h/n), below 1; "
+                "you used 2 where 1/2 belongs.",
+            ),
+        ],
+    )
+)
 
-_add(Choice("07.4", "equal RoPE scores", "ABCDE", "ABD", {
-    "C": "the offsets are +7 and -7, and T(7) ≠ T(-7): RoPE, unlike PE(p)·PE(s), can tell ahead from behind.",
-    "E": "the offsets are 2 and 4; RoPE depends on the difference p - s, not on the ratio.",
-}, right={
-    "A": "both offsets are p - s = -7: equal scores.",
-    "B": "both offsets are -7: RoPE only sees p - s.",
-    "D": "both offsets are 0: the score is q·κ in both.",
-}, nudge=(
-    "RoPE's score depends on the positions through one quantity only: compute it for both pairs of each option.")))
+_add(
+    Choice(
+        "07.4",
+        "equal RoPE scores",
+        "ABCDE",
+        "ABD",
+        {
+            "C": "the offsets are +7 and -7, and T(7) ≠ T(-7): RoPE, unlike PE(p)·PE(s), can tell ahead from behind.",
+            "E": "the offsets are 2 and 4; RoPE depends on the difference p - s, not on the ratio.",
+        },
+        right={
+            "A": "both offsets are p - s = -7: equal scores.",
+            "B": "both offsets are -7: RoPE only sees p - s.",
+            "D": "both offsets are 0: the score is q·κ in both.",
+        },
+        nudge=(
+            "RoPE's score depends on the positions through one quantity only: compute it for both pairs of each option."
+        ),
+    )
+)
 
-_add(Numeric("07.5", "position-interpolation factor", lambda: 4096 / 16384, mistakes=[
-    (lambda: 16384 / 4096, "that stretches positions further out; interpolation squeezes the new positions "
-                           "into the trained range: multiply by L_train / L_new."),
-    (lambda: 16384 - 4096, "the factor is a ratio of the two lengths, not their difference."),
-    (lambda: 1 / 16384,
-     "that is 1 / L_new, which would squeeze every position into [0, 1); the factor is L_train / L_new."),
-]))
+_add(
+    Numeric(
+        "07.5",
+        "position-interpolation factor",
+        lambda: 4096 / 16384,
+        mistakes=[
+            (
+                lambda: 16384 / 4096,
+                "that stretches positions further out; interpolation squeezes the new positions "
+                "into the trained range: multiply by L_train / L_new.",
+            ),
+            (lambda: 16384 - 4096, "the factor is a ratio of the two lengths, not their difference."),
+            (
+                lambda: 1 / 16384,
+                "that is 1 / L_new, which would squeeze every position into [0, 1); the factor is L_train / L_new.",
+            ),
+        ],
+    )
+)
 
 
 def _ch07_ntk_base():
     return 10000.0 * 4.0 ** (128 / 126)
 
 
-_add(Numeric("07.6", "NTK-aware base", _ch07_ntk_base, mistakes=[
-    (lambda: 10000.0 * 4, "with base·s the last pair slows down by only s^((d-2)/d); "
-                          "the exponent d/(d-2) makes it exactly s."),
-    (lambda: 10000.0 * 4.0 ** (126 / 128), "the exponent is upside down: d/(d-2), not (d-2)/d."),
-    (lambda: 10000.0 / 4, "the base must grow: a larger base means slower pairs and longer wavelengths."),
-]))
+_add(
+    Numeric(
+        "07.6",
+        "NTK-aware base",
+        _ch07_ntk_base,
+        mistakes=[
+            (
+                lambda: 10000.0 * 4,
+                "with base·s the last pair slows down by only s^((d-2)/d); the exponent d/(d-2) makes it exactly s.",
+            ),
+            (lambda: 10000.0 * 4.0 ** (126 / 128), "the exponent is upside down: d/(d-2), not (d-2)/d."),
+            (lambda: 10000.0 / 4, "the base must grow: a larger base means slower pairs and longer wavelengths."),
+        ],
+    )
+)
 
 
 def _ch07_bias_row():
@@ -135,28 +216,62 @@ def _alibi_row(slope):
 
 
 # 4 heads: m_h = 2^(-8h/4) = 2^(-2h), so head 1 has 1/4, head 2 (asked) 1/16, head 3 1/64, head 4 1/256.
-_add(Array("07.7", "ALiBi bias of one query", _ch07_bias_row, atol=1e-6, mistakes=[
-    (lambda: -_ch07_bias_row(), "the sign is wrong: ALiBi subtracts m·(p - s), a penalty for distant keys."),
-    (lambda: _ch07_bias_row()[::-1],
-     "the keys are in reverse order: the key at s = 0 is the farthest, the key at s = 5 the query itself."),
-    (lambda: _alibi_row(2.0 ** -6), "that is head 3 (slope 2^(-8·3/4) = 2^(-6)): heads are numbered from h = 1, "
-                                    "while numpy indices start at 0."),
-    (lambda: _alibi_row(2.0 ** -2), "that slope, 2^(-2), belongs to head 1 of 4 heads (2^(-8·1/4)); it is also "
-                                    "2^(-h), the rule for 8 heads, at h = 2. "
-                                    "For n heads, head h has the slope 2^(-8h/n)."),
-    (lambda: _alibi_row(2.0 ** -8), "that is head 4 (slope 2^(-8·4/4) = 2^(-8)), the last and flattest head; "
-                                    "for n heads, head h has the slope 2^(-8h/n)."),
-    (lambda: _alibi_row(1.0), "the slope is missing: that is the distance 5 - s alone (m = 1); multiply it by "
-                              "head 2's slope, 2^(-8h/n) with h = 2 and n = 4."),
-]))
+_add(
+    Array(
+        "07.7",
+        "ALiBi bias of one query",
+        _ch07_bias_row,
+        atol=1e-6,
+        mistakes=[
+            (lambda: -_ch07_bias_row(), "the sign is wrong: ALiBi subtracts m·(p - s), a penalty for distant keys."),
+            (
+                lambda: _ch07_bias_row()[::-1],
+                "the keys are in reverse order: the key at s = 0 is the farthest, the key at s = 5 the query itself.",
+            ),
+            (
+                lambda: _alibi_row(2.0**-6),
+                "that is head 3 (slope 2^(-8·3/4) = 2^(-6)): heads are numbered from h = 1, "
+                "while numpy indices start at 0.",
+            ),
+            (
+                lambda: _alibi_row(2.0**-2),
+                "that slope, 2^(-2), belongs to head 1 of 4 heads (2^(-8·1/4)); it is also "
+                "2^(-h), the rule for 8 heads, at h = 2. "
+                "For n heads, head h has the slope 2^(-8h/n).",
+            ),
+            (
+                lambda: _alibi_row(2.0**-8),
+                "that is head 4 (slope 2^(-8·4/4) = 2^(-8)), the last and flattest head; "
+                "for n heads, head h has the slope 2^(-8h/n).",
+            ),
+            (
+                lambda: _alibi_row(1.0),
+                "the slope is missing: that is the distance 5 - s alone (m = 1); multiply it by "
+                "head 2's slope, 2^(-8h/n) with h = 2 and n = 4.",
+            ),
+        ],
+    )
+)
 
-_add(Choice("07.8", "interpolation and a raised base", "ABCD", "AB", {
-    "C": "that is position interpolation; a raised base leaves the fastest pair as it is and slows the last one by s.",
-    "D": "the interpolated model still attends to the angle it learned for k, which now belongs to the offset s·k: "
-         "it copies the token s·k back. Interpolation is meant to be followed by fine-tuning.",
-}, right={
-    "A": "position interpolation divides every angle p·ω_i by s: every wavelength is s times longer.",
-    "B": "pair 0 has ω_0 = base^0 = 1 whatever the base.",
-}, nudge=(
-    "Write pair i's wavelength 2π·base^(2i/d) for i = 0 and for the last i, under each method, and compare them with "
-    "s.")))
+_add(
+    Choice(
+        "07.8",
+        "interpolation and a raised base",
+        "ABCD",
+        "AB",
+        {
+            "C": "that is position interpolation; a raised base leaves the fastest pair as it is and slows the last "
+            "one by s.",
+            "D": "the interpolated model still attends to the angle it learned for k, which now belongs to the "
+            "offset s·k: it copies the token s·k back. Interpolation is meant to be followed by fine-tuning.",
+        },
+        right={
+            "A": "position interpolation divides every angle p·ω_i by s: every wavelength is s times longer.",
+            "B": "pair 0 has ω_0 = base^0 = 1 whatever the base.",
+        },
+        nudge=(
+            "Write pair i's wavelength 2π·base^(2i/d) for i = 0 and for the last i, under each method, and compare "
+            "them with s."
+        ),
+    )
+)

@@ -15,32 +15,59 @@ from grading.bank.common import _states
 
 # ---- Chapter 08: RoPE in practice ------------------------------------------
 
+
 def _ch08_full_turns():
     return int(np.sum(posenc.wavelengths(128, 500000.0) <= 8192))
 
 
-_add(Numeric("08.1", "pairs with a full turn in the trained context", _ch08_full_turns, integer=True, mistakes=[
-    (lambda: 64 - _ch08_full_turns(), "that counts the pairs that never complete a turn; the question asks for "
-                                      "those whose wavelength 2π/ω_i is at most L."),
-    (lambda: int(np.sum(1 / posenc.frequencies(128, 500000.0) <= 8192)),
-     "you compared 1/ω_i with L; one full turn takes 2π/ω_i positions."),
-    (lambda: int(np.sum(2 * np.pi * 500000.0 ** (4 * np.arange(64) / 128) <= 8192)),
-     "your exponent is doubled: ω_i = base^(-2i/d) with i counting pairs."),
-]))
+_add(
+    Numeric(
+        "08.1",
+        "pairs with a full turn in the trained context",
+        _ch08_full_turns,
+        integer=True,
+        mistakes=[
+            (
+                lambda: 64 - _ch08_full_turns(),
+                "that counts the pairs that never complete a turn; the question asks for "
+                "those whose wavelength 2π/ω_i is at most L.",
+            ),
+            (
+                lambda: int(np.sum(1 / posenc.frequencies(128, 500000.0) <= 8192)),
+                "you compared 1/ω_i with L; one full turn takes 2π/ω_i positions.",
+            ),
+            (
+                lambda: int(np.sum(2 * np.pi * 500000.0 ** (4 * np.arange(64) / 128) <= 8192)),
+                "your exponent is doubled: ω_i = base^(-2i/d) with i counting pairs.",
+            ),
+        ],
+    )
+)
 
 
 def _ch08_yarn_factor():
     return 0.1 * math.log(16) + 1
 
 
-_add(Numeric("08.2", "YaRN attention factor", _ch08_yarn_factor, mistakes=[
-    (lambda: _ch08_yarn_factor() ** 2, "that is its square, by which the logits grow; the factor that multiplies "
-                                       "cos and sin is 0.1 ln s + 1."),
-    (lambda: 0.1 * math.log10(16) + 1, "the logarithm is the natural one, ln s."),
-    (lambda: 0.1 * math.log2(16) + 1, "the logarithm is the natural one, ln s, not log base 2."),
-    (lambda: math.sqrt(1 + math.log(16) / math.log(4096)), "that is LongRoPE's attention factor; YaRN's is "
-                                                           "0.1 ln s + 1."),
-]))
+_add(
+    Numeric(
+        "08.2",
+        "YaRN attention factor",
+        _ch08_yarn_factor,
+        mistakes=[
+            (
+                lambda: _ch08_yarn_factor() ** 2,
+                "that is its square, by which the logits grow; the factor that multiplies cos and sin is 0.1 ln s + 1.",
+            ),
+            (lambda: 0.1 * math.log10(16) + 1, "the logarithm is the natural one, ln s."),
+            (lambda: 0.1 * math.log2(16) + 1, "the logarithm is the natural one, ln s, not log base 2."),
+            (
+                lambda: math.sqrt(1 + math.log(16) / math.log(4096)),
+                "that is LongRoPE's attention factor; YaRN's is 0.1 ln s + 1.",
+            ),
+        ],
+    )
+)
 
 _LLAMA3 = dict(factor=8.0, low_freq_factor=1.0, high_freq_factor=4.0, original_max_position_embeddings=64)
 
@@ -64,15 +91,35 @@ def _llama3_variant(swap_blend=False, fast_divided=False):
     return out
 
 
-_add(Array("08.3", "Llama 3 frequencies of a small head", _ch08_llama3, atol=1e-9, mistakes=[
-    (lambda: posenc.frequencies(16) / 8, "you divided every pair by the factor, as position interpolation does; "
-                                         "pairs with a wavelength below L / high_freq_factor keep their frequency."),
-    (lambda: _llama3_variant(swap_blend=True), "the blend runs the wrong way: g = (L/λ - low) / (high - low) is the "
-                                               "share that keeps ω_i, so the pair with more turns keeps more."),
-    (lambda: _llama3_variant(fast_divided=True), "the bands are swapped: the slow pairs (long wavelengths) are "
-                                                 "divided by the factor, the fast ones kept."),
-    (lambda: posenc.frequencies(16), "those are the frequencies as trained; the slow pairs must be divided by 8."),
-]))
+_add(
+    Array(
+        "08.3",
+        "Llama 3 frequencies of a small head",
+        _ch08_llama3,
+        atol=1e-9,
+        mistakes=[
+            (
+                lambda: posenc.frequencies(16) / 8,
+                "you divided every pair by the factor, as position interpolation does; "
+                "pairs with a wavelength below L / high_freq_factor keep their frequency.",
+            ),
+            (
+                lambda: _llama3_variant(swap_blend=True),
+                "the blend runs the wrong way: g = (L/λ - low) / (high - low) is the "
+                "share that keeps ω_i, so the pair with more turns keeps more.",
+            ),
+            (
+                lambda: _llama3_variant(fast_divided=True),
+                "the bands are swapped: the slow pairs (long wavelengths) are "
+                "divided by the factor, the fast ones kept.",
+            ),
+            (
+                lambda: posenc.frequencies(16),
+                "those are the frequencies as trained; the slow pairs must be divided by 8.",
+            ),
+        ],
+    )
+)
 
 
 def _yarn_ref(head_dim, base, factor, original):
@@ -89,8 +136,16 @@ def _yarn_with(head_dim, base, factor, original, *, truncate=True, reverse=False
 
 
 def _yarn_cases(rng):
-    fixed = [(128, 10000.0, 4.0, 4096), (64, 10000.0, 40.0, 4096), (128, 1e6, 4.0, 32768), (16, 500.0, 2.0, 64),
-             (256, 5e5, 8.0, 8192), (4, 10000.0, 16.0, 2048), (128, 5e5, 8.0, 131072), (232, 1e7, 48.0, 120000)]
+    fixed = [
+        (128, 10000.0, 4.0, 4096),
+        (64, 10000.0, 40.0, 4096),
+        (128, 1e6, 4.0, 32768),
+        (16, 500.0, 2.0, 64),
+        (256, 5e5, 8.0, 8192),
+        (4, 10000.0, 16.0, 2048),
+        (128, 5e5, 8.0, 131072),
+        (232, 1e7, 48.0, 120000),
+    ]
     cases = []
     for k in range(20):
         if k < len(fixed):
@@ -100,54 +155,106 @@ def _yarn_cases(rng):
             base = float(10 ** rng.uniform(2, 7))
             factor = float(rng.uniform(1, 64))
             original = int(rng.integers(64, 131073))
-        cases.append(Case((d, base, factor, original),
-                          f"head_dim = {d}, base = {base:,.6g}, factor = {factor:.6g}, original length = {original:,}"))
+        cases.append(
+            Case(
+                (d, base, factor, original),
+                f"head_dim = {d}, base = {base:,.6g}, factor = {factor:.6g}, original length = {original:,}",
+            )
+        )
     return cases
 
 
-_add(Function("08.4", "YaRN's inverse frequencies", _yarn_ref, _yarn_cases,
-              lambda out, case: _verify_array(out, _yarn_ref(*case.args), atol=1e-12),
-              own_code=True, mistakes=[
-    (_like(lambda d, b, s, L: posenc.frequencies(d, b) / s),
-     "you divided every pair by the factor (position interpolation); pairs with more than β_fast turns keep ω_i."),
-    (_like(lambda d, b, s, L: _yarn_with(d, b, s, L, reverse=True)),
-     "the ramp runs the wrong way: the fast pairs (many turns in L) keep ω_i, the slow ones get ω_i / s."),
-    (_like(lambda d, b, s, L: _yarn_with(d, b, s, L, truncate=False)),
-     "round the ramp's ends outwards to whole pairs (floor of the low end, ceil of the high end), as truncate "
-     "does by default."),
-]))
+_add(
+    Function(
+        "08.4",
+        "YaRN's inverse frequencies",
+        _yarn_ref,
+        _yarn_cases,
+        lambda out, case: _verify_array(out, _yarn_ref(*case.args), atol=1e-12),
+        own_code=True,
+        mistakes=[
+            (
+                _like(lambda d, b, s, L: posenc.frequencies(d, b) / s),
+                "you divided every pair by the factor (position interpolation); pairs with more than β_fast turns "
+                "keep ω_i.",
+            ),
+            (
+                _like(lambda d, b, s, L: _yarn_with(d, b, s, L, reverse=True)),
+                "the ramp runs the wrong way: the fast pairs (many turns in L) keep ω_i, the slow ones get ω_i / s.",
+            ),
+            (
+                _like(lambda d, b, s, L: _yarn_with(d, b, s, L, truncate=False)),
+                "round the ramp's ends outwards to whole pairs (floor of the low end, ceil of the high end), as "
+                "truncate does by default.",
+            ),
+        ],
+    )
+)
 
 _states("08.4", "numpy array of shape `(head_dim // 2,)`", atol=1e-12)
 
-_add(Choice("08.5", "partial rotation", "ABCD", "AB", {
-    "C": "with partial rotation the r rotated channels get the full ladder of an r-channel RoPE, base^(-2i/r); "
-         "keeping the head's own frequencies for the first pairs is proportional RoPE.",
-    "D": "the pass-through channels are never rotated: their term q·κ ignores positions altogether.",
-}, right={
-    "A": "the rotated channels give q·T(p - s)κ and the pass-through channels q·κ: both depend on p - s at most.",
-    "B": "96 · 0.25 = 24 channels rotate (12 pairs); the other 72 pass through unchanged.",
-}, nudge=(
-    "Split the score into the rotated channels and the pass-through ones, and ask what each part depends on.")))
+_add(
+    Choice(
+        "08.5",
+        "partial rotation",
+        "ABCD",
+        "AB",
+        {
+            "C": "with partial rotation the r rotated channels get the full ladder of an r-channel RoPE, base^(-2i/r); "
+            "keeping the head's own frequencies for the first pairs is proportional RoPE.",
+            "D": "the pass-through channels are never rotated: their term q·κ ignores positions altogether.",
+        },
+        right={
+            "A": "the rotated channels give q·T(p - s)κ and the pass-through channels q·κ: both depend on p - s at "
+            "most.",
+            "B": "96 · 0.25 = 24 channels rotate (12 pairs); the other 72 pass through unchanged.",
+        },
+        nudge=(
+            "Split the score into the rotated channels and the pass-through ones, and ask what each part depends on."
+        ),
+    )
+)
 
-_add(Choice("08.6", "what a causal NoPE layer cannot see", "ABCD", "AB", {
-    "C": "dropping token 0 shortens every prefix by one: a uniform average then reads 1/p instead of 1/(p+1).",
-    "D": "that changes the query itself (the token at p), so the weights change too.",
-}, right={
-    "A": "without positions a causal layer sees its prefix as a set: any order of the earlier tokens gives the "
-         "same weights and the same average.",
-    "B": "the causal mask hides every token after p from the output at p.",
-}, nudge=(
-    "Without positions the output at p is a weighted average over a set of tokens: which set, and weighted by "
-    "what?")))
+_add(
+    Choice(
+        "08.6",
+        "what a causal NoPE layer cannot see",
+        "ABCD",
+        "AB",
+        {
+            "C": "dropping token 0 shortens every prefix by one: a uniform average then reads 1/p instead of 1/(p+1).",
+            "D": "that changes the query itself (the token at p), so the weights change too.",
+        },
+        right={
+            "A": "without positions a causal layer sees its prefix as a set: any order of the earlier tokens gives the "
+            "same weights and the same average.",
+            "B": "the causal mask hides every token after p from the output at p.",
+        },
+        nudge=(
+            "Without positions the output at p is a weighted average over a set of tokens: which set, and weighted by "
+            "what?"
+        ),
+    )
+)
 
 
 def _ch08_dynamic_base():
     return 10000.0 * (2.0 * 16384 / 4096 - 1.0) ** (128 / 126)
 
 
-_add(Numeric("08.7", "dynamic NTK base", _ch08_dynamic_base, mistakes=[
-    (lambda: 10000.0 * 4.0 ** (128 / 126), "that ignores factor: the bracket is factor · n / L - (factor - 1)."),
-    (lambda: 10000.0 * 7.0 ** (126 / 128), "the exponent is upside down: d/(d-2), not (d-2)/d."),
-    (lambda: 10000.0, "n = 16,384 is longer than L = 4,096, so the base does change."),
-    (lambda: 10000.0 * 8.0 ** (128 / 126), "the bracket subtracts factor - 1: 2 · 4 - 1 = 7."),
-]))
+_add(
+    Numeric(
+        "08.7",
+        "dynamic NTK base",
+        _ch08_dynamic_base,
+        mistakes=[
+            (
+                lambda: 10000.0 * 4.0 ** (128 / 126),
+                "that ignores factor: the bracket is factor · n / L - (factor - 1).",
+            ),
+            (lambda: 10000.0 * 7.0 ** (126 / 128), "the exponent is upside down: d/(d-2), not (d-2)/d."),
+            (lambda: 10000.0, "n = 16,384 is longer than L = 4,096, so the base does change."),
+            (lambda: 10000.0 * 8.0 ** (128 / 126), "the bracket subtracts factor - 1: 2 · 4 - 1 = 7."),
+        ],
+    )
+)

@@ -78,24 +78,39 @@ def _float32_rows(error, positions, floor=2e-7) -> bool:
     return err.max() > floor and bool(np.all(err <= 1e-5 + 1e-6 * np.abs(positions)))
 
 
-FLOAT32_HINT = ("the error grows with the position, the mark of angles p·ω computed in float32 "
-                "(about p·6e-8 radians off). Form the angles in float64 and convert only the result.")
-DOUBLED_HINT = ("your exponent is doubled: i counts (sin, cos) pairs, so ω_i = base^(-2i/d). "
-                "If you loop over channels 0, 2, 4, ..., that channel index already is 2i.")
-CONCAT_HINT = ("you used the concatenated layout (all sines, then all cosines); "
-               "this one interleaves sin, cos, sin, cos, ...")
+FLOAT32_HINT = (
+    "the error grows with the position, the mark of angles p·ω computed in float32 "
+    "(about p·6e-8 radians off). Form the angles in float64 and convert only the result."
+)
+DOUBLED_HINT = (
+    "your exponent is doubled: i counts (sin, cos) pairs, so ω_i = base^(-2i/d). "
+    "If you loop over channels 0, 2, 4, ..., that channel index already is 2i."
+)
+CONCAT_HINT = (
+    "you used the concatenated layout (all sines, then all cosines); this one interleaves sin, cos, sin, cos, ..."
+)
 SWAP_HINT = "sine and cosine are swapped: channel 2i holds the sine, channel 2i+1 the cosine."
-DEGREES_HINT = ("your angles were treated as degrees (np.radians, np.deg2rad, π/180 or 360 somewhere): p·ω_i is "
-                "already in radians, which np.sin and np.cos take; convert nothing.")
-INVERTED_BASE_HINT = ("the exponent has the wrong sign: ω_i = base^(-2i/d) = (1/base)^(2i/d), which falls with i; "
-                      "you used base^(2i/d), base where 1/base belongs.")
+DEGREES_HINT = (
+    "your angles were treated as degrees (np.radians, np.deg2rad, π/180 or 360 somewhere): p·ω_i is "
+    "already in radians, which np.sin and np.cos take; convert nothing."
+)
+INVERTED_BASE_HINT = (
+    "the exponent has the wrong sign: ω_i = base^(-2i/d) = (1/base)^(2i/d), which falls with i; "
+    "you used base^(2i/d), base where 1/base belongs."
+)
 FACTOR2_HINT = "the factor 2 in the exponent is missing: ω_i = base^(-2i/d), with 2i, not i, over d."
-COSINE_HINT = ("the cosines are missing: each pair holds the sine AND the cosine of the same angle p·ω_i; "
-               "your cosine channels hold a sine again, or stay 0.")
-POSITIONS_HINT = ("your rows encode 0, 1, 2, ... whatever `positions` holds: row r must encode positions[r], "
-                  "the position given (not its index r); the test positions are scattered and large.")
-PAIR_SHIFT_HINT = ("your pairs are counted from 1 (i + 1 where i belongs): the first pair is i = 0, whose "
-                   "frequency is base^0 = 1, and the last is i = ceil(d/2) - 1.")
+COSINE_HINT = (
+    "the cosines are missing: each pair holds the sine AND the cosine of the same angle p·ω_i; "
+    "your cosine channels hold a sine again, or stay 0."
+)
+POSITIONS_HINT = (
+    "your rows encode 0, 1, 2, ... whatever `positions` holds: row r must encode positions[r], "
+    "the position given (not its index r); the test positions are scattered and large."
+)
+PAIR_SHIFT_HINT = (
+    "your pairs are counted from 1 (i + 1 where i belongs): the first pair is i = 0, whose "
+    "frequency is base^0 = 1, and the last is i = ceil(d/2) - 1."
+)
 
 
 def _degrees(omega):
@@ -168,15 +183,18 @@ def _within(atol, rtol) -> str:
         return f"within {100 * rtol:g} % of the exact value"
     if not rtol:
         return f"within {_power_of_ten(atol)} of the exact value"
-    return (f"within {_power_of_ten(atol)[:-1]} + {_power_of_ten(rtol)[1:-1]}\\,|v|$ "
-            "of the exact value $v$")
+    return f"within {_power_of_ten(atol)[:-1]} + {_power_of_ten(rtol)[1:-1]}\\,|v|$ of the exact value $v$"
 
 
 def tolerance(question) -> dict:
     """What the grader of ``question`` accepts: {"atol", "rtol", "dtype", "integer"} (choice questions: {})."""
     if question.kind == "numeric":
-        return {"atol": 0.0, "rtol": 0.0 if question.integer else question.rtol, "dtype": None,
-                "integer": question.integer}
+        return {
+            "atol": 0.0,
+            "rtol": 0.0 if question.integer else question.rtol,
+            "dtype": None,
+            "integer": question.integer,
+        }
     if question.kind == "array":
         return {"atol": question.atol, "rtol": question.rtol, "dtype": None, "integer": False}
     if question.kind == "function":
@@ -190,8 +208,11 @@ def requirement(question) -> str | None:
     its text says "Choose one" or "Choose all that apply" instead)."""
     tol = tolerance(question)
     if question.kind == "numeric":
-        return ("**Accepted:** the exact whole number." if tol["integer"]
-                else f"**Accepted:** a number {_within(0.0, tol['rtol'])}.")
+        return (
+            "**Accepted:** the exact whole number."
+            if tol["integer"]
+            else f"**Accepted:** a number {_within(0.0, tol['rtol'])}."
+        )
     if question.kind == "array":
         shape = np.shape(question.reference())
         return f"**Accepted:** an array of shape `{shape}`, each element {_within(tol['atol'], tol['rtol'])}."
@@ -201,6 +222,8 @@ def requirement(question) -> str | None:
             returns = f"{tol['dtype'].name} {returns}"
         precision = " (float64 precision: float32 is not enough)" if 0 < tol["atol"] < 1e-7 else ""
         n = len(question.cases(np.random.default_rng(0)))
-        return (f"**Accepted:** a {returns}, each element {_within(tol['atol'], tol['rtol'])}{precision}; "
-                f"all {n} test inputs within {question.limit:g} s in total.")
+        return (
+            f"**Accepted:** a {returns}, each element {_within(tol['atol'], tol['rtol'])}{precision}; "
+            f"all {n} test inputs within {question.limit:g} s in total."
+        )
     return None
