@@ -254,3 +254,25 @@ def test_solved_survives_later_tries_and_a_restart_of_the_python_process(tmp_pat
         "  attempted, not solved yet: 02.4 (1 try, the last wrong)",
     ], second.stdout + second.stderr
     assert f"Progress is saved in {tmp_path / 'progress.json'}" in second.stdout
+
+
+def test_importing_the_grader_reads_nothing_and_a_refused_file_is_named_once_at_first_use(tmp_path):
+    path = tmp_path / "progress.json"
+    path.write_text("{damaged")
+    env = {
+        **os.environ,
+        "POSENC_PROGRESS": str(path),
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]),
+    }
+    code = (
+        "import grading\n"
+        "print('imported', grading._store.entries == {} and not grading._store_read)\n"
+        "grading.summary('02')\n"
+        "grading.check('02.3', 0.01)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    lines = done.stdout.splitlines()
+    assert lines[0] == "imported True", done.stdout + done.stderr
+    assert lines[1].startswith(f"grading: the file {path} is not valid JSON"), lines
+    assert sum("is not valid JSON" in line for line in lines) == 2  # the first use, and summary's where-line
+    assert lines[-1] == "02.3 ✓ correct" and path.read_text() == "{damaged"

@@ -61,9 +61,8 @@ from posenc_course.arguments import shown as _shown
 
 __all__ = ["check", "summary", "assert_all_correct", "progress", "reveal", "reset", "QUESTIONS"]
 
-_store = _Store(default_path())  # the progress file (grading/store.py): read now, written after every check
-if _store.load():
-    print(f"grading: {_store.problem}")
+_store = _Store(default_path())  # the progress file (grading/store.py): read at first use, written after every check
+_store_read = False
 _checking = False  # a check is running: a check called from the learner's code is refused
 _refused = False  # ... and that refusal has been printed once
 _NOT_GIVEN = object()  # check's answer when the learner gave none (None is an answer, and gets feedback)
@@ -183,7 +182,7 @@ def check(qid=None, answer=_NOT_GIVEN) -> Verdict:
     if status == UNCHECKABLE:
         message = _uncheckable(message)
     if status != UNANSWERED:  # an unanswered cell changes nothing: "Run All" on a blank notebook loses nothing
-        _save(_store.record(qid, status))
+        _save(_progress().record(qid, status))
     print(f"{qid} {MARKS[status]}" + ("" if status == CORRECT and not message else f" {message}"))
     return Verdict(status == CORRECT)
 
@@ -232,7 +231,7 @@ def reveal(qid=None) -> None:
             f"is in the solutions notebook of chapter {qid[:2]}."
         )
         return
-    _save(_store.reveal(qid))
+    _save(_progress().reveal(qid))
     print(f"{qid} answer: {question.reference()} — why each option is right or wrong:\n{question.explained()}")
 
 
@@ -241,11 +240,24 @@ def _save(problem):
         print(f"grading: {problem}")
 
 
+def _progress() -> _Store:
+    """The learner's progress, read from its file at the first use (importing grading reads nothing), when a
+    file that cannot be used is named once."""
+    global _store_read
+    if not _store_read:
+        _store_read = True
+        if _store.load():
+            print(f"grading: {_store.problem}")
+    return _store
+
+
 def _use_progress_file(path) -> None:
     """Keep progress in the file ``path`` from now on (None: in memory only), reading what it holds.
     For the tests and the maintainer's tools, which must not touch a learner's file."""
+    global _store_read
     _store.path = None if path is None else __import__("pathlib").Path(path)
     _store.load()
+    _store_read = True
 
 
 SOLVED, UNTRIED = "solved", "untried"
@@ -265,7 +277,7 @@ def progress(chapter=None) -> dict[str, str]:
 
 
 def _state(qid) -> str:
-    entry = _store.entries.get(qid)
+    entry = _progress().entries.get(qid)
     return UNTRIED if entry is None else SOLVED if entry["solved"] else entry["last"]
 
 
@@ -287,7 +299,7 @@ def summary(chapter=None) -> None:
         for c in chapters:
             _chapter_summary(c, brief=True)
         print('  summary("02") lists the questions of one chapter.')
-    print(f"  {_store.where()}")
+    print(f"  {_progress().where()}")
     if all(_state(q) == SOLVED for q in QUESTIONS if q[:2] in chapters):
         print("  Every question is solved.")
 
@@ -315,14 +327,14 @@ def _chapter_summary(chapter, brief=False) -> None:
     ]:
         if ids:
             print(f"  {label}: {', '.join(_detail(q) for q in ids)}")
-    shown = sorted(q for q in states if q in _store.revealed)
+    shown = sorted(q for q in states if q in _progress().revealed)
     if shown:
         print(f"  answer shown (grading.reveal): {', '.join(shown)}")
 
 
 def _detail(qid) -> str:
     """'02.3', or '02.3 (solved; your last try was wrong)', or '02.4 (2 tries, the last wrong)'."""
-    entry = _store.entries.get(qid)
+    entry = _progress().entries.get(qid)
     if entry is None or (entry["solved"] and entry["last"] == CORRECT):
         return qid
     if entry["solved"]:
@@ -345,7 +357,7 @@ def assert_all_correct(chapter=None) -> None:
     latest check was not correct: the solutions notebooks end with it, so that a wrong solution fails CI
     even where the question was solved before."""
     chapters = _chapters(chapter, "assert_all_correct", say=_fail)
-    bad = {q: (_store.entries.get(q) or {}).get("last") or UNTRIED for q in QUESTIONS if q[:2] in chapters}
+    bad = {q: (_progress().entries.get(q) or {}).get("last") or UNTRIED for q in QUESTIONS if q[:2] in chapters}
     bad = {q: last for q, last in bad.items() if last != CORRECT}
     if bad:
         where = f"chapter {chapters[0]}" if len(chapters) == 1 else "the course"
@@ -361,12 +373,12 @@ def reset(chapter=None) -> None:
     """Forget every recorded result (in memory and in the progress file; a refused file is moved aside), or
     only those of ``chapter``."""
     if chapter is None:
-        done = _store.reset()
+        done = _progress().reset()
     else:
         chapters = _chapters(chapter, "reset")
         if chapters is None:
             return
-        done = _store.forget([q for q in QUESTIONS if q[:2] in chapters]) or (
+        done = _progress().forget([q for q in QUESTIONS if q[:2] in chapters]) or (
             f"Progress of chapter {chapters[0]} reset; the other chapters' is kept."
         )
     if done:
