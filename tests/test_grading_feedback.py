@@ -22,7 +22,7 @@ from grading_tries import LyingArray  # the battery's lying subclass: one defini
 from grading import QUESTIONS, check, runner
 from support.grading_session import feedback
 from grading import feedback as feedback_module
-from grading.feedback import _verify_array
+from grading.feedback import verify_array
 from grading.kinds import CORRECT, WRONG, Numeric
 
 pytestmark = pytest.mark.usefixtures("fresh_progress")  # every test: progress of its own
@@ -189,7 +189,7 @@ def solved_by_blind_guessing():
 def test_blind_guessing_from_the_feedback_solves_no_numeric_question(monkeypatch):
     assert len(NUMERIC) == 19  # three of them chapter 08's
     assert solved_by_blind_guessing() == []
-    monkeypatch.setattr(grading.kinds, "_how_far", leaky_how_far)  # the same attack against leaky wording
+    monkeypatch.setattr(grading.kinds, "how_far", leaky_how_far)  # the same attack against leaky wording
     assert len(solved_by_blind_guessing()) >= 13
 
 
@@ -323,7 +323,7 @@ def test_a_close_whole_number_says_close_not_zero_percent(capsys):
 
 def test_values_equal_to_float32_precision_are_named_not_printed_twice():
     want = np.array([0.5, 1.1939439123456789])
-    message = _verify_array(want.astype(np.float32), want, atol=1e-8)
+    message = verify_array(want.astype(np.float32), want, atol=1e-8)
     assert (
         message == "element [1] is right to float32 precision, but this question asks for an error below 1e-08: "
         "compute in float64 and return float64."
@@ -332,7 +332,7 @@ def test_values_equal_to_float32_precision_are_named_not_printed_twice():
 
 def test_a_question_that_asks_for_float16_is_not_told_to_use_float64():
     want = np.array([0.84147098, 1.0])
-    message = _verify_array((want + 3.1e-4).astype(np.float16), want, dtype=np.float16, atol=3e-4)
+    message = verify_array((want + 3.1e-4).astype(np.float16), want, dtype=np.float16, atol=3e-4)
     assert message == ("element [0] is 0.84179688, expected 0.84147098 (off by 0.00033; it must be within 0.0003)."), (
         message
     )
@@ -340,10 +340,10 @@ def test_a_question_that_asks_for_float16_is_not_told_to_use_float64():
 
 def test_a_wrong_element_is_printed_with_digits_enough_to_differ():
     want = np.array([1.19394391, 2.0])
-    message = _verify_array(want + [3e-8, 0], want, atol=1e-8)
+    message = verify_array(want + [3e-8, 0], want, atol=1e-8)
     got, expected = re.search(r"is (\S+), expected (\S+) \(off by 3e-08; it must be within 1e-08\)", message).groups()
     assert got != expected and float(got) != float(expected), message
-    assert "must be exact" in _verify_array(np.array([1.0, 2.0]), np.array([1.0, 2.5]), atol=0.0)
+    assert "must be exact" in verify_array(np.array([1.0, 2.0]), np.array([1.0, 2.5]), atol=0.0)
 
 
 @pytest.mark.parametrize(

@@ -25,7 +25,7 @@ import torch
 
 import grading
 from grading import QUESTIONS, runner
-from grading.feedback import _seed
+from grading.feedback import seed_for
 
 
 def function_questions() -> list[str]:
@@ -36,7 +36,7 @@ def overhead(qid, method, repeat=5) -> float:
     """Median seconds of ``check(qid, reference)`` minus median seconds of the same work in this process."""
     q = QUESTIONS[qid]
     f = q.reference()
-    cases = q.cases(np.random.default_rng(_seed(qid)))
+    cases = q.cases(np.random.default_rng(seed_for(qid)))
     saved = runner.METHOD
     runner.METHOD = method
     checked, direct = [], []

@@ -53,7 +53,7 @@ import re
 import sys
 
 from grading.bank import QUESTIONS
-from grading.feedback import _ordinary, _short
+from grading.feedback import is_ordinary, short_error
 from grading.kinds import CORRECT, INTERRUPTED, UNANSWERED, UNCHECKABLE, WRONG
 from grading import runner as _runner
 from grading.store import Store as _Store, default_path
@@ -162,8 +162,8 @@ def check(qid=None, answer=_NOT_GIVEN) -> Verdict:
         status, message = INTERRUPTED, "stopped before every test input ran; run the cell again to check it."
     except Exception as exc:  # an answer too strange to read, a bug of ours, or packages changed under the kernel
         in_worker = isinstance(exc, _runner.GraderFailure)  # its text names the worker's exception
-        failed = f"({_short(exc)})" if in_worker else f"({type(exc).__name__}: {_short(exc)})"
-        if in_worker or _ordinary(answer) or _stale():
+        failed = f"({short_error(exc)})" if in_worker else f"({type(exc).__name__}: {short_error(exc)})"
+        if in_worker or is_ordinary(answer) or _stale():
             status, message = UNCHECKABLE, f"the grader failed {failed}"
         else:
             status, message = (
@@ -172,7 +172,7 @@ def check(qid=None, answer=_NOT_GIVEN) -> Verdict:
             )
     except BaseException as exc:  # SystemExit, GeneratorExit ... raised by the answer itself (e.g. its __array__)
         status = WRONG
-        text = _short(exc)
+        text = short_error(exc)
         message = (
             f"reading your answer raised {type(exc).__name__}{': ' + text if text else ''}; "
             "give plain numbers, a list or an array."

@@ -3,7 +3,7 @@
 Answers of any real dtype are read (bfloat16 and float16 tensors included);
 complex ones are refused with a message, never cut to their real part. A wrong
 number is described by its direction and a coarse size only, never by a ratio
-or difference precise enough to compute the answer from (``_how_far``).
+or difference precise enough to compute the answer from (``how_far``).
 """
 
 from __future__ import annotations
@@ -28,13 +28,13 @@ import numpy as np
 import torch
 
 
-def _short(exc, limit=160) -> str:
+def short_error(exc, limit=160) -> str:
     text = str(exc).strip().splitlines()
     text = text[0] if text else ""
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _describe(x) -> str:
+def describe(x) -> str:
     """A short name for what the learner gave, for messages."""
     if x is None:
         return "None"
@@ -53,15 +53,15 @@ def _describe(x) -> str:
     return f"{'an' if name[0].lower() in 'aeiou' else 'a'} {name}"
 
 
-def _index(idx) -> str:
+def index_text(idx) -> str:
     return "[" + ", ".join(str(int(i)) for i in idx) + "]"
 
 
-def _close(a, b, rtol, atol=0.0) -> bool:
+def close_enough(a, b, rtol, atol=0.0) -> bool:
     return abs(a - b) <= atol + rtol * abs(b)
 
 
-def _seed(qid: str) -> int:
+def seed_for(qid: str) -> int:
     return zlib.crc32(qid.encode())
 
 
@@ -72,7 +72,7 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def _digits(a, b, least=8) -> tuple[str, str]:
+def shown_digits(a, b, least=8) -> tuple[str, str]:
     """``a`` and ``b`` printed with the fewest significant digits (at least ``least``) that tell them apart."""
     for n in range(least, 18):
         shown = f"{a:.{n}g}", f"{b:.{n}g}"
@@ -81,7 +81,7 @@ def _digits(a, b, least=8) -> tuple[str, str]:
     return shown
 
 
-def _tolerance(rtol=0.0, atol=0.0) -> str:
+def tolerance_text(rtol=0.0, atol=0.0) -> str:
     """How close an answer must be, in words: "within 0.1% of the right value", "within 1e-06"."""
     parts = ([f"{atol:g}"] if atol else []) + ([f"{rtol * 100:g}% of the right value"] if rtol else [])
     return "within " + " + ".join(parts) if parts else "exact"
@@ -90,7 +90,7 @@ def _tolerance(rtol=0.0, atol=0.0) -> str:
 ITEMS_READ = 10**6  # values read at most from a generator or other iterator given as an array
 
 
-def _plain(x):
+def plain_value(x):
     """(plain ndarray, None) or (None, message) for an ndarray ``x``, perhaps of a subclass.
 
     Answers are compared as plain arrays only: a subclass's own comparisons, ``any()`` or ufuncs could lie (a
@@ -115,7 +115,7 @@ def _tensor_to_numpy(t):
         return torch.Tensor.numpy(torch.Tensor.to(torch.Tensor.cpu(torch.Tensor.detach(t)), torch.float64)).copy()
 
 
-def _as_number(answer, _depth=0):
+def as_number(answer, _depth=0):
     """(float, None) or (None, message).
 
     Any real scalar is read: Python and numpy numbers of every width, a
@@ -124,32 +124,32 @@ def _as_number(answer, _depth=0):
     """
     if isinstance(answer, (list, tuple)):
         if len(answer) == 1 and _depth < 3:
-            return _as_number(answer[0], _depth + 1)
+            return as_number(answer[0], _depth + 1)
         kind = type(answer).__name__
         got = f"an empty {kind}" if not answer else f"a {kind} of {_plural(len(answer), 'item')}"
         return None, f"expected one number, got {got}."
     if isinstance(answer, torch.Tensor):
         if answer.numel() != 1:
-            return None, f"expected one number, got {_describe(answer)}."
+            return None, f"expected one number, got {describe(answer)}."
         try:
             answer = answer.detach().cpu().reshape(()).item()
         except (RuntimeError, TypeError, ValueError) as exc:  # e.g. a sparse or meta tensor
-            return None, f"could not read your tensor as a number ({_short(exc)})."
+            return None, f"could not read your tensor as a number ({short_error(exc)})."
     if isinstance(answer, np.ndarray):
-        answer, problem = _plain(answer)
+        answer, problem = plain_value(answer)
         if problem:
             return None, problem
         if answer.size != 1:
-            return None, f"expected one number, got {_describe(answer)}."
+            return None, f"expected one number, got {describe(answer)}."
         answer = answer.reshape(()).item()
     if isinstance(answer, (bool, np.bool_)):
         return None, f"expected a number, got the bool {answer}."
     if isinstance(answer, str):
-        return None, f"expected a number, got {_describe(answer)}: write the number without quotes."
+        return None, f"expected a number, got {describe(answer)}: write the number without quotes."
     if isinstance(answer, numbers.Complex) and not isinstance(answer, numbers.Real):
         return None, f"expected a real number, got the complex number {complex(answer)!r}. {COMPLEX}"
     if not isinstance(answer, numbers.Real):
-        return None, f"expected a number, got {_describe(answer)}."
+        return None, f"expected a number, got {describe(answer)}."
     try:
         x = float(answer)
     except OverflowError:
@@ -161,7 +161,7 @@ def _as_number(answer, _depth=0):
     return x, None
 
 
-def _how_far(x, want, rtol, *, integer=False) -> str:
+def how_far(x, want, rtol, *, integer=False) -> str:
     """What is wrong with the number ``x``, in words that do not give the answer away.
 
     Only the direction and a coarse size (more than 10 times, 2 to 10 times,
@@ -175,9 +175,9 @@ def _how_far(x, want, rtol, *, integer=False) -> str:
     """
 
     def hit(value):
-        return value == want if integer else _close(value, want, rtol)
+        return value == want if integer else close_enough(value, want, rtol)
 
-    exact = "the answer is a whole number, so it must be exact" if integer else f"it must be {_tolerance(rtol)}"
+    exact = "the answer is a whole number, so it must be exact" if integer else f"it must be {tolerance_text(rtol)}"
     if want == 0 or x == 0:
         return f"too {'high' if x > want else 'low'}."
     if (x > 0) != (want > 0):
@@ -197,7 +197,7 @@ def _how_far(x, want, rtol, *, integer=False) -> str:
     return f"{direction}, but close: within 10%; {exact}."
 
 
-def _as_array(answer):
+def as_array(answer):
     """(float64 array, None) or (None, message).
 
     Arrays, tensors (any real dtype, bfloat16 and float16 included) and nested
@@ -205,7 +205,7 @@ def _as_array(answer):
     part, strings rather than parsed.
     """
     if answer is None or isinstance(answer, (str, bytes, bool, dict)) or callable(answer):
-        return None, f"expected an array of numbers, got {_describe(answer)}."
+        return None, f"expected an array of numbers, got {describe(answer)}."
     if isinstance(answer, (set, frozenset)):
         return None, "a set has no order: give the numbers as a list or an array."
     try:
@@ -214,7 +214,7 @@ def _as_array(answer):
                 return None, f"your tensor is complex ({answer.dtype}). {COMPLEX}"
             answer = _tensor_to_numpy(answer)  # any real dtype, bfloat16 too
         if isinstance(answer, np.ndarray):
-            answer, problem = _plain(answer)
+            answer, problem = plain_value(answer)
             if problem:
                 return None, problem
         elif isinstance(answer, collections.abc.Iterator) or isinstance(answer, (map, filter, range)):
@@ -247,32 +247,32 @@ def _as_array(answer):
     except (RuntimeError, TypeError, ValueError) as exc:
         if "complex" in str(exc):
             return None, f"your array contains complex numbers. {COMPLEX}"
-        return None, f"could not read your answer as an array of numbers ({_short(exc)})."
+        return None, f"could not read your answer as an array of numbers ({short_error(exc)})."
     return arr, None
 
 
-def _same(a, b) -> bool:
+def same_value(a, b) -> bool:
     """Is ``a`` (what the learner got) still equal to ``b`` (a pristine copy)?"""
     if isinstance(b, np.ndarray):
         return isinstance(a, np.ndarray) and a.shape == b.shape and np.array_equal(a, b, equal_nan=True)
     if isinstance(b, torch.Tensor):
         return isinstance(a, torch.Tensor) and a.shape == b.shape and torch.equal(a, b)
     if isinstance(b, (tuple, list)):
-        return isinstance(a, (tuple, list)) and len(a) == len(b) and all(map(_same, a, b))
+        return isinstance(a, (tuple, list)) and len(a) == len(b) and all(map(same_value, a, b))
     try:
         return bool(a == b)
     except Exception:
         return False
 
 
-def _safely(test, *args) -> bool:
+def safely(test, *args) -> bool:
     try:
         return bool(test(*args))
     except Exception:
         return False
 
 
-def _verify_array(out, want, *, dtype=None, atol=1e-8):
+def verify_array(out, want, *, dtype=None, atol=1e-8):
     """Message for the first problem of ``out`` against ``want`` (numpy), or None.
 
     Function questions ask for a numpy array; anything else (a torch tensor
@@ -285,8 +285,8 @@ def _verify_array(out, want, *, dtype=None, atol=1e-8):
         how = " (.float().numpy(): numpy has no bfloat16)" if out.dtype == torch.bfloat16 else ""
         return f"your function returned a torch tensor of dtype {out.dtype}; return a numpy array{how}."
     if not isinstance(out, np.ndarray):
-        return f"your function returned {_describe(out)}; return a numpy array."
-    out, problem = _plain(out)
+        return f"your function returned {describe(out)}; return a numpy array."
+    out, problem = plain_value(out)
     if problem:
         return problem
     if out.shape != want.shape:
@@ -298,7 +298,7 @@ def _verify_array(out, want, *, dtype=None, atol=1e-8):
     if dtype is not None and out.dtype != dtype:
         return f"expected dtype {np.dtype(dtype)}, got {out.dtype}."
     if np.isnan(out).any():
-        return f"element {_index(np.argwhere(np.isnan(out))[0])} is NaN."
+        return f"element {index_text(np.argwhere(np.isnan(out))[0])} is NaN."
     err = np.abs(out.astype(np.float64) - want)
     bad = err > atol
     if not bad.any():
@@ -308,24 +308,24 @@ def _verify_array(out, want, *, dtype=None, atol=1e-8):
     low_precision = dtype is None and out.dtype.kind == "f" and out.dtype.itemsize < 8
     if low_precision and err[i] <= 2 * np.spacing(np.abs(expected).astype(out.dtype)):
         return (
-            f"element {_index(i)} is right to {out.dtype} precision, but this question asks for an error "
+            f"element {index_text(i)} is right to {out.dtype} precision, but this question asks for an error "
             f"below {atol:g}: compute in float64 and return float64."
         )
-    shown = _digits(got, expected)
+    shown = shown_digits(got, expected)
     msg = (
-        f"element {_index(i)} is {shown[0]}, expected {shown[1]} "
-        f"(off by {_digits(err[i], atol, least=2)[0]}; it must be {_tolerance(atol=atol)})"
+        f"element {index_text(i)} is {shown[0]}, expected {shown[1]} "
+        f"(off by {shown_digits(err[i], atol, least=2)[0]}; it must be {tolerance_text(atol=atol)})"
     )
     if dtype is None and err.max() < 1e-5 and atol < 1e-6:
         msg += ": your values agree only to float32 precision; compute in float64"
     return msg + "."
 
 
-def _reference_verifier(reference, **options):
-    return lambda out, case: _verify_array(out, np.asarray(reference(*case.args), dtype=np.float64), **options)
+def reference_verifier(reference, **options):
+    return lambda out, case: verify_array(out, np.asarray(reference(*case.args), dtype=np.float64), **options)
 
 
-def _like(model, atol=1e-6):
+def matches_model(model, atol=1e-6):
     """A mistake predicate: the learner's output equals what the buggy ``model`` gives."""
 
     def test(out, case):
@@ -335,7 +335,7 @@ def _like(model, atol=1e-6):
     return test
 
 
-def _ordinary(answer, depth=0) -> bool:
+def is_ordinary(answer, depth=0) -> bool:
     """Is ``answer`` made only of things whose behaviour the grader knows (Python's own types, numpy's, torch's,
     functions and classes)? Then a failure reading it is the grader's; an object of another kind may raise or
     lie in its own methods."""
@@ -345,7 +345,7 @@ def _ordinary(answer, depth=0) -> bool:
         return False
     if isinstance(answer, (list, tuple, set, frozenset, dict)):
         items = answer.values() if isinstance(answer, dict) else answer
-        return depth < 3 and all(_ordinary(x, depth + 1) for x in itertools.islice(items, 1000))
+        return depth < 3 and all(is_ordinary(x, depth + 1) for x in itertools.islice(items, 1000))
     return True
 
 
@@ -356,7 +356,7 @@ def _ordinary(answer, depth=0) -> bool:
 # kernel's linecache (IPython registers each cell there, as /tmp/ipykernel_<pid>/<hash>.py or
 # <ipython-input-N-...>). A forked worker inherits that cache; a spawned one has none, and cloudpickle, which
 # sends it the function by value, renames every code object's file "<dynamic-code>". So the kernel reads the
-# lines of the learner's code before the work is sent (``_learner_lines``), keyed by what survives pickling
+# lines of the learner's code before the work is sent (``learner_lines``), keyed by what survives pickling
 # (``_code_key``), and they travel with the work to whichever worker runs it.
 
 _CELL_NAME = re.compile(r"^<ipython-input-\d+-|ipykernel_\d+[/\\][^/\\]+\.py$")
@@ -368,7 +368,7 @@ def _code_key(code) -> tuple:
     return code.co_name, code.co_firstlineno, code.co_code
 
 
-def _learner_lines(f) -> dict:
+def learner_lines(f) -> dict:
     """{code key: (where, {line number: text})} for the code of ``f`` and what it uses: its nested code, its
     closure, the methods of a class, and the functions and classes of its own module (the notebook) that it
     names, followed transitively. ``where`` is "your cell" or a file's name. Reads code objects and
@@ -386,9 +386,9 @@ def _learner_lines(f) -> dict:
             todo += [v for v in vars(obj).values() if isinstance(v, (types.FunctionType, staticmethod, classmethod))]
             todo += list(obj.__bases__)
             continue
-        nested = list(_code_objects(obj.__code__))
+        nested = list(code_objects(obj.__code__))
         codes += nested
-        todo += [c.cell_contents for c in (obj.__closure__ or ()) if _filled(c)]
+        todo += [c.cell_contents for c in (obj.__closure__ or ()) if is_filled(c)]
         names = set().union(*(c.co_names for c in nested))
         todo += [obj.__globals__[n] for n in names if n in obj.__globals__]
     excluded, found = _not_the_learners(), {}
@@ -407,14 +407,14 @@ def _where(filename) -> str:
     return "your cell" if cell else os.path.basename(filename)
 
 
-def _code_objects(code):
+def code_objects(code):
     yield code
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
-            yield from _code_objects(const)
+            yield from code_objects(const)
 
 
-def _filled(cell) -> bool:
+def is_filled(cell) -> bool:
     try:
         cell.cell_contents  # noqa: B018  (reading an empty cell raises ValueError)
         return True
@@ -446,10 +446,10 @@ def _is_learners(filename, excluded) -> bool:
     return not any(path == place or path.startswith(place.rstrip(os.sep) + os.sep) for place in excluded)
 
 
-def _raised_at(exc, lines=None) -> str:
+def raised_at(exc, lines=None) -> str:
     """ ", at line 4 of your cell: <that line>" for the deepest frame of ``exc``'s traceback that runs the
     learner's code (not numpy's, torch's or the grader's), or "" when that line is not known. ``lines``: what
-    ``_learner_lines`` read in the kernel; without it (or for code it did not reach) linecache is asked."""
+    ``learner_lines`` read in the kernel; without it (or for code it did not reach) linecache is asked."""
     try:
         lines, excluded, said, tb = lines or {}, _not_the_learners(), "", exc.__traceback__
         while tb is not None:

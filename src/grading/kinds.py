@@ -11,27 +11,27 @@ from torch import nn
 import numpy as np
 import torch
 
-from grading.feedback import _digits, _tolerance  # (for Numeric, Choice and Array)
+from grading.feedback import shown_digits, tolerance_text  # (for Numeric, Choice and Array)
 
 import posenc
 from grading import reference
 from grading.feedback import (
-    _as_array,
-    _as_number,
-    _learner_lines,
-    _close,
-    _code_objects,
-    _describe,
-    _filled,
-    _how_far,
-    _index,
-    _ordinary,
-    _plain,
-    _raised_at,
-    _safely,
-    _same,
-    _seed,
-    _short,
+    as_array,
+    as_number,
+    learner_lines,
+    close_enough,
+    code_objects,
+    describe,
+    is_filled,
+    how_far,
+    index_text,
+    is_ordinary,
+    plain_value,
+    raised_at,
+    safely,
+    same_value,
+    seed_for,
+    short_error,
 )
 from grading.runner import _run
 
@@ -99,7 +99,7 @@ class Numeric(Question):
     """One real number, within ``rtol`` (or exact with ``integer``).
 
     ``mistakes``: (function giving a wrong value, hint). Any other wrong
-    number gets its direction and a coarse size only (see ``_how_far``).
+    number gets its direction and a coarse size only (see ``how_far``).
     """
 
     kind = "numeric"
@@ -114,23 +114,23 @@ class Numeric(Question):
         return self._reference
 
     def _hit(self, x, value) -> bool:
-        return x == value if self.integer else _close(x, value, self.rtol)
+        return x == value if self.integer else close_enough(x, value, self.rtol)
 
     def judge(self, answer):
-        x, problem = _as_number(answer)
+        x, problem = as_number(answer)
         if problem:
             return WRONG, problem
         if self.integer:
             whole = round(x)
             if abs(x - whole) > 1e-9 * max(1.0, abs(x)):  # 8.000000000000002 is 8; 8.5 is not
-                return WRONG, f"the answer is a whole number; you gave {_digits(x, whole, least=6)[0]}."
+                return WRONG, f"the answer is a whole number; you gave {shown_digits(x, whole, least=6)[0]}."
             x = float(whole)
         if self._hit(x, self._want):
             return CORRECT, ""
         for value, hint in _mistake_values(self, float):
             if self._hit(x, value):
                 return WRONG, hint
-        return WRONG, _how_far(x, self._want, self.rtol, integer=self.integer)
+        return WRONG, how_far(x, self._want, self.rtol, integer=self.integer)
 
 
 class Choice(Question):
@@ -216,7 +216,7 @@ class Choice(Question):
         if isinstance(answer, (list, tuple, set, frozenset)) and all(isinstance(a, str) for a in answer):
             answer = " ".join(answer)
         if not isinstance(answer, str):
-            return None, f"give the letter(s) as a string, e.g. {example}; got {_describe(answer)}."
+            return None, f"give the letter(s) as a string, e.g. {example}; got {describe(answer)}."
         tokens = [t for t in re.split(r"[\s,;/+&()\[\].:=\-'\"]+", answer.upper()) if t and t not in self.FILLER]
         if not tokens:
             return None, f"no letter given: write e.g. {example}."
@@ -249,13 +249,13 @@ class Array(Question):
 
     def judge(self, answer):
         want = self._want
-        got, problem = _as_array(answer)
+        got, problem = as_array(answer)
         if problem:
             return WRONG, problem
         if got.shape != want.shape:
             return WRONG, f"expected an array of shape {want.shape}, got shape {got.shape}."
         if np.isnan(got).any():
-            return WRONG, f"element {_index(np.argwhere(np.isnan(got))[0])} is NaN."
+            return WRONG, f"element {index_text(np.argwhere(np.isnan(got))[0])} is NaN."
         bad = np.abs(got - want) > self.atol + self.rtol * np.abs(want)
         if not bad.any():
             return CORRECT, ""
@@ -268,14 +268,14 @@ class Array(Question):
             ""
             if np.abs(got - want).max() > 1e-2 * max(1.0, np.abs(want).max())
             else (
-                f" Close, but each element must be {_tolerance(self.rtol, self.atol)}: give more decimals "
+                f" Close, but each element must be {tolerance_text(self.rtol, self.atol)}: give more decimals "
                 "(compute the values instead of typing them)."
             )
         )
         n = int(bad.sum())
         return WRONG, (
             f"{n} of {bad.size} elements {'is' if n == 1 else 'are'} wrong; the first is element "
-            f"{_index(where)} (too {'high' if high else 'low'}).{close}"
+            f"{index_text(where)} (too {'high' if high else 'low'}).{close}"
         )
 
 
@@ -325,10 +325,10 @@ class Function(Question):
                 f"check({self.qid!r}, {name}): the grader builds its own layers from it."
             )
         if not callable(f):
-            return WRONG, f"expected a function, got {_describe(f)}."
-        cases = self.cases(np.random.default_rng(_seed(self.qid)))
+            return WRONG, f"expected a function, got {describe(f)}."
+        cases = self.cases(np.random.default_rng(seed_for(self.qid)))
         limit = self.limit if TIME_LIMIT is None else TIME_LIMIT
-        lines = _learner_lines(f)  # read here: a spawned worker has no copy of the kernel's notebook cells
+        lines = learner_lines(f)  # read here: a spawned worker has no copy of the kernel's notebook cells
         outcome = _run(lambda report: self._run_cases(f, cases, report, lines), limit)
         if outcome.printed:  # the learner's own prints, sent back by the worker
             print(outcome.printed, end="" if outcome.printed.endswith("\n") else "\n")
@@ -361,7 +361,7 @@ class Function(Question):
 
     def _run_cases(self, f, cases, report, lines=None):
         """(status, message) after running ``f`` on every case; runs in the worker, calls report() per case.
-        ``lines``: the lines of the learner's code, read in the kernel (``feedback._learner_lines``)."""
+        ``lines``: the lines of the learner's code, read in the kernel (``feedback.learner_lines``)."""
         first_none = None  # the first case for which f returned None
         for case in cases:
             given = copy.deepcopy(case.args)
@@ -376,11 +376,11 @@ class Function(Question):
             try:
                 problem = self._problem(case, given, out, exc, lines)
             except Exception as error:  # an output whose own methods raise or lie; the grader's bug otherwise
-                if _ordinary(out):
+                if is_ordinary(out):
                     raise
                 return WRONG, (
                     f"the grader could not inspect what your function returned for {case.label} "
-                    f"({type(error).__name__}: {_short(error)}); return a plain array or tensor."
+                    f"({type(error).__name__}: {short_error(error)}); return a plain array or tensor."
                 )
             if problem:
                 return WRONG, problem
@@ -398,24 +398,23 @@ class Function(Question):
             expected = f"; a {case.raises.__name__} was expected here" if case.raises else ""
             note = f" ({case.note})" if case.note else ""
             return f"your code raised {type(exc).__name__}: {_exception_text(exc)} {where}{expected}{note}" + (
-                _raised_at(exc, lines) or "."
+                raised_at(exc, lines) or "."
             )
-        if not _same(given, case.args):
+        if not same_value(given, case.args):
             return f"your code changed its input {where}. Do not modify the arguments (e.g. write x + pe, not x += pe)."
         if exc is not None or out is None:  # the expected exception; or None, judged over all cases
             return None
         if case.raises:
             return (
-                f"{where} your code should raise {case.raises.__name__} ({case.note}), "
-                f"but it returned {_describe(out)}."
+                f"{where} your code should raise {case.raises.__name__} ({case.note}), but it returned {describe(out)}."
             )
         if isinstance(out, np.ndarray):  # compared as a plain array: a subclass's comparisons could lie
-            out, problem = _plain(out)
+            out, problem = plain_value(out)
             if problem:
                 return f"{where}: {problem}"
         problem = self.verify(out, case)
         if problem:
-            hints = [hint for test, hint in self.mistakes if _safely(test, out, case)]
+            hints = [hint for test, hint in self.mistakes if safely(test, out, case)]
             return f"{where}: {problem}" + (f" Hint: {hints[0]}" if hints else "")
         return None
 
@@ -427,7 +426,7 @@ def _short_text(text, limit=160) -> str:
 
 def _exception_text(exc) -> str:
     try:
-        return _short(exc)
+        return short_error(exc)
     except Exception:  # an exception whose str() fails
         return "(no message)"
 
@@ -453,9 +452,9 @@ def _posenc_calls(f) -> set[str]:
             found.add(obj.__name__)
         if obj.__module__ in _POSENC_NAMES or isinstance(obj, type):
             continue
-        names = set().union(*(c.co_names for c in _code_objects(obj.__code__)))
+        names = set().union(*(c.co_names for c in code_objects(obj.__code__)))
         glb = obj.__globals__
-        cells = [c.cell_contents for c in (obj.__closure__ or ()) if _filled(c)]
+        cells = [c.cell_contents for c in (obj.__closure__ or ()) if is_filled(c)]
         bound = [glb[n] for n in names if n in glb] + cells
         # posenc.sinusoidal, pe.sinusoidal: the attribute names
         if any(b is posenc or b is reference.posenc for b in bound):

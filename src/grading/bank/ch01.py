@@ -9,7 +9,7 @@ import numpy as np
 from grading.reference import posenc
 from grading.bank import _add
 from grading.kinds import Case, Choice, Function, Numeric
-from grading.feedback import _like, _reference_verifier
+from grading.feedback import matches_model, reference_verifier
 from grading.bank.common import (
     CONCAT_HINT,
     COSINE_HINT,
@@ -94,23 +94,31 @@ _add(
         "add positions to token vectors",
         _add_positions,
         _cases_add_positions,
-        _reference_verifier(_add_positions, atol=1e-8),
+        reference_verifier(_add_positions, atol=1e-8),
         mistakes=[
             (
-                _like(lambda x: x + _table(np.arange(1, len(x) + 1), x.shape[1])),
+                matches_model(lambda x: x + _table(np.arange(1, len(x) + 1), x.shape[1])),
                 "your positions start at 1; the first token is position 0.",
             ),
-            (_like(lambda x: x + _table(np.arange(len(x)), x.shape[1], layout="concatenated")), CONCAT_HINT),
-            (_like(lambda x: posenc.sinusoidal(len(x), x.shape[1])), "you returned the encoding alone; add it to x."),
-            (_like(lambda x: x + _table(np.arange(len(x)), x.shape[1], _doubled_omega(x.shape[1]))), DOUBLED_HINT),
-            (_like(lambda x: x + _table(np.arange(len(x)), x.shape[1], swap=True)), SWAP_HINT),
-            (_like(lambda x: x + _table(np.arange(len(x)), x.shape[1], cosine="sin")), COSINE_HINT),
-            (_like(lambda x: x + _table(np.arange(len(x)), x.shape[1], cosine="zero")), COSINE_HINT),
+            (matches_model(lambda x: x + _table(np.arange(len(x)), x.shape[1], layout="concatenated")), CONCAT_HINT),
             (
-                _like(lambda x: x + _table(np.arange(len(x)), x.shape[1], _degrees(posenc.frequencies(x.shape[1])))),
+                matches_model(lambda x: posenc.sinusoidal(len(x), x.shape[1])),
+                "you returned the encoding alone; add it to x.",
+            ),
+            (
+                matches_model(lambda x: x + _table(np.arange(len(x)), x.shape[1], _doubled_omega(x.shape[1]))),
+                DOUBLED_HINT,
+            ),
+            (matches_model(lambda x: x + _table(np.arange(len(x)), x.shape[1], swap=True)), SWAP_HINT),
+            (matches_model(lambda x: x + _table(np.arange(len(x)), x.shape[1], cosine="sin")), COSINE_HINT),
+            (matches_model(lambda x: x + _table(np.arange(len(x)), x.shape[1], cosine="zero")), COSINE_HINT),
+            (
+                matches_model(
+                    lambda x: x + _table(np.arange(len(x)), x.shape[1], _degrees(posenc.frequencies(x.shape[1])))
+                ),
                 DEGREES_HINT,
             ),
-            (_like(lambda x: x + _table(np.arange(len(x)), x.shape[1], _shifted(x.shape[1]))), PAIR_SHIFT_HINT),
+            (matches_model(lambda x: x + _table(np.arange(len(x)), x.shape[1], _shifted(x.shape[1]))), PAIR_SHIFT_HINT),
             (
                 lambda out, case: _float32_rows(
                     out - _add_positions(*case.args), np.arange(len(case.args[0])), floor=1e-8

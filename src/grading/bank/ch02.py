@@ -9,7 +9,7 @@ import numpy as np
 from grading.reference import posenc
 from grading.bank import _add
 from grading.kinds import Array, Case, Choice, Function, Numeric
-from grading.feedback import _like, _reference_verifier
+from grading.feedback import matches_model, reference_verifier
 from grading.bank.common import (
     CONCAT_HINT,
     COSINE_HINT,
@@ -132,21 +132,21 @@ _add(
         "write frequencies",
         lambda d, base=10000.0: posenc.frequencies(d, base),
         _frequencies_cases,
-        _reference_verifier(lambda d, base: posenc.frequencies(d, base), atol=1e-12),
+        reference_verifier(lambda d, base: posenc.frequencies(d, base), atol=1e-12),
         own_code=True,
         mistakes=[
-            (_like(_doubled_omega, atol=1e-12), DOUBLED_HINT),
+            (matches_model(_doubled_omega, atol=1e-12), DOUBLED_HINT),
             (
-                _like(lambda d, base: base ** (-np.arange((d + 1) // 2) / d), atol=1e-12),
+                matches_model(lambda d, base: base ** (-np.arange((d + 1) // 2) / d), atol=1e-12),
                 "the factor 2 in the exponent is missing: ω_i = base^(-2i/d).",
             ),
-            (_like(lambda d, base: _inverted(d, base), atol=1e-12), INVERTED_BASE_HINT),
+            (matches_model(lambda d, base: _inverted(d, base), atol=1e-12), INVERTED_BASE_HINT),
             (
                 lambda out, case: case.args[0] % 2 and np.shape(out) == (case.args[0] // 2,),
                 "for odd d_model the last pair has a sine and no cosine, but it still has a frequency: return "
                 "ceil(d/2) values.",
             ),
-            (_like(lambda d, base: _shifted(d, base), atol=1e-12), PAIR_SHIFT_HINT),
+            (matches_model(lambda d, base: _shifted(d, base), atol=1e-12), PAIR_SHIFT_HINT),
             (
                 lambda out, case: case.args[0] > 1 and np.shape(out) == (case.args[0],),
                 "one frequency per (sin, cos) pair, not one per channel: return ceil(d_model/2) values.",
@@ -168,23 +168,26 @@ _add(
         "write the table, both layouts",
         _pe_table,
         lambda rng: _pe_cases(rng, layouts=True),
-        _reference_verifier(_pe_table, dtype=np.float64, atol=1e-7),
+        reference_verifier(_pe_table, dtype=np.float64, atol=1e-7),
         call=lambda f, positions, d, layout: f(positions, d, layout=layout),
         own_code=True,
         mistakes=[
-            (_like(lambda p, d, layout: _table(p, d, _doubled_omega(d), layout=layout)), DOUBLED_HINT),
-            (_like(lambda p, d, layout: _table(p, d, layout="concatenated")), CONCAT_HINT),
+            (matches_model(lambda p, d, layout: _table(p, d, _doubled_omega(d), layout=layout)), DOUBLED_HINT),
+            (matches_model(lambda p, d, layout: _table(p, d, layout="concatenated")), CONCAT_HINT),
             (
-                _like(lambda p, d, layout: _table(p, d) if layout == "concatenated" else None),
+                matches_model(lambda p, d, layout: _table(p, d) if layout == "concatenated" else None),
                 "for layout='concatenated' return the ceil(d/2) sine columns first, then the floor(d/2) cosine "
                 "columns; you returned the interleaved layout.",
             ),
-            (_like(lambda p, d, layout: _table(p, d, layout=layout, swap=True)), SWAP_HINT),
-            (_like(lambda p, d, layout: _table(p, d, layout=layout, cosine="sin")), COSINE_HINT),
-            (_like(lambda p, d, layout: _table(p, d, layout=layout, cosine="zero")), COSINE_HINT),
-            (_like(lambda p, d, layout: _table(_positions_ignored(p), d, layout=layout)), POSITIONS_HINT),
-            (_like(lambda p, d, layout: _table(p, d, _degrees(posenc.frequencies(d)), layout=layout)), DEGREES_HINT),
-            (_like(lambda p, d, layout: _table(p, d, _shifted(d), layout=layout)), PAIR_SHIFT_HINT),
+            (matches_model(lambda p, d, layout: _table(p, d, layout=layout, swap=True)), SWAP_HINT),
+            (matches_model(lambda p, d, layout: _table(p, d, layout=layout, cosine="sin")), COSINE_HINT),
+            (matches_model(lambda p, d, layout: _table(p, d, layout=layout, cosine="zero")), COSINE_HINT),
+            (matches_model(lambda p, d, layout: _table(_positions_ignored(p), d, layout=layout)), POSITIONS_HINT),
+            (
+                matches_model(lambda p, d, layout: _table(p, d, _degrees(posenc.frequencies(d)), layout=layout)),
+                DEGREES_HINT,
+            ),
+            (matches_model(lambda p, d, layout: _table(p, d, _shifted(d), layout=layout)), PAIR_SHIFT_HINT),
             (_error_grows_with_position, FLOAT32_HINT),
         ],
     )
@@ -219,17 +222,17 @@ _add(
         "interleaved to concatenated",
         _to_concatenated,
         _layout_cases,
-        _reference_verifier(_to_concatenated, atol=0.0),
+        reference_verifier(_to_concatenated, atol=0.0),
         mistakes=[
             (
-                _like(lambda t: t[:, np.argsort(posenc.layout_permutation(t.shape[1]))], atol=0),
+                matches_model(lambda t: t[:, np.argsort(posenc.layout_permutation(t.shape[1]))], atol=0),
                 "you applied the inverse permutation (concatenated → interleaved).",
             ),
             (
-                _like(lambda t: np.concatenate([t[:, 1::2], t[:, 0::2]], axis=1), atol=0),
+                matches_model(lambda t: np.concatenate([t[:, 1::2], t[:, 0::2]], axis=1), atol=0),
                 "cosines first: the concatenated layout puts the sines (even channels) first.",
             ),
-            (_like(lambda t: t, atol=0), "you returned the table unchanged."),
+            (matches_model(lambda t: t, atol=0), "you returned the table unchanged."),
         ],
     )
 )

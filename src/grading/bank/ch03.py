@@ -9,7 +9,7 @@ import numpy as np
 from grading.reference import posenc
 from grading.bank import _add
 from grading.kinds import Array, Choice, Function, Numeric
-from grading.feedback import _like, _reference_verifier
+from grading.feedback import matches_model, reference_verifier
 from grading.bank.common import (
     CONCAT_HINT,
     COSINE_HINT,
@@ -180,16 +180,16 @@ _add(
         "accurate float32 table",
         lambda positions, d: posenc.sinusoidal(positions, d, dtype=np.float32),
         lambda rng: _pe_cases(rng, n_cases=20, max_pos=10**7, max_n=80),
-        _reference_verifier(lambda positions, d: posenc.sinusoidal(positions, d), dtype=np.float32, atol=5e-7),
+        reference_verifier(lambda positions, d: posenc.sinusoidal(positions, d), dtype=np.float32, atol=5e-7),
         mistakes=[
             (_error_grows_with_position, FLOAT32_HINT),
-            (_like(lambda p, d: _table(p, d, _doubled_omega(d)), atol=1e-6), DOUBLED_HINT),
-            (_like(lambda p, d: _table(p, d, layout="concatenated"), atol=1e-6), CONCAT_HINT),
-            (_like(lambda p, d: _table(p, d, swap=True), atol=1e-6), SWAP_HINT),
-            (_like(lambda p, d: _table(p, d, cosine="sin"), atol=1e-6), COSINE_HINT),
-            (_like(lambda p, d: _table(p, d, cosine="zero"), atol=1e-6), COSINE_HINT),
-            (_like(lambda p, d: _table(_positions_ignored(p), d), atol=1e-6), POSITIONS_HINT),
-            (_like(lambda p, d: _table(p, d, _degrees(posenc.frequencies(d))), atol=1e-6), DEGREES_HINT),
+            (matches_model(lambda p, d: _table(p, d, _doubled_omega(d)), atol=1e-6), DOUBLED_HINT),
+            (matches_model(lambda p, d: _table(p, d, layout="concatenated"), atol=1e-6), CONCAT_HINT),
+            (matches_model(lambda p, d: _table(p, d, swap=True), atol=1e-6), SWAP_HINT),
+            (matches_model(lambda p, d: _table(p, d, cosine="sin"), atol=1e-6), COSINE_HINT),
+            (matches_model(lambda p, d: _table(p, d, cosine="zero"), atol=1e-6), COSINE_HINT),
+            (matches_model(lambda p, d: _table(_positions_ignored(p), d), atol=1e-6), POSITIONS_HINT),
+            (matches_model(lambda p, d: _table(p, d, _degrees(posenc.frequencies(d))), atol=1e-6), DEGREES_HINT),
         ],
     )
 )

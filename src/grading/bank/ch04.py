@@ -9,7 +9,7 @@ import numpy as np
 from grading.reference import posenc
 from grading.bank import _add
 from grading.kinds import Array, Case, Choice, Function, Numeric
-from grading.feedback import _like, _verify_array
+from grading.feedback import matches_model, verify_array
 from grading.bank.common import (
     COSINE_HINT,
     DEGREES_HINT,
@@ -78,7 +78,7 @@ def _rotation_cases(rng):
 
 
 def _verify_rotation(out, case):
-    return _verify_array(out, posenc.rotation(*case.args), atol=1e-8)
+    return verify_array(out, posenc.rotation(*case.args), atol=1e-8)
 
 
 _add(
@@ -91,17 +91,17 @@ _add(
         own_code=True,
         mistakes=[
             (
-                _like(lambda k, d: posenc.rotation(k, d).T),
+                matches_model(lambda k, d: posenc.rotation(k, d).T),
                 "this is T(-k), the transpose: with (sin, cos) in a pair, the block is [[cos, sin], [-sin, cos]].",
             ),
-            (_like(lambda k, d: _block_diag(k, _doubled_omega(d))), DOUBLED_HINT),
+            (matches_model(lambda k, d: _block_diag(k, _doubled_omega(d))), DOUBLED_HINT),
             (
-                _like(lambda k, d: posenc.rotation(k, d, layout="concatenated")),
+                matches_model(lambda k, d: posenc.rotation(k, d, layout="concatenated")),
                 "that is T(k) for the concatenated layout; use the interleaved one.",
             ),
-            (_like(lambda k, d: _block_diag(k, _degrees(posenc.frequencies(d)))), DEGREES_HINT),
-            (_like(lambda k, d: _block_diag(k, posenc.frequencies(d), swap=True)), _SWAP_T),
-            (_like(lambda k, d: _block_diag(k, _shifted(d))), PAIR_SHIFT_HINT),
+            (matches_model(lambda k, d: _block_diag(k, _degrees(posenc.frequencies(d)))), DEGREES_HINT),
+            (matches_model(lambda k, d: _block_diag(k, posenc.frequencies(d), swap=True)), _SWAP_T),
+            (matches_model(lambda k, d: _block_diag(k, _shifted(d))), PAIR_SHIFT_HINT),
         ],
     )
 )

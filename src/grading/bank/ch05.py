@@ -11,7 +11,7 @@ import torch
 from grading.reference import posenc
 from grading.bank import _add
 from grading.kinds import Case, Choice, Function, Numeric
-from grading.feedback import _describe, _index
+from grading.feedback import describe, index_text
 from grading.bank.common import (
     CONCAT_HINT,
     COSINE_HINT,
@@ -213,7 +213,7 @@ def _verify_layer(result, case):
     module, out = result
     vocab, d, tokens = case.args
     if not isinstance(module, nn.Module):
-        return f"calling your class should create a torch.nn.Module, got {_describe(module)}."
+        return f"calling your class should create a torch.nn.Module, got {describe(module)}."
     tables = [m for m in module.modules() if isinstance(m, nn.Embedding) and tuple(m.weight.shape) == (vocab, d)]
     if len(tables) != 1:
         return f"expected one nn.Embedding(vocab_size, d_model) for the tokens, found {len(tables)}."
@@ -224,14 +224,14 @@ def _verify_layer(result, case):
             "encoding must be fixed (computed, or a buffer), not learned."
         )
     if not isinstance(out, torch.Tensor):
-        return f"forward returned {_describe(out)}; return a torch tensor."
+        return f"forward returned {describe(out)}; return a torch tensor."
     if tuple(out.shape) != (*tokens.shape, d):
         return f"forward should return shape {(*tokens.shape, d)}, got {tuple(out.shape)}."
     if out.dtype != torch.float32:
         return f"expected dtype float32, got {out.dtype}."
     got = out.double().numpy()
     if np.isnan(got).any():
-        return f"element {_index(np.argwhere(np.isnan(got))[0])} is NaN."
+        return f"element {index_text(np.argwhere(np.isnan(got))[0])} is NaN."
     embedded = tables[0].weight.detach().double().numpy()[tokens.numpy()]
     want = embedded * math.sqrt(d) + posenc.sinusoidal(tokens.shape[1], d)
     bad = np.abs(got - want) > _ATOL_05 + _RTOL_05 * np.abs(want)

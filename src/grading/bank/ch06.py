@@ -10,7 +10,7 @@ import torch
 from grading.reference import posenc
 from grading.bank import _add
 from grading.kinds import Case, Choice, Function, Numeric
-from grading.feedback import _like, _reference_verifier
+from grading.feedback import matches_model, reference_verifier
 from grading.bank.common import (
     CONCAT_HINT,
     COSINE_HINT,
@@ -175,16 +175,16 @@ _add(
         "an accurate float16 table",
         _half_table,
         lambda rng: _pe_cases(rng, n_cases=20, max_pos=60000, max_n=100),
-        _reference_verifier(lambda positions, d: posenc.sinusoidal(positions, d), dtype=np.float16, atol=3e-4),
+        reference_verifier(lambda positions, d: posenc.sinusoidal(positions, d), dtype=np.float16, atol=3e-4),
         mistakes=[
             (_collides, HALF_HINT),
             (_float32_blur, FLOAT32_HINT),
             (_half_blur, HALF_HINT),
-            (_like(lambda p, d: _table(p, d, layout="concatenated"), atol=1e-3), CONCAT_HINT),
-            (_like(lambda p, d: _table(p, d, swap=True), atol=1e-3), SWAP_HINT),
-            (_like(lambda p, d: _table(p, d, cosine="sin"), atol=1e-3), COSINE_HINT),
-            (_like(lambda p, d: _table(p, d, cosine="zero"), atol=1e-3), COSINE_HINT),
-            (_like(lambda p, d: _table(_positions_ignored(p), d), atol=1e-3), POSITIONS_HINT),
+            (matches_model(lambda p, d: _table(p, d, layout="concatenated"), atol=1e-3), CONCAT_HINT),
+            (matches_model(lambda p, d: _table(p, d, swap=True), atol=1e-3), SWAP_HINT),
+            (matches_model(lambda p, d: _table(p, d, cosine="sin"), atol=1e-3), COSINE_HINT),
+            (matches_model(lambda p, d: _table(p, d, cosine="zero"), atol=1e-3), COSINE_HINT),
+            (matches_model(lambda p, d: _table(_positions_ignored(p), d), atol=1e-3), POSITIONS_HINT),
         ],
     )
 )
@@ -247,22 +247,22 @@ _add(
         "fix the buggy table",
         lambda positions, d: posenc.sinusoidal(positions, d),
         lambda rng: _pe_cases(rng, n_cases=20, max_pos=10**6, max_n=80),
-        _reference_verifier(lambda positions, d: posenc.sinusoidal(positions, d), atol=1e-8),
+        reference_verifier(lambda positions, d: posenc.sinusoidal(positions, d), atol=1e-8),
         own_code=True,
         mistakes=[
             (
-                _like(_own_frequency),
+                matches_model(_own_frequency),
                 "the cosine of pair i still uses the exponent (2i+1)/d: both channels of a pair "
                 "share ω_i = base^(-2i/d).",
             ),
-            (_like(lambda p, d: _table(p, d, _doubled_omega(d))), DOUBLED_HINT),
-            (_like(lambda p, d: _table(p, d, swap=True)), SWAP_HINT),
-            (_like(lambda p, d: _table(p, d, layout="concatenated")), CONCAT_HINT),
-            (_like(lambda p, d: _table(p, d, cosine="sin")), COSINE_HINT),
-            (_like(lambda p, d: _table(p, d, cosine="zero")), COSINE_HINT),
-            (_like(lambda p, d: _table(_positions_ignored(p), d)), POSITIONS_HINT),
-            (_like(lambda p, d: _table(p, d, _degrees(posenc.frequencies(d)))), DEGREES_HINT),
-            (_like(lambda p, d: _table(p, d, _shifted(d))), PAIR_SHIFT_HINT),
+            (matches_model(lambda p, d: _table(p, d, _doubled_omega(d))), DOUBLED_HINT),
+            (matches_model(lambda p, d: _table(p, d, swap=True)), SWAP_HINT),
+            (matches_model(lambda p, d: _table(p, d, layout="concatenated")), CONCAT_HINT),
+            (matches_model(lambda p, d: _table(p, d, cosine="sin")), COSINE_HINT),
+            (matches_model(lambda p, d: _table(p, d, cosine="zero")), COSINE_HINT),
+            (matches_model(lambda p, d: _table(_positions_ignored(p), d)), POSITIONS_HINT),
+            (matches_model(lambda p, d: _table(p, d, _degrees(posenc.frequencies(d)))), DEGREES_HINT),
+            (matches_model(lambda p, d: _table(p, d, _shifted(d))), PAIR_SHIFT_HINT),
             (_error_grows_with_position, FLOAT32_HINT),
         ],
     )
@@ -307,27 +307,32 @@ _add(
         "add positions to a batch-first input",
         _add_batch_first,
         _batch_first_cases,
-        _reference_verifier(_add_batch_first, atol=1e-8),
+        reference_verifier(_add_batch_first, atol=1e-8),
         mistakes=[
             (
-                _like(_along_batch),
+                matches_model(_along_batch),
                 "you added PE(b) to every token of sequence b: the positions run along axis 1 "
                 "(seq), and every sequence of the batch gets the same PE[:seq].",
             ),
             (
-                _like(lambda x: x + posenc.sinusoidal(1, x.shape[2])[None]),
+                matches_model(lambda x: x + posenc.sinusoidal(1, x.shape[2])[None]),
                 "every token got PE(0): take seq rows of the table, one per position.",
             ),
-            (_like(lambda x: x + _table(np.arange(x.shape[1]), x.shape[2], layout="concatenated")[None]), CONCAT_HINT),
             (
-                _like(lambda x: np.broadcast_to(posenc.sinusoidal(x.shape[1], x.shape[2]), x.shape)),
+                matches_model(lambda x: x + _table(np.arange(x.shape[1]), x.shape[2], layout="concatenated")[None]),
+                CONCAT_HINT,
+            ),
+            (
+                matches_model(lambda x: np.broadcast_to(posenc.sinusoidal(x.shape[1], x.shape[2]), x.shape)),
                 "you returned the encoding alone; add it to x.",
             ),
-            (_like(lambda x: x + _table(np.arange(x.shape[1]), x.shape[2], swap=True)[None]), SWAP_HINT),
-            (_like(lambda x: x + _table(np.arange(x.shape[1]), x.shape[2], cosine="sin")[None]), COSINE_HINT),
-            (_like(lambda x: x + _table(np.arange(x.shape[1]), x.shape[2], cosine="zero")[None]), COSINE_HINT),
+            (matches_model(lambda x: x + _table(np.arange(x.shape[1]), x.shape[2], swap=True)[None]), SWAP_HINT),
+            (matches_model(lambda x: x + _table(np.arange(x.shape[1]), x.shape[2], cosine="sin")[None]), COSINE_HINT),
+            (matches_model(lambda x: x + _table(np.arange(x.shape[1]), x.shape[2], cosine="zero")[None]), COSINE_HINT),
             (
-                _like(lambda x: x + _table(np.arange(x.shape[1]), x.shape[2], _doubled_omega(x.shape[2]))[None]),
+                matches_model(
+                    lambda x: x + _table(np.arange(x.shape[1]), x.shape[2], _doubled_omega(x.shape[2]))[None]
+                ),
                 DOUBLED_HINT,
             ),
         ],

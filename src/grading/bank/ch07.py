@@ -7,7 +7,7 @@ import numpy as np
 from grading.reference import posenc
 from grading.bank import _add
 from grading.kinds import Array, Case, Choice, Function, Numeric
-from grading.feedback import _like, _verify_array
+from grading.feedback import matches_model, verify_array
 from grading.bank.common import (
     DEGREES_HINT,
     DOUBLED_HINT,
@@ -87,32 +87,37 @@ _add(
         "RoPE for one vector, both layouts",
         _rope_one,
         _rope_cases,
-        lambda out, case: _verify_array(out, _rope_one(*case.args), atol=1e-8),
+        lambda out, case: verify_array(out, _rope_one(*case.args), atol=1e-8),
         call=lambda f, x, p, layout: f(x, p, layout=layout),
         own_code=True,
         mistakes=[
             (
-                _like(lambda x, p, layout: _rope_one(x, -p, layout)),
+                matches_model(lambda x, p, layout: _rope_one(x, -p, layout)),
                 "you rotated by -p·ω_i: the rotated pair is (x_a cos - x_b sin, x_a sin + x_b cos).",
             ),
-            (_like(lambda x, p, layout: _rope_with(x, p, _doubled_omega(len(x)), layout)), DOUBLED_HINT),
+            (matches_model(lambda x, p, layout: _rope_with(x, p, _doubled_omega(len(x)), layout)), DOUBLED_HINT),
             (
-                _like(lambda x, p, layout: _rope_one(x, p) if layout == "concatenated" else None),
+                matches_model(lambda x, p, layout: _rope_one(x, p) if layout == "concatenated" else None),
                 "for layout='concatenated' pair i is channels (i, i + d/2); you paired neighbouring channels.",
             ),
             (
-                _like(lambda x, p, layout: _rope_one(x, p, "concatenated") if layout == "interleaved" else None),
+                matches_model(
+                    lambda x, p, layout: _rope_one(x, p, "concatenated") if layout == "interleaved" else None
+                ),
                 "for layout='interleaved' pair i is channels (2i, 2i+1); you used the half-split pairs (i, i + d/2).",
             ),
             (_rope_float32, FLOAT32_HINT),
             (
-                _like(lambda x, p, layout: _rope_with(x, p, posenc.frequencies(len(x)), layout, swap=True)),
+                matches_model(lambda x, p, layout: _rope_with(x, p, posenc.frequencies(len(x)), layout, swap=True)),
                 "sine and cosine are swapped: the rotated pair is (x_a cos - x_b sin, x_a sin + x_b cos).",
             ),
-            (_like(lambda x, p, layout: _rope_with(x, p, _degrees(posenc.frequencies(len(x))), layout)), DEGREES_HINT),
-            (_like(lambda x, p, layout: _rope_with(x, p, _shifted(len(x)), layout)), PAIR_SHIFT_HINT),
             (
-                _like(lambda x, p, layout: x if p else None),
+                matches_model(lambda x, p, layout: _rope_with(x, p, _degrees(posenc.frequencies(len(x))), layout)),
+                DEGREES_HINT,
+            ),
+            (matches_model(lambda x, p, layout: _rope_with(x, p, _shifted(len(x)), layout)), PAIR_SHIFT_HINT),
+            (
+                matches_model(lambda x, p, layout: x if p else None),
                 "you returned x unchanged: the position p is ignored; rotate each pair by the angle p·ω_i.",
             ),
         ],

@@ -9,7 +9,7 @@ import numpy as np
 from grading.reference import posenc
 from grading.bank import _add
 from grading.kinds import Case, Choice, Function, Numeric, Array
-from grading.feedback import _like, _verify_array
+from grading.feedback import matches_model, verify_array
 from grading.bank.common import _states
 
 
@@ -170,20 +170,20 @@ _add(
         "YaRN's inverse frequencies",
         _yarn_ref,
         _yarn_cases,
-        lambda out, case: _verify_array(out, _yarn_ref(*case.args), atol=1e-12),
+        lambda out, case: verify_array(out, _yarn_ref(*case.args), atol=1e-12),
         own_code=True,
         mistakes=[
             (
-                _like(lambda d, b, s, L: posenc.frequencies(d, b) / s),
+                matches_model(lambda d, b, s, L: posenc.frequencies(d, b) / s),
                 "you divided every pair by the factor (position interpolation); pairs with more than β_fast turns "
                 "keep ω_i.",
             ),
             (
-                _like(lambda d, b, s, L: _yarn_with(d, b, s, L, reverse=True)),
+                matches_model(lambda d, b, s, L: _yarn_with(d, b, s, L, reverse=True)),
                 "the ramp runs the wrong way: the fast pairs (many turns in L) keep ω_i, the slow ones get ω_i / s.",
             ),
             (
-                _like(lambda d, b, s, L: _yarn_with(d, b, s, L, truncate=False)),
+                matches_model(lambda d, b, s, L: _yarn_with(d, b, s, L, truncate=False)),
                 "round the ramp's ends outwards to whole pairs (floor of the low end, ceil of the high end), as "
                 "truncate does by default.",
             ),
