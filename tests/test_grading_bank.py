@@ -2,7 +2,7 @@
 
 Every question's text in solutions/ and exercises/ carries the sentence
 ``requirement(question)`` ("**Accepted:** ... within ... of the exact value"),
-derived from the grader's own parameters; the grader accepts answers just
+written there by ``make_exercises`` from the question's declaration; the grader accepts answers just
 inside that tolerance and rejects answers just outside it, in the stated dtype
 only. The test inputs cover what the texts promise, and the hints of 07.7 say
 the right numbers.
@@ -21,7 +21,7 @@ import make_exercises
 import posenc
 from grading import QUESTIONS, check
 from grading.bank import common
-from grading.bank.common import STATED, requirement, tolerance
+from grading.bank.common import requirement, tolerance
 from grading_tries import own_code_answer
 
 pytestmark = pytest.mark.usefixtures("fresh_progress")  # every test: progress of its own
@@ -72,14 +72,19 @@ def test_the_text_states_what_the_grader_accepts(qid, folder):
     assert set(re.findall(r"within (\$[^$]+\$|[\d.]+ %)", text)) <= set(stated), text
 
 
-def test_every_function_question_states_its_verifier():
-    assert sorted(STATED) == sorted(FUNCTIONS)
+@pytest.mark.parametrize("given", [{}, {"expected": abs, "verify": lambda out, case, **tol: None}])
+def test_a_function_question_declares_exactly_one_check(given):
+    from grading.kinds import Function
+
+    with pytest.raises(ValueError, match="09.9: give exactly one of expected"):
+        Function("09.9", "t", abs, lambda rng: [], returns="number", **given)
 
 
-def test_the_dtype_named_in_a_function_question_is_the_one_enforced():
-    """A question whose requirement names a dtype must insist on it (02.6 names float64: float32 is refused)."""
-    named = {q: STATED[q]["dtype"] for q in FUNCTIONS if STATED[q]["dtype"] is not None}
-    assert named == {"02.6": np.float64, "03.7": np.float32, "05.7": np.float32, "06.4": np.float16}
+def test_a_relative_tolerance_needs_a_check_of_its_own():
+    from grading.kinds import Function
+
+    with pytest.raises(ValueError, match="09.9: the array check takes an absolute tolerance only"):
+        Function("09.9", "t", abs, lambda rng: [], returns="number", expected=abs, rtol=1e-3)
 
 
 # --------------------------------------------------------------------------

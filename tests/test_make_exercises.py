@@ -376,3 +376,80 @@ def test_answers_page_has_its_own_title_and_hides_the_exercise_instructions(path
     ex = nbformat.read(ROOT / "exercises" / path.name, as_version=4)
     assert ex.cells[0].source.startswith("# Practice: "), ex.cells[0].source[:40]
     assert first_heading.removeprefix("# Answers: ") == ex.cells[0].source.splitlines()[0].removeprefix("# Practice: ")
+
+
+# --------------------------------------------------------------------------
+# The "Accepted" line of each question is written from its declaration
+# --------------------------------------------------------------------------
+
+
+def question_notebook(qid, accepted_line, check_call=None):
+    """A solution notebook holding one question: its heading, a text with ``accepted_line`` (None: without one),
+    its check cell."""
+    text = f"## Question {qid}: a title\n\nCompute it.\n"
+    if accepted_line is not None:
+        text += f"\n{accepted_line}\n"
+    return nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_markdown_cell(text, id="q"),
+            nbformat.v4.new_code_cell(check_call or f'answer = 1\ngrading.check("{qid}", answer)', id="c"),
+        ]
+    )
+
+
+@pytest.fixture
+def question_repo(tmp_path):
+    (tmp_path / "solutions").mkdir()
+    git(tmp_path, "init", "-q")
+    return tmp_path
+
+
+def accepted_in(path):
+    return [line for cell in nbformat.read(path, 4).cells for line in cell.source.split("\n") if "Accepted" in line]
+
+
+@pytest.mark.parametrize("qid", ["02.5", "04.1", "05.3", "01.2"])  # function, array, whole number, number
+def test_the_accepted_line_is_written_from_the_declaration(question_repo, qid, capsys):
+    from grading import QUESTIONS
+    from grading.bank.common import requirement
+
+    solution = question_repo / "solutions" / "01_demo.ipynb"
+    nbformat.write(question_notebook(qid, "**Accepted:** whatever was typed by hand."), solution)
+    status, out = run(question_repo, capsys, "--check")
+    assert status == 1 and f"Accepted line of {qid} out of date" in out, out
+    assert accepted_in(solution) == ["**Accepted:** whatever was typed by hand."]  # --check writes nothing
+    status, out = run(question_repo, capsys)
+    assert status == 0 and f"Accepted line of {qid} written" in out, out
+    want = requirement(QUESTIONS[qid])
+    assert want.startswith("**Accepted:** ") and accepted_in(solution) == [want]
+    assert accepted_in(question_repo / "exercises" / "01_demo.ipynb") == [want]
+    assert run(question_repo, capsys, "--check")[0] == 0
+
+
+def test_a_changed_tolerance_changes_the_line(question_repo, monkeypatch, capsys):
+    from grading import QUESTIONS
+
+    solution = question_repo / "solutions" / "01_demo.ipynb"
+    nbformat.write(question_notebook("02.5", "**Accepted:** x"), solution)
+    run(question_repo, capsys)
+    before = accepted_in(solution)
+    monkeypatch.setattr(QUESTIONS["02.5"], "atol", 1e-9)
+    status, out = run(question_repo, capsys, "--check")
+    assert status == 1 and "02.5" in out
+    run(question_repo, capsys)
+    assert accepted_in(solution) != before and "$10^{-9}$" in accepted_in(solution)[0]
+
+
+@pytest.mark.parametrize(
+    "qid, line, words",
+    [
+        ("02.5", None, "question 02.5 states no line starting with **Accepted:**"),
+        ("02.1", "**Accepted:** B", "question 02.1 is a choice question"),
+        ("09.9", "**Accepted:** x", "question 09.9 is not in the grader's bank"),
+    ],
+)
+def test_a_question_text_that_cannot_carry_its_line_is_named(question_repo, qid, line, words, capsys):
+    nbformat.write(question_notebook(qid, line), question_repo / "solutions" / "01_demo.ipynb")
+    status, out = run(question_repo, capsys)
+    assert status == 1 and words in out and "solutions/01_demo.ipynb" in out, out
+    assert not (question_repo / "exercises" / "01_demo.ipynb").exists()

@@ -18,6 +18,14 @@ In markdown cells, "<!-- BEGIN SOLUTION -->" ... "<!-- END SOLUTION -->" is
 removed. A cell left empty is dropped; every other cell keeps its id, so the
 output is deterministic. Outputs are stripped.
 
+Each graded question states what its grader accepts in a line of its text
+that starts with "**Accepted:**" (numeric, array and coding questions; a
+choice question says "Choose one" or "Choose all that apply" instead). That
+line is not typed: it is written here, in solutions/ and so in exercises/,
+from the question's declaration in the grader's bank
+(``grading.bank.common.requirement``), and ``--check`` reports a solution
+whose line is not what the declaration says.
+
 Cell tags say who sees a cell in the book. A cell tagged ``remove-cell`` is
 hidden on the answers page (maintainer notes, the final answer check). A cell
 tagged ``exercise-only`` (with ``remove-cell``: the exercise's title and its
@@ -52,6 +60,8 @@ END = re.compile(r"^\s*# END SOLUTION\s*$")
 MD_REGION = re.compile(r"<!--\s*BEGIN SOLUTION\s*-->.*?<!--\s*END SOLUTION\s*-->", re.S)
 ANSWER, CODE = "...  # YOUR ANSWER HERE", "...  # YOUR CODE HERE"
 EXERCISE_ONLY, HIDDEN = "exercise-only", "remove-cell"
+QUESTION = re.compile(r"^## Question (\d\d\.\d)\b")
+ACCEPTED = "**Accepted:** "
 
 
 class AuthoringError(ValueError):
@@ -166,14 +176,67 @@ def exercise(solution) -> nbformat.NotebookNode:
     return nbhygiene.clean(nb)
 
 
-def render(solution_path: Path) -> str:
-    """The text of the exercise notebook generated from ``solution_path``."""
-    nb = nbformat.read(solution_path, as_version=4)
+def write_accepted(solution) -> list[str]:
+    """Write each question's "**Accepted:**" line in ``solution`` (a notebook, changed in place) from the
+    question's declaration; the ids of the questions whose line changed."""
+    from grading import QUESTIONS  # the course's grader: only this step needs it
+    from grading.bank.common import requirement
+
+    changed, stated, qid = [], set(), None
+    for cell in solution.cells:
+        if cell.cell_type == "code":
+            if qid and f'check("{qid}"' in cell.source:
+                qid = None  # the question's text ends at its check cell
+            continue
+        heading = QUESTION.match(cell.source)
+        if heading:
+            qid = heading.group(1)
+            if qid not in QUESTIONS:
+                raise AuthoringError(f"question {qid} is not in the grader's bank (grading/bank/)")
+        if qid is None:
+            continue
+        lines = cell.source.split("\n")
+        for n, line in enumerate(lines):
+            if not line.startswith(ACCEPTED):
+                continue
+            want = requirement(QUESTIONS[qid])
+            if want is None:
+                raise AuthoringError(f"question {qid} is a choice question: its text has no **Accepted:** line")
+            stated.add(qid)
+            if line != want:
+                lines[n] = want
+                changed.append(qid)
+        cell.source = "\n".join(lines)
+    asked = {m.group(1) for c in solution.cells if c.cell_type == "markdown" for m in [QUESTION.match(c.source)] if m}
+    missing = sorted(q for q in asked - stated if requirement(QUESTIONS[q]) is not None)
+    if missing:
+        raise AuthoringError(
+            f"question {', '.join(missing)} states no line starting with **Accepted:** (add one to its text; "
+            "its words are written from the grader's declaration)"
+        )
+    return changed
+
+
+def notebook_text(nb) -> str:
+    """``nb`` as the repository stores a notebook."""
+    text = nbformat.writes(nb)
+    return text if text.endswith("\n") else text + "\n"
+
+
+def generate(solution_path: Path):
+    """(the solution notebook with its Accepted lines written, the ids of those that changed, the text of the
+    exercise notebook generated from it)."""
+    solution = nbformat.read(solution_path, as_version=4)
     try:
-        text = nbformat.writes(exercise(nb))
+        changed = write_accepted(solution)
+        return solution, changed, notebook_text(exercise(solution))
     except AuthoringError as exc:
         raise AuthoringError(f"{solution_path}: {exc}") from None
-    return text if text.endswith("\n") else text + "\n"
+
+
+def render(solution_path: Path) -> str:
+    """The text of the exercise notebook generated from ``solution_path``."""
+    return generate(solution_path)[2]
 
 
 def _git(root: Path, *args) -> int:
@@ -210,11 +273,19 @@ def main(argv=None, root: Path | None = None) -> int:
     for target, source in targets.items():
         name = target.relative_to(root)
         try:
-            text = render(source)
+            solution, changed, text = generate(source)
         except AuthoringError as exc:
             print(f"error: {exc}")
             status = 1
             continue
+        if changed and args.check:
+            print(
+                f"{source.relative_to(root)}: Accepted line of {', '.join(changed)} out of date (run: make exercises)"
+            )
+            status = 1
+        elif changed:
+            source.write_text(notebook_text(solution), encoding="utf-8")
+            print(f"{source.relative_to(root)}: Accepted line of {', '.join(changed)} written")
         current = target.read_text(encoding="utf-8") if target.exists() else None
         if current == text:
             print(f"{name}: up to date")

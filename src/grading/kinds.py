@@ -32,6 +32,7 @@ from grading.feedback import (
     same_value,
     seed_for,
     short_error,
+    verify_array,
 )
 from grading.runner import _run
 
@@ -292,12 +293,21 @@ class Case:
 class Function(Question):
     """A function (or class) written by the learner, run on many random inputs.
 
+    Everything the question accepts is declared here, once: ``returns`` (what
+    the question's text says the function returns, e.g. "numpy array of shape
+    `(n, d_model)`", without an article), the tolerance ``atol`` and ``rtol``
+    and the ``dtype`` insisted on (None: any real dtype). The question's
+    "Accepted" line is written from them (``grading.bank.common.requirement``),
+    and so is its checker: each case's output must equal ``expected(*args)``
+    within ``atol``, unless a ``verify(out, case, *, atol, rtol, dtype)`` of
+    the question's own is given (it receives the declared tolerance).
+
     ``cases(rng)`` lists the inputs; ``call(f, *args)`` runs the learner's
-    code (default ``f(*args)``); ``verify(out, case)`` returns a message or
-    None; ``mistakes`` are (predicate(out, case), hint) pairs consulted when
-    verify fails, to name a known bug. ``own_code``: the question asks the
-    learner to write the formula, so a function that calls the ``posenc``
-    function the reference calls is wrong even when its values are right.
+    code (default ``f(*args)``); ``mistakes`` are (predicate(out, case), hint)
+    pairs consulted when the check fails, to name a known bug. ``own_code``:
+    the question asks the learner to write the formula, so a function that
+    calls the ``posenc`` function the reference calls is wrong even when its
+    values are right.
 
     Every case runs, in a worker that ``grading.runner`` can stop for real, and
     each output is verified there; "correct" means every case ran and passed.
@@ -305,12 +315,43 @@ class Function(Question):
 
     kind = "function"
 
-    def __init__(self, qid, title, reference, cases, verify, *, call=None, mistakes=(), own_code=False, limit=LIMIT):
+    def __init__(
+        self,
+        qid,
+        title,
+        reference,
+        cases,
+        *,
+        returns,
+        expected=None,
+        verify=None,
+        atol=0.0,
+        rtol=0.0,
+        dtype=None,
+        call=None,
+        mistakes=(),
+        own_code=False,
+        limit=LIMIT,
+    ):
         super().__init__(qid, title)
+        if (expected is None) == (verify is None):
+            raise ValueError(f"{qid}: give exactly one of expected (the exact value of a case) and verify")
+        if verify is None and rtol:
+            raise ValueError(f"{qid}: the array check takes an absolute tolerance only; give verify for rtol")
+        self.returns, self.atol, self.rtol = returns, atol, rtol
+        self.dtype = None if dtype is None else np.dtype(dtype)
         self.limit = limit
-        self._reference, self.cases, self.verify, self.mistakes = reference, cases, verify, mistakes
+        self._reference, self.cases, self.mistakes = reference, cases, mistakes
+        self._expected, self._verify = expected, verify
         self.call = call or (lambda f, *args: f(*args))
         self.own_code = own_code
+
+    def verify(self, out, case):
+        """A message for what is wrong with ``out``, the output for ``case``, or None."""
+        if self._verify is not None:
+            return self._verify(out, case, atol=self.atol, rtol=self.rtol, dtype=self.dtype)
+        want = np.asarray(self._expected(*case.args), dtype=np.float64)
+        return verify_array(out, want, dtype=self.dtype, atol=self.atol)
 
     def reference(self):
         return self._reference

@@ -9,7 +9,7 @@ import numpy as np
 from grading.reference import posenc
 from grading.bank import _add
 from grading.kinds import Array, Case, Choice, Function, Numeric
-from grading.feedback import matches_model, reference_verifier
+from grading.feedback import matches_model
 from grading.bank.common import (
     CONCAT_HINT,
     COSINE_HINT,
@@ -29,7 +29,6 @@ from grading.bank.common import (
     _pe_cases,
     _positions_ignored,
     _shifted,
-    _states,
     _table,
 )
 
@@ -132,7 +131,9 @@ _add(
         "write frequencies",
         lambda d, base=10000.0: posenc.frequencies(d, base),
         _frequencies_cases,
-        reference_verifier(lambda d, base: posenc.frequencies(d, base), atol=1e-12),
+        expected=lambda d, base: posenc.frequencies(d, base),
+        returns="numpy array of shape `(ceil(d_model / 2),)`",
+        atol=1e-12,
         own_code=True,
         mistakes=[
             (matches_model(_doubled_omega, atol=1e-12), DOUBLED_HINT),
@@ -155,8 +156,6 @@ _add(
     )
 )
 
-_states("02.5", "numpy array of shape `(ceil(d_model / 2),)`", atol=1e-12)
-
 
 def _pe_table(positions, d, layout="interleaved"):
     return posenc.sinusoidal(positions, d, layout=layout)
@@ -168,7 +167,10 @@ _add(
         "write the table, both layouts",
         _pe_table,
         lambda rng: _pe_cases(rng, layouts=True),
-        reference_verifier(_pe_table, dtype=np.float64, atol=1e-7),
+        expected=_pe_table,
+        returns="numpy array of shape `(len(positions), d_model)`",
+        atol=1e-7,
+        dtype=np.float64,
         call=lambda f, positions, d, layout: f(positions, d, layout=layout),
         own_code=True,
         mistakes=[
@@ -192,8 +194,6 @@ _add(
         ],
     )
 )
-
-_states("02.6", "numpy array of shape `(len(positions), d_model)`", dtype=np.float64, atol=1e-7)
 
 
 def _to_concatenated(table):
@@ -222,7 +222,8 @@ _add(
         "interleaved to concatenated",
         _to_concatenated,
         _layout_cases,
-        reference_verifier(_to_concatenated, atol=0.0),
+        expected=_to_concatenated,
+        returns="numpy array of shape `(n, d_model)`",
         mistakes=[
             (
                 matches_model(lambda t: t[:, np.argsort(posenc.layout_permutation(t.shape[1]))], atol=0),
@@ -236,5 +237,3 @@ _add(
         ],
     )
 )
-
-_states("02.7", "numpy array of shape `(n, d_model)`", atol=0.0)

@@ -9,7 +9,7 @@ import numpy as np
 from grading.reference import posenc
 from grading.bank import _add
 from grading.kinds import Array, Choice, Function, Numeric
-from grading.feedback import matches_model, reference_verifier
+from grading.feedback import matches_model
 from grading.bank.common import (
     CONCAT_HINT,
     COSINE_HINT,
@@ -25,7 +25,6 @@ from grading.bank.common import (
     _pe_cases,
     _positions_ignored,
     _shifted,
-    _states,
     _table,
 )
 
@@ -180,7 +179,10 @@ _add(
         "accurate float32 table",
         lambda positions, d: posenc.sinusoidal(positions, d, dtype=np.float32),
         lambda rng: _pe_cases(rng, n_cases=20, max_pos=10**7, max_n=80),
-        reference_verifier(lambda positions, d: posenc.sinusoidal(positions, d), dtype=np.float32, atol=5e-7),
+        expected=lambda positions, d: posenc.sinusoidal(positions, d),
+        returns="numpy array of shape `(len(positions), d_model)`",
+        atol=5e-7,
+        dtype=np.float32,
         mistakes=[
             (_error_grows_with_position, FLOAT32_HINT),
             (matches_model(lambda p, d: _table(p, d, _doubled_omega(d)), atol=1e-6), DOUBLED_HINT),
@@ -193,5 +195,3 @@ _add(
         ],
     )
 )
-
-_states("03.7", "numpy array of shape `(len(positions), d_model)`", dtype=np.float32, atol=5e-7)

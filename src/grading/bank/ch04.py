@@ -9,7 +9,7 @@ import numpy as np
 from grading.reference import posenc
 from grading.bank import _add
 from grading.kinds import Array, Case, Choice, Function, Numeric
-from grading.feedback import matches_model, verify_array
+from grading.feedback import matches_model
 from grading.bank.common import (
     COSINE_HINT,
     DEGREES_HINT,
@@ -19,7 +19,6 @@ from grading.bank.common import (
     _doubled_omega,
     _pe,
     _shifted,
-    _states,
 )
 
 
@@ -77,17 +76,15 @@ def _rotation_cases(rng):
     return cases
 
 
-def _verify_rotation(out, case):
-    return verify_array(out, posenc.rotation(*case.args), atol=1e-8)
-
-
 _add(
     Function(
         "04.2",
         "write T(k)",
         lambda k, d: posenc.rotation(k, d),
         _rotation_cases,
-        _verify_rotation,
+        expected=lambda k, d: posenc.rotation(k, d),
+        returns="numpy array of shape `(d_model, d_model)`",
+        atol=1e-8,
         own_code=True,
         mistakes=[
             (
@@ -105,8 +102,6 @@ _add(
         ],
     )
 )
-
-_states("04.2", "numpy array of shape `(d_model, d_model)`", atol=1e-8)
 
 
 def _block_diag(k, omegas, swap=False):

@@ -19,7 +19,6 @@ from grading.bank.common import (
     FLOAT32_HINT,
     SWAP_HINT,
     _degrees,
-    _states,
     _table,
 )
 
@@ -209,7 +208,7 @@ def _call_layer(cls, vocab, d, tokens):
         return module, module(tokens)
 
 
-def _verify_layer(result, case):
+def _verify_layer(result, case, *, atol, rtol, dtype):
     module, out = result
     vocab, d, tokens = case.args
     if not isinstance(module, nn.Module):
@@ -227,21 +226,18 @@ def _verify_layer(result, case):
         return f"forward returned {describe(out)}; return a torch tensor."
     if tuple(out.shape) != (*tokens.shape, d):
         return f"forward should return shape {(*tokens.shape, d)}, got {tuple(out.shape)}."
-    if out.dtype != torch.float32:
-        return f"expected dtype float32, got {out.dtype}."
+    if out.dtype != getattr(torch, dtype.name):
+        return f"expected dtype {dtype.name}, got {out.dtype}."
     got = out.double().numpy()
     if np.isnan(got).any():
         return f"element {index_text(np.argwhere(np.isnan(got))[0])} is NaN."
     embedded = tables[0].weight.detach().double().numpy()[tokens.numpy()]
     want = embedded * math.sqrt(d) + posenc.sinusoidal(tokens.shape[1], d)
-    bad = np.abs(got - want) > _ATOL_05 + _RTOL_05 * np.abs(want)
+    bad = np.abs(got - want) > atol + rtol * np.abs(want)
     if bad.any():
         b, p, c = np.argwhere(bad)[0]
         return f"wrong value at batch {b}, position {p}, channel {c}: {got[b, p, c]:.6g}, expected {want[b, p, c]:.6g}."
     return None
-
-
-_ATOL_05, _RTOL_05 = 1e-5, 1e-6  # float32 results of accurate angles; float32 angles are off by 5e-4 at p = 10^4
 
 
 def _layer_mistake(kind):
@@ -283,7 +279,12 @@ _add(
         "token + position embedding layer",
         _TokenPositionEmbedding,
         _layer_cases,
-        _verify_layer,
+        verify=_verify_layer,
+        returns="torch tensor of shape `(batch, seq, d_model)`",
+        # float32 results of accurate angles; float32 angles are off by 5e-4 at p = 10^4
+        atol=1e-5,
+        rtol=1e-6,
+        dtype=np.float32,
         call=_call_layer,
         mistakes=[
             (_layer_mistake("unscaled"), "scale the token embeddings by sqrt(d_model) before adding the positions."),
@@ -305,5 +306,3 @@ _add(
         ],
     )
 )
-
-_states("05.7", "torch tensor of shape `(batch, seq, d_model)`", dtype=np.float32, atol=_ATOL_05, rtol=_RTOL_05)

@@ -10,7 +10,7 @@ import torch
 from grading.reference import posenc
 from grading.bank import _add
 from grading.kinds import Case, Choice, Function, Numeric
-from grading.feedback import matches_model, reference_verifier
+from grading.feedback import matches_model
 from grading.bank.common import (
     CONCAT_HINT,
     COSINE_HINT,
@@ -27,7 +27,6 @@ from grading.bank.common import (
     _positions_ignored,
     _real_array,
     _shifted,
-    _states,
     _table,
 )
 
@@ -175,7 +174,10 @@ _add(
         "an accurate float16 table",
         _half_table,
         lambda rng: _pe_cases(rng, n_cases=20, max_pos=60000, max_n=100),
-        reference_verifier(lambda positions, d: posenc.sinusoidal(positions, d), dtype=np.float16, atol=3e-4),
+        expected=lambda positions, d: posenc.sinusoidal(positions, d),
+        returns="numpy array of shape `(len(positions), d_model)`",
+        atol=3e-4,
+        dtype=np.float16,
         mistakes=[
             (_collides, HALF_HINT),
             (_float32_blur, FLOAT32_HINT),
@@ -188,8 +190,6 @@ _add(
         ],
     )
 )
-
-_states("06.4", "numpy array of shape `(len(positions), d_model)`", dtype=np.float16, atol=3e-4)
 
 
 _MYSTERY_06 = 2
@@ -247,7 +247,9 @@ _add(
         "fix the buggy table",
         lambda positions, d: posenc.sinusoidal(positions, d),
         lambda rng: _pe_cases(rng, n_cases=20, max_pos=10**6, max_n=80),
-        reference_verifier(lambda positions, d: posenc.sinusoidal(positions, d), atol=1e-8),
+        expected=lambda positions, d: posenc.sinusoidal(positions, d),
+        returns="numpy array of shape `(len(positions), d_model)`",
+        atol=1e-8,
         own_code=True,
         mistakes=[
             (
@@ -267,8 +269,6 @@ _add(
         ],
     )
 )
-
-_states("06.7", "numpy array of shape `(len(positions), d_model)`", atol=1e-8)
 
 
 def _add_batch_first(x):
@@ -307,7 +307,9 @@ _add(
         "add positions to a batch-first input",
         _add_batch_first,
         _batch_first_cases,
-        reference_verifier(_add_batch_first, atol=1e-8),
+        expected=_add_batch_first,
+        returns="numpy array of shape `(batch, seq, d_model)`",
+        atol=1e-8,
         mistakes=[
             (
                 matches_model(_along_batch),
@@ -338,5 +340,3 @@ _add(
         ],
     )
 )
-
-_states("06.8", "numpy array of shape `(batch, seq, d_model)`", atol=1e-8)

@@ -9,8 +9,7 @@ import numpy as np
 from grading.reference import posenc
 from grading.bank import _add
 from grading.kinds import Case, Choice, Function, Numeric, Array
-from grading.feedback import matches_model, verify_array
-from grading.bank.common import _states
+from grading.feedback import matches_model
 
 
 # ---- Chapter 08: RoPE in practice ------------------------------------------
@@ -170,7 +169,9 @@ _add(
         "YaRN's inverse frequencies",
         _yarn_ref,
         _yarn_cases,
-        lambda out, case: verify_array(out, _yarn_ref(*case.args), atol=1e-12),
+        expected=_yarn_ref,
+        returns="numpy array of shape `(head_dim // 2,)`",
+        atol=1e-12,
         own_code=True,
         mistakes=[
             (
@@ -191,7 +192,6 @@ _add(
     )
 )
 
-_states("08.4", "numpy array of shape `(head_dim // 2,)`", atol=1e-12)
 
 _add(
     Choice(

@@ -153,20 +153,10 @@ def _pe(p, d, **kw):
 # --------------------------------------------------------------------------
 # What each question states it accepts: its tolerance, and its dtype and shape
 # --------------------------------------------------------------------------
-# The question's text in solutions/ carries the line ``requirement(question)``
-# word for word (tests/test_grading_bank.py checks it, and checks that the
-# grader accepts just inside the tolerance and rejects just outside it).
-# Numeric and Array questions derive it from their own parameters; a Function
-# question's verifier is a closure, so its chapter states what that verifier
-# enforces with ``_states`` right after adding it.
-
-STATED: dict[str, dict] = {}  # Function question id -> what its verifier enforces
-
-
-def _states(qid, returns, *, atol=0.0, rtol=0.0, dtype=None):
-    """Record what Function question ``qid`` accepts: ``returns`` (e.g. "numpy array of shape
-    `(n, d)`", no article), the dtype its verifier insists on, if any, and its tolerance."""
-    STATED[qid] = {"returns": returns, "atol": atol, "rtol": rtol, "dtype": None if dtype is None else np.dtype(dtype)}
+# Written from the question's own declaration: ``make_exercises`` puts the line
+# ``requirement(question)`` into the question's text in solutions/ and
+# exercises/ (tests/test_grading_bank.py checks that the grader accepts just
+# inside the tolerance and rejects just outside it).
 
 
 def _power_of_ten(x) -> str:
@@ -198,8 +188,7 @@ def tolerance(question) -> dict:
     if question.kind == "array":
         return {"atol": question.atol, "rtol": question.rtol, "dtype": None, "integer": False}
     if question.kind == "function":
-        stated = STATED[question.qid]
-        return {"atol": stated["atol"], "rtol": stated["rtol"], "dtype": stated["dtype"], "integer": False}
+        return {"atol": question.atol, "rtol": question.rtol, "dtype": question.dtype, "integer": False}
     return {}
 
 
@@ -217,7 +206,7 @@ def requirement(question) -> str | None:
         shape = np.shape(question.reference())
         return f"**Accepted:** an array of shape `{shape}`, each element {_within(tol['atol'], tol['rtol'])}."
     if question.kind == "function":
-        returns = STATED[question.qid]["returns"]
+        returns = question.returns
         if tol["dtype"] is not None:
             returns = f"{tol['dtype'].name} {returns}"
         precision = " (float64 precision: float32 is not enough)" if 0 < tol["atol"] < 1e-7 else ""
