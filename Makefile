@@ -19,7 +19,7 @@ help:
 	@echo "make lab    open JupyterLab on 127.0.0.1"
 	@echo "make pdf    the whole book as one PDF (_build/html/_downloads/), offered in every page's download menu"
 	@echo "make bench  time posenc, the explorers and the book's math typesetting against their baselines"
-	@echo "make exercises  regenerate exercises/ from solutions/ (refuses to overwrite your answers; FORCE=1 to override)"
+	@echo "make exercises  regenerate exercises/ from solutions/, Accepted lines from the bank (never overwrites your answers; FORCE=1 to override)"
 	@echo "make lock   regenerate requirements.txt (the exact pins) from pyproject.toml with uv (UPGRADE=1: newest allowed)"
 	@echo "make clean  remove the build and caches (keeps .venv)"
 

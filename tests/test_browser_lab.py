@@ -52,7 +52,6 @@ START_TIMEOUT = 60  # seconds for JupyterLab to answer
 RUN_ALL_TIMEOUT = 60  # seconds for all cells to run
 STEP_BUDGET_MS = 33  # key press -> new canvas, median (two frames at 60 Hz)
 PRESSES = 5  # ArrowRight presses per slider
-BEFORE_MS = 163  # the same measure with the old kernel-side matplotlib renderer (PNG per step)
 
 
 def free_port() -> int:
@@ -559,7 +558,7 @@ def test_session_stays_local(notebook, capsys):
             f"key press -> canvas redrawn median {statistics.median(drawn):.1f} ms, "
             f"-> that frame painted median {statistics.median(ms):.1f} ms "
             f"(p95 {percentile(ms, 95):.1f}, max {max(ms):.1f}); as Playwright sees it (press -> redraw "
-            f"observed, the measure of the old renderer's {BEFORE_MS} ms) "
+            "observed) "
             f"median {statistics.median(wall):.1f} ms, "
             f"(Playwright's own press + poll: {notebook['harness_ms']:.1f} ms; a lone ipywidgets slider, no "
             f"explorer, press -> handle moved: {notebook.get('plain_slider_ms', float('nan')):.1f} ms)"
