@@ -6,7 +6,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-import nbhygiene
+from tools import nbhygiene
 
 ROOT = Path(__file__).resolve().parent.parent
 STORED = nbhygiene.notebooks([ROOT / "chapters", ROOT / "appendix", ROOT / "exercises", ROOT / "solutions"])
@@ -19,7 +19,7 @@ def test_there_are_notebooks():
 @pytest.mark.parametrize("path", STORED, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_stored_notebook_is_clean(path):
     issues = nbhygiene.stored(path)[1]
-    assert not issues, f"{path} is not clean ({issues}); run: PYTHONPATH=tools python -m nbhygiene clean {path}"
+    assert not issues, f"{path} is not clean ({issues}); run: python -m tools.nbhygiene clean {path}"
 
 
 def dirty_notebook():

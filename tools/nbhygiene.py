@@ -1,7 +1,7 @@
 """Keep notebooks stored clean: no outputs, no execution counts, minimal metadata, an id on every cell.
 
-python -m nbhygiene check chapters appendix exercises solutions   # exit 1 and list problems
-python -m nbhygiene clean chapters appendix exercises solutions   # fix them in place
+python -m tools.nbhygiene check chapters appendix exercises solutions   # exit 1 and list problems
+python -m tools.nbhygiene clean chapters appendix exercises solutions   # fix them in place
 """
 
 from __future__ import annotations
