@@ -6,8 +6,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 HTML   := _build/html/index.html
-# the book's build code and the maintainer tools are run from their folders, never installed
-TOOLS  := PYTHONPATH=tools:book_build
+# The maintainer tools (tools/) and the book's build code (book_build/) are packages that are never installed:
+# `python -m tools.NAME` runs them from here, the repository's root.
 
 .PHONY: book book-strict check colab-cell reading-time lint lock lock-check test screenshots lab bench pdf exercises clean help
 
@@ -90,24 +90,24 @@ screenshots: $(STAMP)
 # first: the PDF is offered in its pages' download menus.
 pdf: book
 	$(BIN)/jupyter-book build . --builder singlehtml
-	$(TOOLS) $(BIN)/python -m book_pdf
+	$(BIN)/python -m book_build.book_pdf
 
 lab: $(STAMP)
 	$(BIN)/jupyter lab --ip=127.0.0.1 --no-browser $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 # every notebook's first cell (the Colab install) rewritten from html.baseurl / repository.url in _config.yml
 colab-cell: $(STAMP)
-	$(TOOLS) $(BIN)/python -m colab_cell
+	$(BIN)/python -m tools.colab_cell
 
 # the time table of how_to_take_this_course.md, from the notebooks
 reading-time: $(STAMP)
-	$(TOOLS) $(BIN)/python -m reading_time
+	$(BIN)/python -m tools.reading_time
 
 exercises: $(STAMP)
-	$(TOOLS) $(BIN)/python -m make_exercises $(if $(FORCE),--force,)
+	$(BIN)/python -m tools.make_exercises $(if $(FORCE),--force,)
 
 bench: book
-	$(TOOLS) $(BIN)/python -m benchmarks
+	$(BIN)/python -m tools.benchmarks
 
 clean:
 	rm -rf _build .pytest_cache .hypothesis

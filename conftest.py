@@ -22,7 +22,7 @@ import pytest
 
 # Fixtures for every test module that names them: the built book, the session's Chromium, a fresh record of the
 # grader's progress
-pytest_plugins = ["support.book", "support.browser", "support.grading_session"]
+pytest_plugins = ["tests.support.book", "tests.support.browser", "tests.support.grading_session"]
 
 BROWSER_FIXTURES = {"chromium"}
 BOOK_FIXTURES = {"book", "build"}
@@ -43,7 +43,7 @@ def pytest_configure(config):
 # ``xdist_group`` are a unit of their own: the second half of the browser tests' page visits (VISIT_GROUPS in
 # tests/test_browser_book.py), which a second worker makes while the first makes the other half. Units are handed
 # out longest first (LONGEST), the rest in collection order, so that no long one starts last. The browser
-# tests of the built book come first: the strict build they need is done once (support/book.py: a file lock), by
+# tests of the built book come first: the strict build they need is done once (tests/support/book.py: a file lock), by
 # whichever worker asks first; the dark half and tests/test_book.py, which need it too, come after two files that
 # take about as long as the build, so that the second worker rarely waits for it. Two workers: the suite keeps both
 # cores busy, and a third makes it slower, not faster.
@@ -115,7 +115,7 @@ def _name_groups(config, items) -> None:
 
 def pytest_collection_modifyitems(config, items):
     """Markers by what a test needs; every notebook executed once (see LAB_NOTEBOOK); groups in node ids."""
-    from support.browser import LAB_NOTEBOOK, ROOT  # (a plugin: imported by pytest, assertions rewritten)
+    from tests.support.browser import LAB_NOTEBOOK, ROOT  # (a plugin: imported by pytest, assertions rewritten)
 
     _name_groups(config, items)
     lab_runs_it = shutil.which("chromium") is not None and any(i.path.name == "test_browser_lab.py" for i in items)

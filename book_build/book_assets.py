@@ -55,8 +55,7 @@ import tomllib
 from fnmatch import fnmatch
 from pathlib import Path
 
-import book_figures
-import icon_fonts
+from book_build import book_figures, icon_fonts
 from docutils import nodes
 from sphinx.util import logging as sphinx_logging
 
@@ -289,7 +288,7 @@ def typeset_math(app, exception) -> None:
     """Typeset every written page's math (math_prerender.py); keep each page's TeX version for make bench."""
     if exception is not None or app.builder.format != "html":
         return
-    import math_prerender
+    from book_build import math_prerender
 
     out, tex = Path(app.outdir), Path(app.outdir).parent / TEX_PAGES
     for page in out.rglob("*.html"):
@@ -329,8 +328,7 @@ def repository_links(app, config) -> None:
 
 
 def setup(app):
-    import book_citations
-    import book_kit
+    from book_build import book_citations, book_kit
 
     book_citations.register()  # before any bibliography is read: the style _config.yml names
     app.connect("doctree-resolved", book_citations.cited_in)

@@ -26,7 +26,7 @@ import tomllib
 import zipfile
 from pathlib import Path
 
-import download_menu
+from book_build import download_menu
 
 ROOT = Path(__file__).resolve().parent.parent
 DOWNLOADS = "_downloads"
@@ -170,7 +170,7 @@ def hand_out(app, exception) -> None:
     """build-finished: the wheel and the kit into _downloads/, the kit into the practice pages' menus."""
     if exception is not None or app.builder.format != "html":
         return
-    import book_assets
+    from book_build import book_assets
 
     _, kit = write_downloads(Path(app.outdir), Path(app.srcdir), digest=book_assets.sources_digest(Path(app.srcdir)))
     offer_in_practice_menus(Path(app.outdir), kit)

@@ -1,6 +1,6 @@
 """The whole book as one PDF: the single-page build of the book, printed by Chromium.
 
-    make pdf      # jupyter-book build . --builder singlehtml, then: python -m book_pdf
+    make pdf      # jupyter-book build . --builder singlehtml, then: python -m book_build.book_pdf
 
 The single-page build holds every page of the table of contents in order (the
 introduction with its contents list, the chapters, practice and answers, the
@@ -22,8 +22,8 @@ import shutil
 import sys
 from pathlib import Path
 
-import download_menu
-from book_server import CHROMIUM_ARGS, serve
+from book_build import download_menu
+from book_build.book_server import CHROMIUM_ARGS, serve
 
 ROOT = Path(__file__).resolve().parent.parent
 SINGLE = ROOT / "_build" / "singlehtml"

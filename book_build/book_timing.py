@@ -113,7 +113,7 @@ def tex_page(html: str, version: str) -> str:
 async def _visit(browser, base: str, page: str, version: str) -> float:
     import jupyter_server_mathjax
 
-    from math_prerender import MATHJAX
+    from book_build.math_prerender import MATHJAX
 
     assets = {"_mathjax3": MATHJAX, "_mathjax2": Path(jupyter_server_mathjax.__file__).parent / "static"}
     context = await browser.new_context(viewport={"width": 1280, "height": 900}, service_workers="block")
@@ -141,7 +141,7 @@ async def _visit(browser, base: str, page: str, version: str) -> float:
 async def _measure(pages: list[str], repeats: int) -> dict:
     from playwright.async_api import async_playwright
 
-    from book_server import CHROMIUM_ARGS, serve
+    from book_build.book_server import CHROMIUM_ARGS, serve
 
     times = {page: {v: [] for v in VERSIONS} for page in pages}
     with serve(HTML) as base:

@@ -64,8 +64,7 @@ def code_points_used(outdir: Path) -> set[int]:
         used |= {names[c] for c in USED_CLASS.findall(path.read_text(encoding="utf-8", errors="replace")) if c in names}
     # the download menus' own entries, which reach the pages after the fonts are cut (book_kit) or after the
     # build (book_pdf, make pdf)
-    import book_kit
-    import book_pdf
+    from book_build import book_kit, book_pdf
 
     for entry in (book_kit.MENU_ENTRY, book_pdf.MENU_ENTRY):
         used |= {names[c] for c in USED_CLASS.findall(entry["icon"]) if c in names}

@@ -1,6 +1,6 @@
 """The whole book builds with warnings as errors, and every page is there.
 
-The strict build is ``support.book.strict_build``: once per test session, shared with the browser tests.
+The strict build is ``tests.support.book.strict_build``: once per test session, shared with the browser tests.
 """
 
 import html
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from support.book import HTML, ROOT, strict_build, toc_pages
+from tests.support.book import HTML, ROOT, strict_build, toc_pages
 
 
 def toc_files():
@@ -97,7 +97,7 @@ def explorer_cells(page: str) -> int:
     """How many code cells of the page's notebook display an explorer (book_assets.explorer_call)."""
     import json
 
-    import book_assets
+    from book_build import book_assets
 
     path = ROOT / f"{page}.ipynb"
     if not path.exists():
@@ -152,7 +152,7 @@ def whole_book(build, tmp_path_factory):
     import subprocess
     import sys
 
-    import book_pdf
+    from book_build import book_pdf
 
     assert build["returncode"] == 0, "the HTML book did not build"
     single = subprocess.run(
@@ -215,7 +215,7 @@ def test_printed_code_wraps_instead_of_being_cut(whole_book):
 
 
 def test_the_download_menu_offers_the_whole_book(build, tmp_path):
-    import book_pdf
+    from book_build import book_pdf
 
     page = tmp_path / "chapters" / "04.html"
     page.parent.mkdir()
@@ -229,7 +229,7 @@ def test_the_download_menu_offers_the_whole_book(build, tmp_path):
 def test_the_book_hands_out_the_kit_and_the_wheel_where_its_pages_link_them(build):
     import zipfile
 
-    import book_kit
+    from book_build import book_kit
 
     kit, wheel = HTML / book_kit.DOWNLOADS / book_kit.KIT_ZIP, HTML / book_kit.DOWNLOADS / book_kit.wheel_name()
     with zipfile.ZipFile(kit) as z:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-import book_assets
+from book_build import book_assets
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -115,8 +115,8 @@ def test_a_failed_build_does_not_mark_the_cache(tree):
 
 
 def test_the_browser_tests_rebuild_after_a_code_change(monkeypatch):
-    """support.book.stale_pages (what the tests' strict build rebuilds) follows the same key."""
-    from support import book
+    """tests.support.book.stale_pages (what the tests' strict build rebuilds) follows the same key."""
+    from tests.support import book
 
     monkeypatch.setattr(book_assets, "code_changed_since_build", lambda root=ROOT, cache_path=None: True)
     assert book.stale_pages() == book.toc_pages()

@@ -3,7 +3,7 @@
 import pybtex.plugin
 from pybtex.database import Entry, Person
 
-import book_citations as bc
+from book_build import book_citations as bc
 
 
 def entry(key, year, *authors):

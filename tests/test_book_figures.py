@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-import book_figures
+from book_build import book_figures
 
 SVG = (
     '<svg width="100pt" height="50pt" viewBox="0 0 100 50" xmlns="http://www.w3.org/2000/svg">'

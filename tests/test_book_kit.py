@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-import book_kit
-import download_menu
+from book_build import book_kit, download_menu
 
 ROOT = Path(__file__).resolve().parent.parent
 EXERCISES = sorted((ROOT / "exercises").glob("*.ipynb"))

@@ -7,7 +7,7 @@ import struct
 import time
 import urllib.request
 
-from book_server import _Server, serve
+from book_build.book_server import _Server, serve
 
 
 def _get(url, gzip_ok=True):

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-import book_timing
+from book_build import book_timing
 
 TEX_PAGE = (
     '<head><script src="x.js"></script>\n</head><body><span class="math notranslate nohighlight">\\(x\\)</span></body>'

@@ -59,9 +59,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import book_timing
-import icon_fonts
-from support.browser import (
+from book_build import book_timing, icon_fonts
+from tests.support.browser import (
     CHROMIUM_ARGS,
     SCREENSHOTS,
     Guard,
@@ -73,7 +72,7 @@ from support.browser import (
     serve,
     toc_pages,
 )
-from support.book import toc_parts
+from tests.support.book import toc_parts
 
 PAGES = toc_pages()
 # The phone menus are the theme's, the same on every page of a part of the book: they are opened on the first

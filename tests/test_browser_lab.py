@@ -42,7 +42,7 @@ from pathlib import Path
 
 import pytest
 
-from support.browser import LAB_NOTEBOOK, ROOT, SCREENSHOTS, Guard, chromium_executable, new_context, percentile
+from tests.support.browser import LAB_NOTEBOOK, ROOT, SCREENSHOTS, Guard, chromium_executable, new_context, percentile
 
 NOTEBOOK = LAB_NOTEBOOK
 SOLUTION = ROOT / "solutions" / "02_sinusoidal_formula.ipynb"

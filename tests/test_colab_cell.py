@@ -25,10 +25,8 @@ import pytest
 import yaml
 from jupyter_book.config import get_final_config
 
-import book_assets
-import book_kit
-import colab_cell
-import nbhygiene
+from book_build import book_assets, book_kit
+from tools import colab_cell, nbhygiene
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())

@@ -36,7 +36,7 @@ def browser_items():
 def test_the_dark_half_of_the_visits_is_a_unit_of_its_own(browser_items):
     """Every test asking for a dark or printed visit is in the dark unit, and no other: else one worker would
     make both halves of the visits (VISIT_GROUPS in test_browser_book.py)."""
-    import test_browser_book as book
+    from tests import test_browser_book as book
 
     dark = set(book.VISIT_GROUPS["dark"])
     wrong = []
@@ -86,19 +86,17 @@ def test_a_group_runs_on_a_worker_of_its_own_beside_its_file(tmp_path):
     """End to end, as make test runs: pytest -n 2 --dist loadgroup with this conftest. The grouped tests of a file run
     together, on the other worker than the file's other tests (with pytest 9.2 and pytest-xdist 3.8 they did not: the
     group's name never reached the scheduler, and nothing failed)."""
-    import os
     import re
     from pathlib import Path
 
-    from support.pytest_run import run_pytest
+    from tests.support.pytest_run import run_pytest
 
     root = Path(conftest.__file__).parent
     (tmp_path / "test_grouped.py").write_text(GROUPED)
-    path = os.pathsep.join(str(root / d) for d in ("", "tests", "book_build", "tools"))
     done = run_pytest(
         ["test_grouped.py", "-p", "conftest", "-n", "2", "--dist", "loadgroup", "-v"],
         cwd=tmp_path,
-        env={"PYTHONPATH": path},
+        env={"PYTHONPATH": str(root)},
         timeout=300,
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]

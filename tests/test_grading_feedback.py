@@ -18,9 +18,9 @@ import torch
 
 import grading
 import posenc
-from grading_tries import LyingArray  # the battery's lying subclass: one definition
+from tools.grading_tries import LyingArray  # the battery's lying subclass: one definition
 from grading import QUESTIONS, check, runner
-from support.grading_session import feedback
+from tests.support.grading_session import feedback
 from grading import feedback as feedback_module
 from grading.feedback import verify_array
 from grading.kinds import CORRECT, WRONG, Numeric

@@ -12,7 +12,7 @@ import pytest
 import grading
 from grading import QUESTIONS, check
 from grading.kinds import Choice
-from support.grading_session import feedback
+from tests.support.grading_session import feedback
 
 pytestmark = pytest.mark.usefixtures("fresh_progress")  # every test: progress of its own
 

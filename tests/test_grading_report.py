@@ -10,8 +10,7 @@ import re
 import pytest
 
 import grading
-import grading_report
-import grading_tries
+from tools import grading_report, grading_tries
 
 QIDS = ["01.2", "01.1"]  # a numeric and a choice question: a few hundred tries in well under a second
 FIGURES = re.compile(

@@ -14,7 +14,7 @@ import pytest
 import grading
 from grading import store
 from grading.store import FORMAT, VERSION, Store
-from support.grading_session import feedback
+from tests.support.grading_session import feedback
 
 pytestmark = pytest.mark.usefixtures("fresh_progress")  # every test: progress of its own
 

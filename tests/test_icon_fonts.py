@@ -11,7 +11,7 @@ import io
 import pytest
 from fontTools.ttLib import TTFont
 
-import icon_fonts
+from book_build import icon_fonts
 
 THEME_CSS = icon_fonts.theme_webfonts().parents[2] / "styles" / "pydata-sphinx-theme.css"
 
@@ -55,8 +55,7 @@ def test_code_points_used_finds_classes_in_pages_and_scripts_and_icons_in_style_
 
 
 def test_the_icons_of_our_download_menu_entries_are_kept_though_they_arrive_after_the_cut(tmp_path):
-    import book_kit
-    import book_pdf
+    from book_build import book_kit, book_pdf
 
     (tmp_path / "_static").mkdir()
     (tmp_path / "_static" / "theme.css").write_text(THEME_CSS.read_text(encoding="utf-8"))

@@ -16,8 +16,8 @@ import nbformat
 import pytest
 import yaml
 
-import book_kit
-import colab_cell
+from book_build import book_kit
+from tools import colab_cell
 import grading
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -10,7 +10,7 @@
   CPU build CI pins, so torch is that build (2.13.0), the nearest one that can be installed here. The
   core's and the grader's tests run there with that venv's Python, and an exercise notebook executes.
 
-Slow (pip installs two environments; torch is linked, not unpacked: ``support.learner_env``).
+Slow (pip installs two environments; torch is linked, not unpacked: ``tests.support.learner_env``).
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.specifiers import Specifier
 from packaging.utils import canonicalize_name
-from support import learner_env
+from tests.support import learner_env
 
-import book_kit
+from book_build import book_kit
 
 pytestmark = pytest.mark.slow
 

@@ -9,10 +9,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-import colab_cell
-import make_exercises
-import nbhygiene
-from make_exercises import AuthoringError, exercise, strip_code, strip_markdown
+from tools import colab_cell, make_exercises, nbhygiene
+from tools.make_exercises import AuthoringError, exercise, strip_code, strip_markdown
 
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = sorted((ROOT / "solutions").glob("*.ipynb"))
@@ -293,10 +291,10 @@ def test_a_git_checkout_without_toc_is_found_by_its_git_directory(second_checkou
 
 def test_the_command_writes_where_it_is_run(second_checkout):
     """The module imported from this checkout (as an editable install would) writes into the other one."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "tools")}
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     before = snapshot(ROOT / "exercises")
     result = subprocess.run(
-        [os.sys.executable, "-m", "make_exercises", "--force"],
+        [os.sys.executable, "-m", "tools.make_exercises", "--force"],
         cwd=second_checkout,
         capture_output=True,
         text=True,
@@ -328,9 +326,9 @@ def test_a_repository_without_solutions_is_not_taken_for_the_course(tmp_path, ca
 
 
 def test_command_line_entry_point():
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "tools")}
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     result = subprocess.run(
-        [os.sys.executable, "-m", "make_exercises", "--check"], cwd=ROOT, capture_output=True, text=True, env=env
+        [os.sys.executable, "-m", "tools.make_exercises", "--check"], cwd=ROOT, capture_output=True, text=True, env=env
     )
     assert result.returncode == 0, result.stdout + result.stderr
 

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-import math_prerender as mp
+from book_build import math_prerender as mp
 
 PAGE = """<!DOCTYPE html><html><head><title>t</title>
 </head><body><p>Inline <span class="math notranslate nohighlight">\\(\\omega_i = b^{-2i/d}\\)</span> and

@@ -1,12 +1,15 @@
-"""Notebooks are stored clean; the checker itself catches dirt."""
+"""Notebooks are stored clean: as nbstripout, configured for the course, leaves them, and passing the checks it
+cannot make (tools/nbhygiene.py); the checker itself catches dirt."""
 
+import copy
 import json
 from pathlib import Path
 
 import nbformat
+import nbstripout
 import pytest
 
-import nbhygiene
+from tools import colab_cell, nbhygiene
 
 ROOT = Path(__file__).resolve().parent.parent
 STORED = nbhygiene.notebooks([ROOT / "chapters", ROOT / "appendix", ROOT / "exercises", ROOT / "solutions"])
@@ -18,8 +21,13 @@ def test_there_are_notebooks():
 
 @pytest.mark.parametrize("path", STORED, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_stored_notebook_is_clean(path):
-    issues = nbhygiene.stored(path)[1]
-    assert not issues, f"{path} is not clean ({issues}); run: PYTHONPATH=tools python -m nbhygiene clean {path}"
+    """nbstripout changes nothing in it, every cell is stored with an id, and no cell opts out of stripping."""
+    nb = nbformat.read(path, as_version=4)
+    after = nbstripout.strip_output(copy.deepcopy(nb), **nbhygiene.strip_options(nb))
+    own = nbhygiene.missing_ids(path) + nbhygiene.opt_outs(nb)
+    fix = f"run: python -m tools.nbhygiene clean {path.relative_to(ROOT)}"
+    assert after == nb, f"{path} is not what nbstripout leaves ({nbhygiene.problems(nb)}); {fix}"
+    assert not own, f"{path}: {own}; {fix}"
 
 
 def dirty_notebook():
@@ -89,3 +97,57 @@ def test_a_cell_stored_without_an_id_is_found_and_given_one(tmp_path, capsys):
     ids = [cell.get("id") for cell in json.loads(path.read_text())["cells"]]
     assert all(ids) and len(set(ids)) == 2 and ids[0] == data["cells"][0]["id"]
     assert nbhygiene.main(["check", str(path)]) == 0
+
+
+def test_every_metadata_key_outside_the_allowlists_is_stripped():
+    """Keys nbstripout does not strip by itself (Colab's, VS Code's) go too: the allowlists name them to it."""
+    nb = dirty_notebook()
+    nb.metadata["colab"] = {"provenance": []}
+    nb.metadata["vscode"] = {"interpreter": {"hash": "0"}}
+    nb.cells[0].metadata["executionInfo"] = {"elapsed": 5}
+    nb.cells.append(nbformat.v4.new_markdown_cell("text", metadata={"id": "colab-id"}))
+    assert "metadata.colab" in nbhygiene.strip_options(nb)["extra_keys"]
+    nbhygiene.clean(nb)
+    assert set(nb.metadata) <= nbhygiene.NOTEBOOK_METADATA
+    assert nb.cells[0].metadata == {"tags": ["keep-me"]} and nb.cells[1].metadata == {}
+    assert nbhygiene.problems(nb) == []
+
+
+def test_the_colab_cells_metadata_is_kept():
+    """The Colab install cell's form and hidden input (tools/colab_cell.py) survive nbstripout."""
+    nb = dirty_notebook()
+    nb.cells[0].metadata = nbformat.from_dict(copy.deepcopy(colab_cell.METADATA))
+    nbhygiene.clean(nb)
+    assert nb.cells[0].metadata == colab_cell.METADATA
+    assert nb.cells[0].metadata["jupyter"]["source_hidden"] is True
+
+
+def test_cell_ids_are_kept_not_renumbered():
+    nb = dirty_notebook()
+    nb.cells.append(nbformat.v4.new_markdown_cell("text"))
+    ids = [cell.id for cell in nb.cells]
+    nbhygiene.clean(nb)
+    assert [cell.id for cell in nb.cells] == ids
+
+
+@pytest.mark.parametrize("opt_out", ["tag", "metadata"])
+def test_a_cell_that_opts_out_of_stripping_is_found_and_stripped(opt_out):
+    """nbstripout keeps the outputs of a cell tagged or marked keep_output; the course stores none."""
+    nb = dirty_notebook()
+    if opt_out == "tag":
+        nb.cells[0].metadata["tags"].append("keep_output")
+    else:
+        nb.cells[0].metadata["keep_output"] = True
+    assert nbstripout.strip_output(copy.deepcopy(nb), **nbhygiene.STRIP).cells[0].outputs  # alone, it keeps them
+    issues = nbhygiene.problems(nb)
+    assert any("opts out of stripping" in issue for issue in issues), issues
+    nbhygiene.clean(nb)
+    assert nb.cells[0].outputs == [] and nb.cells[0].metadata == {"tags": ["keep-me"]}
+    assert nbhygiene.problems(nb) == []
+
+
+def test_an_init_cell_loses_its_outputs_too():
+    nb = dirty_notebook()
+    nb.cells[0].metadata["init_cell"] = True
+    nbhygiene.clean(nb)
+    assert nb.cells[0].outputs == [] and "init_cell" not in nb.cells[0].metadata

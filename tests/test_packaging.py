@@ -17,7 +17,7 @@ from pathlib import Path
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
-from support import learner_env
+from tests.support import learner_env
 
 REPO = Path(__file__).resolve().parents[1]
 SRC = REPO / "src"
@@ -79,3 +79,19 @@ def test_the_runtime_dependencies_cover_every_import_of_the_learner_code():
         if not {canonicalize_name(d) for d in distributions.get(name, [name])} & runtime
     }
     assert not undeclared, f"imported by src/ but not a runtime dependency in pyproject.toml: {undeclared}"
+
+
+def test_tools_build_code_and_test_helpers_are_packages_of_the_root_not_top_level_modules():
+    """tools/, book_build/ and tests/support/ are never installed: they are imported as packages from the
+    repository's root (``tools.make_exercises``, ``book_build.icon_fonts``, ``tests.support.book``). No folder of
+    theirs is on sys.path, so none of their modules takes a top-level name such as ``support`` or ``benchmarks``."""
+    import importlib.util
+
+    on_path = {Path(p).resolve() for p in sys.path if p}
+    for folder in (REPO / "tools", REPO / "book_build", REPO / "tests", REPO / "tests" / "support"):
+        assert (folder / "__init__.py").is_file(), f"{folder} is not a package"
+        assert folder not in on_path, f"{folder} is on sys.path"
+        for module in sorted(folder.glob("*.py")):
+            if module.stem != "__init__":
+                assert importlib.util.find_spec(module.stem) is None, f"{module.stem} is importable at the top level"
+    assert tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]["pythonpath"] == ["."]

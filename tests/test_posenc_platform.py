@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from support.pytest_run import run_pytest
+from tests.support.pytest_run import run_pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 NO_EXTENDED = ROOT / "tests" / "support" / "no_extended"

@@ -4,7 +4,7 @@ page states the formula the generator uses."""
 import shutil
 from pathlib import Path
 
-import reading_time
+from tools import reading_time
 
 ROOT = Path(__file__).resolve().parent.parent
 

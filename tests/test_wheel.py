@@ -5,7 +5,7 @@ The kit is made by the function the book build calls (``book_kit.write_downloads
 and its README followed: its install line runs as written (the course wheel with the ``lab`` extra, pip's
 cache reused, no constraints file), next to PyTables (whose import name ``tables`` one of our modules used
 to take). Only PyTorch comes another way: the README's CPU-build line needs PyTorch's own index, which this
-machine cannot reach, so the CPU build CI pins is linked in first (``support.learner_env``). Everything then
+machine cannot reach, so the CPU build CI pins is linked in first (``tests.support.learner_env``). Everything then
 runs with that environment's Python, from the kit's folder, with no ``PYTHONPATH``, no user site-packages and
 Jupyter's paths in the temporary folder: every learner-facing module (the list read from the wheel) imports,
 ``tables`` is PyTables, each explorer is created with its static HTML twin, and the kit's first exercise
@@ -26,9 +26,9 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from support import learner_env
+from tests.support import learner_env
 
-import book_kit
+from book_build import book_kit
 
 pytestmark = pytest.mark.slow
 

@@ -230,7 +230,7 @@ def bench_explorers(steps: int = 60, width: int = 1280) -> None:
     from pathlib import Path
 
     from posenc_course import explorers
-    from book_server import CHROMIUM_ARGS, serve
+    from book_build.book_server import CHROMIUM_ARGS, serve
 
     executable = shutil.which("chromium") or shutil.which("chromium-browser")
     if executable is None:
@@ -330,10 +330,8 @@ def bench_import(processes: int = 5) -> dict:
 
 def main() -> int:
     """Every section in turn; returns 1 if the grader's report found a failure (the timings only report)."""
-    import book_timing
-    import grading_bot
-    import grading_overhead
-    import grading_report
+    from book_build import book_timing
+    from tools import grading_bot, grading_overhead, grading_report
 
     print(f"torch {torch.__version__}, numpy {np.__version__}, threads {torch.get_num_threads()}")
     bench_import()

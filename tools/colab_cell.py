@@ -1,8 +1,8 @@
 """Write every notebook's first code cell, the Colab install cell, from ``_config.yml``.
 
-    make colab-cell                 # = PYTHONPATH=tools:book_build python -m colab_cell
-    python -m colab_cell            # rewrite the cell in chapters/, appendix/, solutions/; regenerate exercises/
-    python -m colab_cell --check    # exit 1 and list the notebooks whose first cell is not the generated one
+    make colab-cell                     # = python -m tools.colab_cell
+    python -m tools.colab_cell          # rewrite the cell in chapters/, appendix/, solutions/; regenerate exercises/
+    python -m tools.colab_cell --check  # exit 1 and list the notebooks whose first cell is not the generated one
 
 Two settings say where the course is published; outside Colab the cell does nothing either way.
 
@@ -33,8 +33,7 @@ from pathlib import Path
 import nbformat
 import yaml
 
-import make_exercises
-import nbhygiene
+from tools import make_exercises, nbhygiene
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = ["chapters", "appendix", "solutions"]  # exercises/ are generated from solutions/
@@ -42,7 +41,7 @@ PACKAGE = "posenc-course"  # the distribution's name in pyproject.toml (tests/te
 
 HEADER = """\
 #@title Colab only: install the course library (anywhere else this cell does nothing)
-# Written by `python -m colab_cell` from _config.yml: do not edit.
+# Written by `python -m tools.colab_cell` from _config.yml: do not edit.
 import sys
 if "google.colab" in sys.modules:
 """
@@ -142,7 +141,7 @@ def book_address(config_path: Path = ROOT / "_config.yml") -> str:
 
 def wheel_url(address: str) -> str:
     """Where the book at ``address`` hands out the course wheel (book_build/book_kit.py)."""
-    import book_kit
+    from book_build import book_kit
 
     return f"{address}{book_kit.DOWNLOADS}/{book_kit.wheel_name()}"
 
@@ -174,7 +173,7 @@ def first_code_cell(nb):
 
 
 def main(argv=None, root: Path = ROOT) -> int:
-    parser = argparse.ArgumentParser(prog="python -m colab_cell", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.colab_cell", description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="only report notebooks whose cell is out of date")
     args = parser.parse_args(argv)
     source = cell_source(*settings(root / "_config.yml"))

@@ -1,6 +1,6 @@
 """The elimination bot: can a multi-select question be solved without reading it?
 
-    PYTHONPATH=tools .venv/bin/python -m grading_bot
+    .venv/bin/python -m tools.grading_bot
 
 The bot answers every multi-select question (more than one right letter) the blind way: it selects every
 option, then drops whatever option letters the feedback names, and tries again, at most ``TRIES`` times. It

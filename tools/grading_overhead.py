@@ -1,6 +1,6 @@
 """What a check costs on top of the learner's code, per function question and worker start method.
 
-    PYTHONPATH=tools .venv/bin/python -m grading_overhead [--repeat N] [--methods fork spawn]
+    .venv/bin/python -m tools.grading_overhead [--repeat N] [--methods fork spawn]
 
 For each function question the reference answer is checked ``--repeat`` times through ``grading.check`` (a
 worker process, the learner's function sent to it, every case verified there) and the same cases are run and

@@ -1,6 +1,6 @@
 """How the grader holds up, counted: every try of ``grading_tries`` put to ``check``, one by one.
 
-    PYTHONPATH=tools:book_build .venv/bin/python -m grading_report [-v] [QID ...]
+    .venv/bin/python -m tools.grading_report [-v] [QID ...]
 
 prints
 
@@ -24,8 +24,8 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-import grading_tries
-from grading_tries import CATEGORIES, Result, Try
+from tools import grading_tries
+from tools.grading_tries import CATEGORIES, Result, Try
 
 
 @dataclass

@@ -1,8 +1,8 @@
 """Write exercises/NN_topic.ipynb from solutions/NN_topic.ipynb.
 
-    python -m make_exercises            # regenerate; never overwrite a learner's answers
-    python -m make_exercises --force    # regenerate even over uncommitted changes
-    python -m make_exercises --check    # exit 1 if exercises/ is not what would be generated
+    python -m tools.make_exercises          # regenerate; never overwrite a learner's answers
+    python -m tools.make_exercises --force  # regenerate even over uncommitted changes
+    python -m tools.make_exercises --check  # exit 1 if exercises/ is not what would be generated
 
 In code cells, each region from a "# BEGIN SOLUTION" line to an "# END SOLUTION"
 line is replaced by a placeholder that still runs:
@@ -53,7 +53,7 @@ from pathlib import Path
 
 import nbformat
 
-import nbhygiene
+from tools import nbhygiene
 
 BEGIN = re.compile(r"^(\s*)# BEGIN SOLUTION\s*$")
 END = re.compile(r"^\s*# END SOLUTION\s*$")
@@ -257,7 +257,7 @@ def holds_learner_work(root: Path, path: Path, generated: str) -> bool:
 
 
 def main(argv=None, root: Path | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m make_exercises", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.make_exercises", description=__doc__.splitlines()[0])
     parser.add_argument("--force", action="store_true", help="overwrite exercises with uncommitted changes")
     parser.add_argument("--check", action="store_true", help="only report exercises that are out of date")
     parser.add_argument("--root", type=Path, default=root, help=argparse.SUPPRESS)

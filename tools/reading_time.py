@@ -1,8 +1,8 @@
 """Write the time table of how_to_take_this_course.md from the notebooks, so that no prose edit leaves it stale.
 
-    make reading-time                # = PYTHONPATH=tools:book_build python -m reading_time
-    python -m reading_time           # rewrite the table and the total below it
-    python -m reading_time --check   # exit 1 when the page's table is not the one the notebooks give
+    make reading-time                     # = python -m tools.reading_time
+    python -m tools.reading_time          # rewrite the table and the total below it
+    python -m tools.reading_time --check  # exit 1 when the page's table is not the one the notebooks give
 
 The estimate, which the page states above the table: the text read at ``WORDS_PER_MINUTE`` (Markdown cells and
 figure captions), ``CODE_CELL`` minutes per code cell; in the exercises, ``QUESTION`` minutes per question and
@@ -115,7 +115,7 @@ def rewritten(text: str, table: str) -> str:
 
 
 def main(argv=None, root: Path = ROOT) -> int:
-    parser = argparse.ArgumentParser(prog="python -m reading_time", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.reading_time", description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="only say whether the page's table is current")
     args = parser.parse_args(argv)
     page = root / PAGE

@@ -61,7 +61,7 @@ def stale_pages() -> list[str]:
     files, or the learner-facing code the notebooks import (``book_assets.code_changed_since_build``)
     changed since the last finished build: the tests then test what the code does now.
     """
-    import book_assets
+    from book_build import book_assets
 
     watched = [ROOT / "_config.yml", ROOT / "_toc.yml", *sorted((ROOT / "book_build").glob("*.*"))]
     config = max(path.stat().st_mtime for path in watched if path.exists())
@@ -152,7 +152,7 @@ def book() -> Path:
 
     Without Chromium nothing is built for the browser tests: they skip (or fail under CI=true) first.
     """
-    from support.browser import chromium_executable
+    from tests.support.browser import chromium_executable
 
     chromium_executable()
     outcome = strict_build()

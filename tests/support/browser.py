@@ -9,7 +9,7 @@ Every page gets a :class:`Guard`: requests to any host but the local server
 are aborted and recorded, and so are missing local files (HTTP status >= 400),
 failed requests, uncaught page errors and console errors.
 
-The fixtures ``chromium`` (here) and ``book`` (``support.book``) are registered
+The fixtures ``chromium`` (here) and ``book`` (``tests.support.book``) are registered
 in the root ``conftest.py``, so every test module can name them.
 
 Screenshots go to ``_build/screenshots/`` (``book/`` and ``lab/``).
@@ -26,8 +26,8 @@ import numpy as np
 import pytest
 
 # serve(directory) -> base URL: the book as a static host serves it (gzip, no caching)
-from book_server import CHROMIUM_ARGS, serve  # noqa: F401  (re-exported for the test modules)
-from support.book import HTML, ROOT, toc_pages  # noqa: F401  (re-exported for the test modules)
+from book_build.book_server import CHROMIUM_ARGS, serve  # noqa: F401  (re-exported for the test modules)
+from tests.support.book import HTML, ROOT, toc_pages  # noqa: F401  (re-exported for the test modules)
 
 SCREENSHOTS = ROOT / "_build" / "screenshots"
 # the exercise notebook tests/test_browser_lab.py runs end to end in JupyterLab (all cells, errors fail the test);
