@@ -293,7 +293,7 @@ def test_tries_are_counted_and_a_solved_question_is_never_unsolved():
     check("02.3", ...)
     check("02.3", 0.02)
     assert grading.progress("02")["02.3"] == "solved"
-    entry = grading._store.entries["02.3"]
+    entry = grading.current_grader().store.entries["02.3"]
     assert (entry["solved"], entry["tries"], entry["last"]) == (True, 3, "wrong")
 
 
@@ -384,7 +384,7 @@ def test_a_grader_failure_is_could_not_check_and_never_undoes_or_counts(capsys, 
         "nothing about your answer and is not recorded as wrong. Restart the kernel, then run the notebook from "
         "the top; if it happens again, please report it.\n"
     )
-    entry = grading._store.entries["02.5"]
+    entry = grading.current_grader().store.entries["02.5"]
     assert (entry["solved"], entry["tries"], entry["last"]) == (True, 1, "could not check")
 
 

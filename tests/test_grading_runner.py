@@ -10,6 +10,7 @@ the posenc function under test.
 
 import _thread
 import ctypes
+import json
 import math
 import os
 import signal
@@ -17,6 +18,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import cloudpickle
 import numpy as np
@@ -29,6 +31,7 @@ from grading import check, runner
 
 pytestmark = pytest.mark.usefixtures("fresh_progress")  # every test: progress of its own
 
+ROOT = Path(__file__).resolve().parent.parent
 IDLE_SECONDS, IDLE_CPU = 3.0, 0.2
 
 
@@ -325,6 +328,17 @@ def test_a_check_inside_the_function_is_refused_with_one_line(method, capsys):
     assert threading.active_count() == threads
     assert new_children() == []
     assert check("02.5", own_frequencies)  # the next check at top level runs normally
+
+
+def test_a_check_inside_the_function_is_refused_under_a_grader_that_is_not_the_default(method, capsys, tmp_path):
+    """The learner's code calls grading.check, the public function: while a grader of its own runs it, that is
+    the grader refused to, not the default one (which would start a check of its own)."""
+    mine = grading.Grader(tmp_path / "mine.json")
+    assert mine.check("02.5", checks_itself)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("02.5 ✗ check(...) is inside your function") and len(lines) == 2, lines
+    assert mine.progress("02")["02.5"] == "solved" and grading.progress("02")["02.5"] == "untried"
+    assert not mine.checking and grading.current_grader() is not mine
 
 
 # --------------------------------------------------------------------------
@@ -647,7 +661,7 @@ def test_a_worker_that_cannot_start_is_could_not_check_not_wrong(capsys, monkeyp
     ), out
     assert "not recorded as wrong" in out and "Restart the kernel" in out and out.count("\n") == 1, out
     assert grading.progress("02")["02.5"] == "could not check"
-    assert grading._store.entries["02.5"]["tries"] == 0
+    assert grading.current_grader().store.entries["02.5"]["tries"] == 0
 
 
 def test_an_unknown_start_method_is_refused_with_the_allowed_ones(monkeypatch):
@@ -659,6 +673,61 @@ def test_an_unknown_start_method_is_refused_with_the_allowed_ones(monkeypatch):
 def test_off_linux_the_worker_is_spawned():
     assert "spawn" in runner.METHODS
     assert runner.METHODS == (("fork", "spawn") if sys.platform == "linux" else ("spawn",))
+
+
+# Imports the grader in a fresh Python as on macOS (sys.platform says "darwin" while grading is imported, so that
+# its worker is spawned), watching every process started and every opening of the progress file (audit hooks),
+# and reports what importing did, then what the first check did.
+IMPORT_AS_ON_MACOS = """
+import contextlib, io, json, os, sys
+import ctypes, importlib.metadata, subprocess, sysconfig, mpmath, numpy, torch, posenc, posenc_course.bug_zoo
+import psutil
+
+progress, events = os.environ["POSENC_PROGRESS"], []
+started = ("subprocess.Popen", "os.fork", "os.forkpty", "os.posix_spawn", "os.exec", "os.spawn", "os.system")
+
+
+def watch(event, args):
+    if event in started or (event == "open" and args and str(args[0]) == progress):
+        events.append(event)
+
+
+sys.addaudithook(watch)
+printed = io.StringIO()
+platform, sys.platform = sys.platform, "darwin"
+with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
+    import grading
+sys.platform = platform
+from grading import runner
+
+report = {"method": runner.METHOD, "events": list(events), "printed": printed.getvalue(),
+          "children": len(psutil.Process().children(recursive=True))}
+with contextlib.redirect_stdout(printed):
+    grading.check("02.3", 0.01)
+report["after a check"] = {"events": events[len(report["events"]):], "spare": runner.spare_pid() is not None}
+print(json.dumps(report))
+"""
+
+
+def test_importing_the_grader_where_workers_are_spawned_starts_nothing_reads_nothing_prints_nothing(tmp_path):
+    """Where the worker is spawned (macOS, Windows), the first worker starts at the first check, not at import;
+    importing reads no progress file (a damaged one would be named) and prints nothing."""
+    path = tmp_path / "progress.json"
+    path.write_text("{damaged")
+    env = {
+        **os.environ,
+        "POSENC_PROGRESS": str(path),
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", IMPORT_AS_ON_MACOS], env=env, capture_output=True, text=True, timeout=180
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(done.stdout.splitlines()[-1])
+    assert report["method"] == "spawn", report  # the pretence worked: this is the grader as on macOS
+    assert (report["events"], report["printed"], report["children"]) == ([], "", 0), report
+    # ... and the first check reads the file and starts the next check's worker
+    assert report["after a check"] == {"events": ["open", "subprocess.Popen"], "spare": True}, report
 
 
 def test_a_worker_that_dies_before_its_job_is_replaced_once(capsys, monkeypatch):

@@ -186,13 +186,29 @@ def test_check_records_summary_says_where_and_reset_forgets(capsys, tmp_path):
     path = tmp_path / "progress.json"  # the fixture's file
     assert feedback(capsys, "02.3", 0.01)[0]
     assert results(path) == {"02.3": (True, 1, "correct")}
-    grading._use_progress_file(path)  # what a restarted kernel does at import
-    assert grading.progress("02")["02.3"] == "solved"
-    grading.summary("02")
+    restarted = grading.Grader(path)  # a restarted kernel's grader: it reads the file at its first use
+    assert restarted.progress("02")["02.3"] == "solved"
+    restarted.summary("02")
     assert f"Progress is saved in {path} (grading.reset() starts afresh)." in capsys.readouterr().out
-    grading.reset()
+    restarted.reset()
     assert "now records nothing" in capsys.readouterr().out
-    assert grading.progress("02")["02.3"] == "untried" and saved(path)["questions"] == {}
+    assert restarted.progress("02")["02.3"] == "untried" and saved(path)["questions"] == {}
+
+
+def test_a_grader_keeps_its_own_progress_and_use_grader_lends_it_to_the_public_functions(capsys, tmp_path):
+    mine = grading.Grader(tmp_path / "mine.json")
+    assert mine.check("02.3", 0.01) and capsys.readouterr().out == "02.3 ✓ correct\n"
+    assert results(tmp_path / "mine.json") == {"02.3": (True, 1, "correct")}
+    assert grading.progress("02")["02.3"] == "untried"  # the fixture's grader
+    with grading.use_grader(mine):
+        assert grading.progress("02")["02.3"] == "solved"
+        grading.check("02.4", 1.0)
+    assert grading.progress("02")["02.4"] == "untried" and mine.progress("02")["02.4"] == "wrong"
+    memory = grading.Grader(None)
+    memory.check("02.3", 0.01)
+    memory.summary("02")
+    assert "Progress is kept in memory only" in capsys.readouterr().out
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine.json"]
 
 
 def test_reset_of_one_chapter_keeps_the_others(capsys, tmp_path):
@@ -209,8 +225,9 @@ def test_reset_of_one_chapter_keeps_the_others(capsys, tmp_path):
 def test_a_refused_file_is_named_by_check_and_summary_but_grading_goes_on(capsys, tmp_path):
     path = tmp_path / "progress.json"
     path.write_text("{damaged")
-    grading._use_progress_file(path)
-    assert feedback(capsys, "02.3", 0.01) == (True, "02.3 ✓ correct\n")
+    verdict, out = feedback(capsys, "02.3", 0.01)  # the first use of the fixture's grader reads the file
+    assert verdict and out.startswith(f"grading: the file {path} is not valid JSON") and out.count("\n") == 2, out
+    assert out.endswith("\n02.3 ✓ correct\n"), out
     grading.summary("02")
     out = capsys.readouterr().out
     assert "Chapter 02: 1 of 7 solved" in out and f"kept in memory only: the file {path} is not valid JSON" in out
@@ -265,14 +282,18 @@ def test_importing_the_grader_reads_nothing_and_a_refused_file_is_named_once_at_
         "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]),
     }
     code = (
+        "import os, sys\n"
+        "opened = []\n"
+        "sys.addaudithook(lambda event, args: event == 'open' and str(args[0]) == os.environ['POSENC_PROGRESS'] "
+        "and opened.append(args[0]))\n"
         "import grading\n"
-        "print('imported', grading._store.entries == {} and not grading._store_read)\n"
+        "print('imported; the file opened', len(opened), 'times')\n"
         "grading.summary('02')\n"
         "grading.check('02.3', 0.01)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     lines = done.stdout.splitlines()
-    assert lines[0] == "imported True", done.stdout + done.stderr
+    assert lines[0] == "imported; the file opened 0 times", done.stdout + done.stderr
     assert lines[1].startswith(f"grading: the file {path} is not valid JSON"), lines
     assert sum("is not valid JSON" in line for line in lines) == 2  # the first use, and summary's where-line
     assert lines[-1] == "02.3 ✓ correct" and path.read_text() == "{damaged"

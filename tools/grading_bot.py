@@ -67,12 +67,8 @@ def blind_rate(qid, tries=TRIES) -> float:
 
 
 def main(argv=None) -> int:
-    saved = grading._store.path
-    grading._use_progress_file(None)  # the bot's tries are not the learner's progress
-    try:
+    with grading.use_grader(grading.Grader(None)):  # in memory: the bot's tries are not the learner's progress
         runs = [eliminate(qid) for qid in multi_select()]
-    finally:
-        grading._use_progress_file(saved)
     solved = [r for r in runs if r.solved_at is not None]
     blind = sum(blind_rate(r.qid) for r in runs)
     print(

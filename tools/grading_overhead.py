@@ -56,7 +56,7 @@ def overhead(qid, method, repeat=5) -> float:
     finally:
         torch.set_num_threads(threads)
         runner.METHOD = saved
-        grading._store.entries.pop(qid, None)
+        grading.current_grader().store.entries.pop(qid, None)
     return statistics.median(checked[1:]) - statistics.median(direct[1:])
 
 
@@ -65,25 +65,30 @@ def main(argv=None) -> int:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--methods", nargs="*", default=list(runner.METHODS))
     args = parser.parse_args(argv)
-    grading._use_progress_file(None)  # the timed checks are not the learner's progress
-    if "spawn" in args.methods:
+    with grading.use_grader(grading.Grader(None)):  # in memory: the timed checks are not the learner's progress
+        measure(args.methods, args.repeat)
+    return 0
+
+
+def measure(methods, repeat) -> None:
+    """Print the cold start of a spawned worker (if spawn is among ``methods``), then each method's overhead."""
+    if "spawn" in methods:
         runner._stop_spare()
         saved, runner.METHOD = runner.METHOD, "spawn"
         start = time.perf_counter()
         with contextlib.redirect_stdout(io.StringIO()):
             grading.check("02.5", QUESTIONS["02.5"].reference())
         runner.METHOD = saved
-        grading._store.entries.pop("02.5", None)
+        grading.current_grader().store.entries.pop("02.5", None)
         print(f"spawn, cold (no worker started ahead): 02.5 checked in {time.perf_counter() - start:.2f} s")
-    for method in args.methods:
-        costs = {qid: overhead(qid, method, args.repeat) for qid in function_questions()}
+    for method in methods:
+        costs = {qid: overhead(qid, method, repeat) for qid in function_questions()}
         low, high = min(costs.values()), max(costs.values())
         print(
             f"{method}: overhead per function question {low * 1e3:.1f}-{high * 1e3:.1f} ms "
             f"(median {statistics.median(costs.values()) * 1e3:.1f} ms over {len(costs)} questions)"
         )
         print("   " + ", ".join(f"{qid} {s * 1e3:.1f}" for qid, s in costs.items()))
-    return 0
 
 
 if __name__ == "__main__":

@@ -1601,12 +1601,8 @@ def run(t: Try) -> Result:
     """Put ``t`` to ``grading.check`` (looked up when called) with a fresh record of progress and judge it.
 
     Progress is kept in memory only while it runs: the tries must not touch a learner's progress file."""
-    saved = grading._store.path
-    grading._use_progress_file(None)
-    try:
+    with grading.use_grader(grading.Grader(None)):
         return _run(t)
-    finally:
-        grading._use_progress_file(saved)
 
 
 def _run(t: Try) -> Result:

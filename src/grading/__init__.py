@@ -44,393 +44,49 @@ untried, and where the file is; ``reset()`` forgets it all.
 
 Every public function answers a learner's slip (no argument, None, a wrong type, an unknown id) with one printed
 line that names the argument and what it accepts, never with a traceback.
+
+The grader's state (the progress file, whether a check is running) is one ``Grader`` (``grading.grader``); each
+public function asks ``current_grader()`` to do its work, the default grader made at the first call, so that
+importing ``grading`` reads no file, prints nothing and starts no worker. Tests and tools make their own
+(``Grader(path)``, ``None`` for memory only) and put it in place with ``use_grader``.
 """
 
 from __future__ import annotations
 
-import importlib.metadata
-import re
-import sys
-
 from grading.bank import QUESTIONS
-from grading.feedback import is_ordinary, short_error
-from grading.kinds import CORRECT, INTERRUPTED, UNANSWERED, UNCHECKABLE, WRONG
-from grading import runner as _runner
-from grading.store import Store as _Store, default_path
-from posenc_course.arguments import shown as _shown
+from grading.grader import NOT_GIVEN as _NOT_GIVEN, STATES as STATES, Grader, Verdict, current_grader
+from grading.grader import use_grader as use_grader
 
 __all__ = ["check", "summary", "assert_all_correct", "progress", "reveal", "reset", "QUESTIONS"]
 
-_store = _Store(default_path())  # the progress file (grading/store.py): read at first use, written after every check
-_store_read = False
-_checking = False  # a check is running: a check called from the learner's code is refused
-_refused = False  # ... and that refusal has been printed once
-_NOT_GIVEN = object()  # check's answer when the learner gave none (None is an answer, and gets feedback)
-_CHAPTERS = sorted({q.split(".")[0] for q in QUESTIONS})
-# The packages whose copy in memory must be the one installed: an install that replaces one after the kernel
-# imported it leaves the kernel with a mix of old and new files (module name -> distribution name).
-_WATCHED = {
-    "numpy": "numpy",
-    "torch": "torch",
-    "matplotlib": "matplotlib",
-    "IPython": "ipython",
-    "ipywidgets": "ipywidgets",
-    "traitlets": "traitlets",
-    "anywidget": "anywidget",
-}
 
-
-def _installed(distribution):
-    try:
-        return importlib.metadata.version(distribution)
-    except importlib.metadata.PackageNotFoundError:
-        return None
-
-
-_COURSE = _installed("posenc-course")  # the course's own version as this kernel imported it
-
-
-if _runner.METHOD == "spawn" and not _runner._serving:  # off Linux: the first check's worker imports now
-    _runner.warm_up()
-
-
-# --------------------------------------------------------------------------
-# The public functions
-# --------------------------------------------------------------------------
-
-
-class Verdict:
-    """What ``check`` returns: true when the answer is correct.
-
-    Behaves like ``True``/``False`` in ``if`` and ``==``; in Jupyter it shows
-    nothing, so a question cell ends with the feedback line alone.
-    """
-
-    def __init__(self, ok: bool):
-        self.ok = bool(ok)
-
-    def __bool__(self):
-        return self.ok
-
-    def __eq__(self, other):
-        return self.ok == other
-
-    def __hash__(self):
-        return hash(self.ok)
-
-    def __repr__(self):
-        return repr(self.ok)
-
-    def _ipython_display_(self):
-        pass
-
-
-MARKS = {
-    CORRECT: "✓ correct",
-    WRONG: "✗",
-    UNANSWERED: "· not answered yet:",
-    INTERRUPTED: "· interrupted:",
-    UNCHECKABLE: "· could not check:",
-}
+# The learner's functions: each is the method of the same name of current_grader(), with its docstring.
 
 
 def check(qid=None, answer=_NOT_GIVEN) -> Verdict:
-    """Grade ``answer`` to question ``qid`` (e.g. ``check("02.3", answer)``), print feedback, record progress."""
-    global _checking, _refused
-    if _checking:  # called from the learner's code while a check runs it
-        if not _refused:  # once: the learner's function may call it on every test input
-            print(
-                f"{qid} ✗ check(...) is inside your function: unindent it so that it runs "
-                "after the function is defined."
-            )
-        _refused = True
-        return Verdict(False)
-    question = _question(qid, "check")
-    if question is None:
-        return Verdict(False)
-    qid = question.qid
-    if answer is _NOT_GIVEN:
-        print(f'check("{qid}", answer) needs your answer as its second argument.')
-        return Verdict(False)
-    _checking, _refused = True, False
-    try:
-        if answer is Ellipsis:
-            status, message = UNANSWERED, "replace the ... with your answer, then run this cell again."
-        else:
-            status, message = question.judge(answer)
-    except KeyboardInterrupt:  # the Interrupt button: the learner's code has been stopped
-        status, message = INTERRUPTED, "stopped before every test input ran; run the cell again to check it."
-    except Exception as exc:  # an answer too strange to read, a bug of ours, or packages changed under the kernel
-        in_worker = isinstance(exc, _runner.GraderFailure)  # its text names the worker's exception
-        failed = f"({short_error(exc)})" if in_worker else f"({type(exc).__name__}: {short_error(exc)})"
-        if in_worker or is_ordinary(answer) or _stale():
-            status, message = UNCHECKABLE, f"the grader failed {failed}"
-        else:
-            status, message = (
-                WRONG,
-                (f"the grader could not inspect your answer {failed}; give plain numbers, a list or an array."),
-            )
-    except BaseException as exc:  # SystemExit, GeneratorExit ... raised by the answer itself (e.g. its __array__)
-        status = WRONG
-        text = short_error(exc)
-        message = (
-            f"reading your answer raised {type(exc).__name__}{': ' + text if text else ''}; "
-            "give plain numbers, a list or an array."
-        )
-    finally:
-        _checking = False
-    if status == UNCHECKABLE:
-        message = _uncheckable(message)
-    if status != UNANSWERED:  # an unanswered cell changes nothing: "Run All" on a blank notebook loses nothing
-        _save(_progress().record(qid, status))
-    print(f"{qid} {MARKS[status]}" + ("" if status == CORRECT and not message else f" {message}"))
-    return Verdict(status == CORRECT)
-
-
-def _uncheckable(what: str) -> str:
-    """The one line for a check the grader could not carry out: what failed, that it is not held against the
-    answer, and what to do (naming the packages replaced under the running kernel, if any)."""
-    what = what.rstrip(".;")
-    stale = _stale()
-    if stale:
-        return (
-            f"{what}; that says nothing about your answer and is not recorded as wrong. {'; '.join(stale)}: "
-            f"an install replaced {'it' if len(stale) == 1 else 'them'} after this kernel started. Restart the "
-            "kernel, then run the notebook from the top."
-        )
-    return (
-        f"{what}; that says nothing about your answer and is not recorded as wrong. Restart the kernel, then "
-        "run the notebook from the top; if it happens again, please report it."
-    )
-
-
-def _stale() -> list[str]:
-    """ "numpy 1.26.4 is loaded but 2.0.2 is installed", for each watched package (and the course itself) whose
-    copy in this kernel is not the installed one."""
-    found = []
-    for module, distribution in _WATCHED.items():
-        loaded = getattr(sys.modules.get(module), "__version__", None)
-        installed = _installed(distribution) if loaded else None
-        if loaded and installed and str(loaded) != installed:
-            found.append(f"{module} {loaded} is loaded but {installed} is installed")
-    course = _installed("posenc-course")
-    if _COURSE and course and course != _COURSE:
-        found.append(f"the course {_COURSE} is loaded but {course} is installed")
-    return found
+    return current_grader().check(qid, answer)
 
 
 def reveal(qid=None) -> None:
-    """Print the answer of choice question ``qid`` with every option's explanation (recorded as shown)."""
-    question = _question(qid, "reveal")
-    if question is None:
-        return
-    qid = question.qid
-    if question.kind != "choice":
-        print(
-            f"{qid}: only the answers of choice questions are shown here; the worked answer of every question "
-            f"is in the solutions notebook of chapter {qid[:2]}."
-        )
-        return
-    _save(_progress().reveal(qid))
-    print(f"{qid} answer: {question.reference()} — why each option is right or wrong:\n{question.explained()}")
-
-
-def _save(problem):
-    if problem:
-        print(f"grading: {problem}")
-
-
-def _progress() -> _Store:
-    """The learner's progress, read from its file at the first use (importing grading reads nothing), when a
-    file that cannot be used is named once."""
-    global _store_read
-    if not _store_read:
-        _store_read = True
-        if _store.load():
-            print(f"grading: {_store.problem}")
-    return _store
-
-
-def _use_progress_file(path) -> None:
-    """Keep progress in the file ``path`` from now on (None: in memory only), reading what it holds.
-    For the tests and the maintainer's tools, which must not touch a learner's file."""
-    global _store_read
-    _store.path = None if path is None else __import__("pathlib").Path(path)
-    _store.load()
-    _store_read = True
-
-
-SOLVED, UNTRIED = "solved", "untried"
-STATES = (SOLVED, WRONG, INTERRUPTED, UNCHECKABLE, UNTRIED)  # what progress() says of a question
+    return current_grader().reveal(qid)
 
 
 def progress(chapter=None) -> dict[str, str]:
-    """The state of every question of ``chapter`` (every chapter when it is left out): "solved" (once solved,
-    whatever came after), else the latest result ("wrong", "interrupted", "could not check"), or "untried".
-
-    ``chapter`` may be written "02", "2", 2 or 2.0; anything else prints the chapters that exist and gives {}.
-    """
-    chapters = _chapters(chapter, "progress")
-    if chapters is None:
-        return {}
-    return {q: _state(q) for q in QUESTIONS if q[:2] in chapters}
-
-
-def _state(qid) -> str:
-    entry = _progress().entries.get(qid)
-    return UNTRIED if entry is None else SOLVED if entry["solved"] else entry["last"]
+    return current_grader().progress(chapter)
 
 
 def summary(chapter=None) -> None:
-    """Print what is solved, attempted and untried, for ``chapter`` or (left out) for every chapter."""
-    chapters = _chapters(chapter, "summary")
-    if chapters is None:
-        return
-    if len(chapters) == 1:
-        _chapter_summary(chapters[0])
-    else:
-        states = progress()
-        solved = sum(s == SOLVED for s in states.values())
-        untried = sum(s == UNTRIED for s in states.values())
-        print(
-            f"The course: {solved} of {len(states)} questions solved, {len(states) - solved - untried} "
-            f"attempted, {untried} untried."
-        )
-        for c in chapters:
-            _chapter_summary(c, brief=True)
-        print('  summary("02") lists the questions of one chapter.')
-    print(f"  {_progress().where()}")
-    if all(_state(q) == SOLVED for q in QUESTIONS if q[:2] in chapters):
-        print("  Every question is solved.")
-
-
-def _chapter_summary(chapter, brief=False) -> None:
-    states = progress(chapter)
-    solved = [q for q, s in states.items() if s == SOLVED]
-    attempted = [q for q, s in states.items() if s not in (SOLVED, UNTRIED)]
-    untried = [q for q, s in states.items() if s == UNTRIED]
-    if brief:
-        print(
-            f"  Chapter {chapter}: {len(solved)} of {len(states)} solved"
-            + (f"; attempted: {', '.join(attempted)}" if attempted else "")
-            + (f"; {len(untried)} untried" if untried else "")
-            + "."
-        )
-        return
-    print(
-        f"Chapter {chapter}: {len(solved)} of {len(states)} solved, {len(attempted)} attempted, {len(untried)} untried."
-    )
-    for label, ids in [
-        ("solved", solved),
-        ("attempted, not solved yet", attempted),
-        ("untried (run their cells)", untried),
-    ]:
-        if ids:
-            print(f"  {label}: {', '.join(_detail(q) for q in ids)}")
-    shown = sorted(q for q in states if q in _progress().revealed)
-    if shown:
-        print(f"  answer shown (grading.reveal): {', '.join(shown)}")
-
-
-def _detail(qid) -> str:
-    """'02.3', or '02.3 (solved; your last try was wrong)', or '02.4 (2 tries, the last wrong)'."""
-    entry = _progress().entries.get(qid)
-    if entry is None or (entry["solved"] and entry["last"] == CORRECT):
-        return qid
-    if entry["solved"]:
-        return f"{qid} (solved; your last try was {entry['last']})"
-    tries = f"{entry['tries']} tr{'y' if entry['tries'] == 1 else 'ies'}"
-    if entry["last"] == UNCHECKABLE:
-        return f"{qid} ({tries}; the last check could not be carried out: run it again)"
-    return f"{qid} ({tries}, the last {entry['last']})"
-
-
-class _Failed(AssertionError):
-    """assert_all_correct's failure, shown in Jupyter as its one line (the traceback is the grader's own)."""
-
-    def _render_traceback_(self):
-        return [f"AssertionError: {self}"]
+    return current_grader().summary(chapter)
 
 
 def assert_all_correct(chapter=None) -> None:
-    """Raise AssertionError naming every question of ``chapter`` (every chapter when it is left out) whose
-    latest check was not correct: the solutions notebooks end with it, so that a wrong solution fails CI
-    even where the question was solved before."""
-    chapters = _chapters(chapter, "assert_all_correct", say=_fail)
-    bad = {q: (_progress().entries.get(q) or {}).get("last") or UNTRIED for q in QUESTIONS if q[:2] in chapters}
-    bad = {q: last for q, last in bad.items() if last != CORRECT}
-    if bad:
-        where = f"chapter {chapters[0]}" if len(chapters) == 1 else "the course"
-        listing = ", ".join(f"{q} ({s})" for q, s in bad.items())
-        raise _Failed(f"{where}: not all answers are correct: {listing}")
-
-
-def _fail(text):
-    raise _Failed(text)
+    return current_grader().assert_all_correct(chapter)
 
 
 def reset(chapter=None) -> None:
-    """Forget every recorded result (in memory and in the progress file; a refused file is moved aside), or
-    only those of ``chapter``."""
-    if chapter is None:
-        done = _progress().reset()
-    else:
-        chapters = _chapters(chapter, "reset")
-        if chapters is None:
-            return
-        done = _progress().forget([q for q in QUESTIONS if q[:2] in chapters]) or (
-            f"Progress of chapter {chapters[0]} reset; the other chapters' is kept."
-        )
-    if done:
-        print(done)
+    return current_grader().reset(chapter)
 
 
-# --------------------------------------------------------------------------
-# Reading the arguments a learner gives
-# --------------------------------------------------------------------------
-
-
-def _chapters(chapter, caller, say=print) -> list[str] | None:
-    """The chapter ids (["02"]) that ``chapter`` means (None: all of them); for anything else, ``say`` one line
-    that names the argument and what it accepts, and give None."""
-    if chapter is None:
-        return list(_CHAPTERS)
-    name = None
-    if isinstance(chapter, str):
-        name = f"{int(chapter):02d}" if chapter.strip().isdecimal() else None
-    elif not isinstance(chapter, bool):
-        try:
-            value = float(chapter)  # 2, 2.0, numpy integers and floats
-        except (TypeError, ValueError, OverflowError):
-            value = None
-        name = f"{int(value):02d}" if value is not None and value.is_integer() else None
-    if name not in _CHAPTERS:
-        say(
-            f"{caller}: chapter must be one of {', '.join(_CHAPTERS)} (or left out for the whole course), "
-            f"not {_shown(chapter)}."
-        )
-        return None
-    return [name]
-
-
-def _question(qid, caller):
-    """The question ``qid`` names ("02.3"; "2.3" too), or None after printing one line saying what an id is."""
-    example = f'{caller}("02.3", answer)' if caller == "check" else f'{caller}("01.1")'
-    if qid is None:
-        print(f"{caller} needs a question id, the first argument: e.g. {example}.")
-        return None
-    if not isinstance(qid, str):
-        print(f'{caller}: the question id must be a string such as "02.3", not {_shown(qid)}.')
-        return None
-    match = re.fullmatch(r"\s*(\d+)\.(\d+)\s*", qid)
-    normal = f"{int(match[1]):02d}.{int(match[2])}" if match else qid
-    if normal not in QUESTIONS:
-        chapter = [q for q in QUESTIONS if q[:2] == normal[:2]] if match else []
-        known = (
-            f"chapter {normal[:2]} has {chapter[0]} to {chapter[-1]}"
-            if chapter
-            else f'ids look like "02.3", chapters {_CHAPTERS[0]} to {_CHAPTERS[-1]}'
-        )
-        print(f"{caller}: {qid!r} is not a question id ({known}).")
-        return None
-    return QUESTIONS[normal]
+for _function in (check, reveal, progress, summary, assert_all_correct, reset):
+    _function.__doc__ = getattr(Grader, _function.__name__).__doc__
+del _function

@@ -8,10 +8,10 @@ returned, how many inputs were reported, and whether time ran out or the worker 
 
 * ``"fork"`` (Linux only): a forked child inherits the learner's function and the question; nothing is sent.
 * ``"spawn"`` (every OS; the only one off Linux, where fork is unavailable, on Windows, or unsafe, on macOS): a
-  fresh interpreter (``sys.executable``) that has imported the grader before it is needed (one worker is kept
-  started ahead, ``_spare``), and receives ``work`` by value, pickled with cloudpickle: functions and classes
-  defined in a notebook (``__main__``) travel with the globals they use, bank questions by their id (the worker
-  has its own bank, whose expected values are fixed at its import, as in the kernel).
+  fresh interpreter (``sys.executable``) that has imported the grader before it is needed (from the first check
+  on, one worker is kept started ahead, ``_spare``), and receives ``work`` by value, pickled with cloudpickle:
+  functions and classes defined in a notebook (``__main__``) travel with the globals they use, bank questions by
+  their id (the worker has its own bank, whose expected values are fixed at its import, as in the kernel).
 
 Either way the worker verifies the outputs itself and sends back, over its own pipe, only small messages: one
 per finished input, the learner's prints (the first ``PRINT_LIMIT`` characters, shown even when time runs out)
@@ -247,7 +247,8 @@ def _serve():
     import grading  # numpy, torch and the bank, before the job arrives
     import cloudpickle  # noqa: F401
 
-    grading._checking = True  # as in the kernel while it waits: a check called from the learner's code is refused
+    # as in the kernel while it waits: a check called from the learner's code is refused
+    grading.current_grader().checking = True
     _become_worker(message_fd)
     _send(message_fd, _READY)
     jobs = sys.stdin.buffer
@@ -368,8 +369,9 @@ def spare_pid():
 
 
 def warm_up() -> None:
-    """Start the spawned worker of the next check now, if there is none (``grading`` calls this at import when
-    the worker is spawned, so that the first check does not wait for numpy, torch and the grader to import)."""
+    """Start the spawned worker of the next check now, if there is none (``Grader.check`` calls this after each
+    check where workers are spawned, so that the next one does not wait for numpy, torch and the grader to
+    import; importing ``grading`` starts none)."""
     global _spare
     if _spare is None or _spare.poll() is not None:
         _spare = _start_worker()

@@ -11,15 +11,15 @@ import pytest
 
 @pytest.fixture
 def fresh_progress(monkeypatch, tmp_path):
-    """No progress recorded before the test (a progress file of its own, in ``tmp_path``; none after it); a
-    learner's function gets 5 s over all its inputs."""
+    """No progress recorded before the test: the public functions use a grader of its own, whose progress file is
+    in ``tmp_path`` (the one they used before is back after it); a learner's function gets 5 s over all its
+    inputs. Yields that grader."""
     import grading
 
-    grading._use_progress_file(tmp_path / "progress.json")
-    monkeypatch.setattr(grading._store, "durable", False)  # no fsync: hundreds of checks per module
     monkeypatch.setattr(grading.kinds, "TIME_LIMIT", 5.0)
-    yield
-    grading._use_progress_file(None)
+    # no fsync: hundreds of checks per module
+    with grading.use_grader(grading.Grader(tmp_path / "progress.json", durable=False)) as grader:
+        yield grader
 
 
 def feedback(capsys, qid, answer):
