@@ -7,9 +7,14 @@ A chapter ends with::
 
 which displays that chapter's questions (from ``QUIZZES`` below) as one
 self-contained block of HTML: the questions, one ``<button>`` per choice, a
-feedback line, a small inline style sheet and a few lines of inline script. It
-works in the static book (no kernel), in JupyterLab, Notebook and Colab, and it
-loads nothing from anywhere: no fonts, scripts or images from other hosts.
+feedback line, and the package files ``quizzes.css`` and ``quizzes.js`` inlined.
+It works in the static book (no kernel), in JupyterLab, Notebook and Colab, and
+it loads nothing from anywhere: no fonts, scripts or images from other hosts.
+
+A quiz question is a question of the course's one choice engine
+(``posenc_course.choices``, which the grader's choice questions use too), with
+exactly one right choice. The engine judges every click when the HTML is made;
+the script only shows the feedback a click picks.
 
 * Keyboard: every choice is a real button (Tab to it, Enter or Space to
   choose); the feedback line is an ARIA live region, so screen readers
