@@ -30,7 +30,7 @@ from torch import nn
 
 import posenc
 import posenc_course
-from posenc_course import arguments, bug_zoo, explorers, quizzes
+from posenc_course import arguments, bug_zoo, choices, explorers, quizzes
 from posenc_course import toy_transformer as tt
 from posenc_course.arguments import (
     ArgumentError,
@@ -325,6 +325,10 @@ GOOD = {  # arguments that work, as a function: some calls change what they are 
     "explorers.RopeScalingExplorer": dict,
     "explorers.RopeRulesExplorer": dict,
     "explorers.PrecisionExplorer": dict,
+    "choices.Choice": lambda: dict(text="a", correct=True, why="b"),
+    "choices.ChoiceQuestion": lambda: dict(
+        prompt="Which?", choices=(choices.Choice("a", True, "x"), choices.Choice("b", True, "y")), nudge="Think."
+    ),
     "quizzes.Choice": lambda: dict(text="a", correct=True, why="b"),
     "quizzes.Question": lambda: dict(
         prompt="Which?", choices=(quizzes.Choice("a", True, "x"), quizzes.Choice("b", False, "y"))

@@ -40,12 +40,18 @@ def test_learner_code_is_every_file_under_src_and_nothing_else():
         p.relative_to(ROOT).as_posix()
         for p in (ROOT / "src").rglob("*")
         if p.is_file()
-        and p.suffix in {".py", ".js"}
+        and p.suffix in {".py", ".js", ".css"}
         and "__pycache__" not in p.parts
         and not any(part.endswith(".egg-info") for part in p.parts)
     }
     assert listed == on_disk
-    assert {"src/posenc.py", "src/grading/bank/ch01.py", "src/posenc_course/explorers.js"} <= listed
+    assert {
+        "src/posenc.py",
+        "src/grading/bank/ch01.py",
+        "src/posenc_course/explorers.js",
+        "src/posenc_course/quizzes.js",
+        "src/posenc_course/quizzes.css",
+    } <= listed
 
 
 @pytest.mark.parametrize(
@@ -55,6 +61,7 @@ def test_learner_code_is_every_file_under_src_and_nothing_else():
         "src/grading/bank/ch06.py",
         "src/grading/kinds.py",
         "src/posenc_course/explorers.js",
+        "src/posenc_course/quizzes.css",
         "src/posenc_course/tables.py",
     ],
 )

@@ -73,7 +73,16 @@ def test_reveal_shows_the_answer_and_summary_says_so(capsys):
 
 
 def test_an_option_without_explanation_or_a_multi_select_without_nudge_is_refused():
-    with pytest.raises(ValueError, match="C has none"):
+    with pytest.raises(ValueError, match="^x.1: every choice needs a reason .*; A, C have none"):
         Choice("x.1", "t", "ABC", "A", {"B": "b"})
-    with pytest.raises(ValueError, match="nudge"):
+    with pytest.raises(ValueError, match="^x.2: .*needs a nudge"):
         Choice("x.2", "t", "ABC", "AB", {"C": "c"}, right={"A": "a", "B": "b"})
+
+
+def test_a_key_or_an_explanation_outside_the_options_is_refused():
+    with pytest.raises(ValueError, match="^x.3: D is not one of the options ABC"):
+        Choice("x.3", "t", "ABC", "D", {"A": "a", "B": "b", "C": "c"})
+    with pytest.raises(ValueError, match="^x.4: E is not one of the options ABCD"):
+        Choice("x.4", "t", "ABCD", "A", {"B": "b", "C": "c", "D": "d", "E": "e"}, right={"A": "a"})
+    with pytest.raises(ValueError, match="^x.5: the options are lettered in order from A"):
+        Choice("x.5", "t", "ABD", "A", {"B": "b", "D": "d"}, right={"A": "a"})

@@ -51,6 +51,7 @@ def test_right_answers_are_not_always_in_the_same_place():
         ((Choice("a", False, "x"), Choice("b", False, "y")), "exactly one"),
         ((Choice("a", True, "x"), Choice("a", False, "y")), "same text"),
         ((Choice("a", True, ""), Choice("b", False, "y")), "reason"),
+        ((Choice(" ", True, "x"), Choice("b", False, "y")), "needs a text"),
     ],
 )
 def test_malformed_questions_are_refused(choices, message):
@@ -81,6 +82,9 @@ def test_html_is_self_contained_accessible_and_deterministic(key):
     for forbidden in ("http:", "https:", "//cdn", " src=", " href=", "@import", "url(", "fetch(", "XMLHttpRequest"):
         assert forbidden not in text, forbidden
     assert text.count("<script>") == 1 and text.count("<style>") == 1
+    # ... both of them the package's files, inlined
+    assert f"<style>{quizzes.STYLE.read_text().strip()}</style>" in text
+    assert f"<script>{quizzes.SCRIPT.read_text().strip()}</script>" in text
 
 
 def test_text_is_escaped_and_backticks_become_code():
@@ -185,6 +189,33 @@ def test_clicks_give_feedback_without_any_request(chromium):
     assert quizzes.QUIZZES["02"][0].choices[right].why.split()[0] in feedback.inner_text()
     assert buttons.nth(wrong).get_attribute("aria-pressed") == "false"
     assert requests == []
+    page.close()
+
+
+def test_a_page_that_runs_the_script_without_current_script_still_gets_working_quizzes(chromium):
+    """Classic Notebook runs an output's scripts by eval, where document.currentScript is null."""
+    page = chromium.new_page()
+    page.set_content("<!doctype html><html><body><main></main></body></html>")
+    page.evaluate(
+        "html => { document.querySelector('main').innerHTML = html; }",  # scripts set by innerHTML do not run
+        check_yourself("02")._repr_html_() + check_yourself("03")._repr_html_(),
+    )
+    assert page.locator("button.pe-quiz-choice[disabled]").count() == page.locator("button.pe-quiz-choice").count()
+    # a stand-in MathJax counts the typesetting calls: one per click, or a button was wired twice
+    page.evaluate(
+        "() => { window.MathJax = {typesetPromise: () => { window.typeset = (window.typeset || 0) + 1; } }; }"
+    )
+    page.evaluate(f"() => {{ {quizzes.SCRIPT.read_text()} }}")
+    page.evaluate(f"() => {{ {quizzes.SCRIPT.read_text()} }}")  # a second run must not wire anything twice
+    assert page.locator("button.pe-quiz-choice[disabled]").count() == 0
+    for key in ("ch02", "ch03"):
+        question = page.locator(f"#pe-quiz-{key} .pe-quiz-question").first
+        buttons = question.locator("button.pe-quiz-choice")
+        right = [buttons.nth(i).get_attribute("data-correct") for i in range(buttons.count())].index("true")
+        buttons.nth(right).click()
+        assert question.locator(".pe-quiz-feedback").inner_text().startswith("\u2713 Right.")
+        assert "pe-quiz-right" in buttons.nth(right).get_attribute("class").split()
+    assert page.evaluate("window.typeset") == 2
     page.close()
 
 

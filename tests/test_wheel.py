@@ -106,14 +106,19 @@ def under(path: str, folder: Path) -> bool:
 
 def test_the_wheel_holds_the_learner_room_and_nothing_else(learner):
     names = wheel_names(learner["wheel"])
-    assert "posenc_course/explorers.js" in names
+    data = ["posenc_course/explorers.js", "posenc_course/quizzes.js", "posenc_course/quizzes.css"]
+    assert set(data) <= set(names)
     with zipfile.ZipFile(learner["wheel"]) as z:
-        assert z.read("posenc_course/explorers.js") == (SRC / "posenc_course" / "explorers.js").read_bytes()
+        for name in data:
+            assert z.read(name) == (SRC / name).read_bytes(), name
     assert {n.split("/")[0].removesuffix(".py") for n in names} == TOP_LEVEL
     in_src = sorted(
         str(p.relative_to(SRC))
         for p in SRC.rglob("*")
-        if p.is_file() and p.suffix in {".py", ".js"} and ".egg-info" not in str(p) and "__pycache__" not in p.parts
+        if p.is_file()
+        and p.suffix in {".py", ".js", ".css"}
+        and ".egg-info" not in str(p)
+        and "__pycache__" not in p.parts
     )
     assert sorted(names) == in_src, "the wheel and src/ differ (a package or a data file left out?)"
     with zipfile.ZipFile(learner["wheel"]) as z:
@@ -144,12 +149,16 @@ for name, cls in vars(explorers).items():
         made[name] = {"kind": widget.kind, "values": widget.values(), "static_len": len(static),
                       "has_module": explorers.BROWSER_MODULE.read_text() in static,
                       "has_spec": 'data-spec="' in static, "bundle": sorted(widget._repr_mimebundle_())}
+from posenc_course import quizzes
+quiz_html = quizzes.check_yourself("01")._repr_html_()
+quiz = {"files": [str(quizzes.STYLE), str(quizzes.SCRIPT)],
+        "inlined": all(p.read_text().strip() in quiz_html for p in (quizzes.STYLE, quizzes.SCRIPT))}
 # every module's file (torch.ops and torch.classes have a bare name as __file__, not a path: left out)
 loaded = sorted({f for f in (getattr(m, "__file__", None) for m in list(sys.modules.values()))
                  if f and Path(f).is_absolute()})
 print(json.dumps({"files": files, "pytables": pytables, "table_html": table._repr_html_(), "table_text": repr(table),
-                  "explorers": made, "js": str(explorers.BROWSER_MODULE), "loaded": loaded, "sys_path": sys.path,
-                  "cwd": str(Path.cwd()), "executable": sys.executable, "prefix": sys.prefix}))
+                  "explorers": made, "js": str(explorers.BROWSER_MODULE), "quiz": quiz, "loaded": loaded,
+                  "sys_path": sys.path, "cwd": str(Path.cwd()), "executable": sys.executable, "prefix": sys.prefix}))
 """
 
 
@@ -179,6 +188,10 @@ def test_every_learner_module_imports_from_the_venv_outside_the_repository(learn
         assert made["kind"] and made["values"], name
         assert made["has_module"] and made["has_spec"], f"{name}: the static HTML lacks explorers.js or its spec"
         assert "text/html" in made["bundle"] and "application/vnd.jupyter.widget-view+json" in made["bundle"], name
+
+    # a quiz, its style sheet and script inlined from the installed package data
+    assert [Path(f).name for f in got["quiz"]["files"]] == ["quizzes.css", "quizzes.js"]
+    assert all(under(f, site) for f in got["quiz"]["files"]) and got["quiz"]["inlined"]
 
 
 def test_the_readme_installs_the_wheel_beside_it_with_jupyterlab(learner):

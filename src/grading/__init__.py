@@ -15,7 +15,8 @@ Four kinds of question:
                 off by a factor of 2, or names a known mistake.
 * ``Choice``    one letter or a set of letters ("B", "ac", ["A", "C"]). A wrong set of letters gets
                 feedback on the reasoning, never which letters to drop; every option's
-                explanation is shown once it is solved, or by ``reveal("01.1")``.
+                explanation is shown once it is solved, or by ``reveal("01.1")``. The judgement is
+                ``posenc_course.choices``'s, the engine the chapters' quizzes use too.
 * ``Array``     an array of numbers; checks shape, then names the first wrong
                 element.
 * ``Function``  a function (or a class) the learner writes. It is called on

@@ -35,6 +35,9 @@ from grading.feedback import (
     verify_array,
 )
 from grading.runner import _run
+from posenc_course import choices
+from posenc_course.arguments import ArgumentError
+from posenc_course.choices import LETTERS, ChoiceQuestion
 
 # The verdicts grading.store records (UNCHECKABLE: the grader itself failed, which says nothing about the answer)
 from grading.store import CORRECT, INTERRUPTED, UNCHECKABLE, WRONG  # noqa: F401
@@ -134,18 +137,14 @@ class Numeric(Question):
         return WRONG, how_far(x, self._want, self.rtol, integer=self.integer)
 
 
-class Choice(Question):
-    """Multiple choice. ``correct`` is a string of letters.
+class Choice(Question, ChoiceQuestion):
+    """Multiple choice, judged by the course's one choice engine (``posenc_course.choices``, which says what
+    each answer is told). ``correct`` is a string of letters.
 
     Every option has an explanation: ``hints`` for the wrong ones, ``right`` for the right ones (a question may
     give all of them in ``hints``). They are shown once the question is solved, or when the learner asks to see
-    the answer (``grading.reveal``). A wrong try never names which letters to drop:
-
-    * one right letter: the chosen (single) letter's explanation is shown; it is the learner's only letter, so
-      this tells nothing that "wrong" does not, and trying every letter is no faster than blind guessing;
-    * several right letters: the feedback is the same for every wrong set (apart from "you chose every
-      option"), a prompt on the reasoning (``nudge``), so neither selecting everything and dropping letters
-      nor any other blind strategy beats guessing (``tools/grading_bot.py``).
+    the answer (``grading.reveal``); a wrong try never names which letters to drop. The options' texts are in
+    the notebook, so the engine's choices carry the explanations only.
     """
 
     kind = "choice"
@@ -167,53 +166,42 @@ class Choice(Question):
     }  # "Answer: A and C", "my answer is B"
 
     def __init__(self, qid, title, letters, correct, hints=None, *, right=None, nudge=""):
-        super().__init__(qid, title)
-        self.letters, self.correct = letters.upper(), set(correct.upper())
-        self.explanations = {**(hints or {}), **(right or {})}
-        self.hints = {k: v for k, v in self.explanations.items() if k not in self.correct}
-        self.nudge = nudge
-        missing = sorted(set(self.letters) - set(self.explanations))
-        if missing:
-            raise ValueError(f"{qid}: every option needs an explanation; {', '.join(missing)} has none")
-        if len(self.correct) > 1 and not nudge:
-            raise ValueError(f"{qid}: a multi-select question needs a nudge (feedback on the reasoning)")
+        Question.__init__(self, qid, title)
+        letters, correct = letters.upper(), set(correct.upper())
+        explanations = {**(hints or {}), **(right or {})}
+        if letters != LETTERS[: len(letters)]:
+            raise ValueError(f"{qid}: the options are lettered in order from A, not {letters!r}")
+        stray = sorted((correct | set(explanations)) - set(letters))
+        if stray:
+            raise ValueError(f"{qid}: {', '.join(stray)} is not one of the options {letters}")
+        try:
+            ChoiceQuestion.__init__(
+                self,
+                title,
+                [choices.Choice("", letter in correct, explanations.get(letter, "")) for letter in letters],
+                nudge=nudge,
+            )
+        except ArgumentError as error:  # the bank's author reads it: name the question by its id
+            raise ValueError(f"{qid}: {error.message}") from None
+
+    @property
+    def correct(self) -> frozenset[str]:
+        return self.key
 
     def reference(self):
-        return "".join(sorted(self.correct))
-
-    def explained(self) -> str:
-        """Every option's explanation, one per line: what is shown once solved or revealed."""
-        return "\n".join(
-            f"  {letter} ({'right' if letter in self.correct else 'wrong'}): {self.explanations[letter]}"
-            for letter in self.letters
-        )
+        return "".join(sorted(self.key))
 
     def judge(self, answer):
         chosen, problem = self._letters(answer)
         if problem:
             return WRONG, problem
-        options = ", ".join(self.letters)
-        unknown = sorted(chosen - set(self.letters))
-        if unknown:
-            return WRONG, f"unknown option {', '.join(unknown)}: the options are {options}."
-        if chosen == self.correct:
-            return CORRECT, "— why each option is right or wrong:\n" + self.explained()
-        if len(self.correct) == 1:
-            if len(chosen) > 1:
-                return WRONG, "choose exactly one letter."
-            (letter,) = chosen
-            return WRONG, f"{letter} is not right. {letter}: {self.explanations[letter]}"
-        if chosen == set(self.letters):
-            return WRONG, (
-                "you chose every option: decide for each one on its own whether it holds, and choose "
-                f"only those. {self.nudge}"
-            )
-        return WRONG, f"not the right set of options. {self.nudge}"
+        verdict = self.judgement(chosen)
+        return (CORRECT if verdict.correct else WRONG), verdict.message
 
     def _letters(self, answer):
         """The set of letters chosen, or a message. Words such as "Answer:" or "and" are skipped;
         any other word is refused as a whole rather than read letter by letter."""
-        example = "'B'" if len(self.correct) == 1 else "'AC'"
+        example = "'B'" if len(self.key) == 1 else "'AC'"
         if isinstance(answer, (list, tuple, set, frozenset)) and all(isinstance(a, str) for a in answer):
             answer = " ".join(answer)
         if not isinstance(answer, str):

@@ -3,7 +3,8 @@
 Modules (import each by its full name, e.g. ``from posenc_course.tables import Table``):
 
 * ``explorers``: the slider figures (an anywidget in Jupyter, drawn by ``explorers.js``)
-* ``quizzes``: the self-check quizzes at the end of each chapter
+* ``quizzes``: the self-check quizzes at the end of each chapter (drawn with ``quizzes.css`` and ``quizzes.js``)
+* ``choices``: the one engine of choice questions, for the quizzes and the grader's choice questions
 * ``tables``: small HTML tables for printed results
 * ``plotting``: the figure style
 * ``toy_transformer``: the tiny Transformer and the offset-copy task of the experiments

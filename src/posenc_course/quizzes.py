@@ -7,9 +7,14 @@ A chapter ends with::
 
 which displays that chapter's questions (from ``QUIZZES`` below) as one
 self-contained block of HTML: the questions, one ``<button>`` per choice, a
-feedback line, a small inline style sheet and a few lines of inline script. It
-works in the static book (no kernel), in JupyterLab, Notebook and Colab, and it
-loads nothing from anywhere: no fonts, scripts or images from other hosts.
+feedback line, and the package files ``quizzes.css`` and ``quizzes.js`` inlined.
+It works in the static book (no kernel), in JupyterLab, Notebook and Colab, and
+it loads nothing from anywhere: no fonts, scripts or images from other hosts.
+
+A quiz question is a question of the course's one choice engine
+(``posenc_course.choices``, which the grader's choice questions use too), with
+exactly one right choice. The engine judges every click when the HTML is made;
+the script only shows the feedback a click picks.
 
 * Keyboard: every choice is a real button (Tab to it, Enter or Space to
   choose); the feedback line is an ARIA live region, so screen readers
@@ -34,52 +39,42 @@ Question text is plain text, HTML-escaped; `backticks` mark code, ``$...$`` math
 
 from __future__ import annotations
 
+import functools
 import html
 import re
-from dataclasses import dataclass
+from pathlib import Path
 
-from posenc_course.arguments import Bool, InstanceOf, Items, OneOf, Text, accepts, refuse
+from posenc_course.arguments import InstanceOf, Items, OneOf, Text, accepts, refuse
+from posenc_course.choices import LETTERS, Choice, ChoiceQuestion
 
 __all__ = ["Choice", "Question", "Quiz", "QUIZZES", "check_yourself", "render"]
 
 TITLE = "Check yourself"
-LETTERS = "ABCDEFGH"
-
-
-# a Choice may be blank: the Question it joins says what is missing
-@accepts(text=InstanceOf(str, "a string"), correct=Bool(), why=InstanceOf(str, "a string"))
-@dataclass(frozen=True)
-class Choice:
-    text: str
-    correct: bool
-    why: str
+STYLE = Path(__file__).with_name("quizzes.css")
+SCRIPT = Path(__file__).with_name("quizzes.js")
 
 
 @accepts(
     prompt=Text(what="a non-empty string (the question)"), choices=Items(InstanceOf(Choice), what="a tuple of Choice")
 )
-@dataclass(frozen=True)
-class Question:
-    prompt: str
-    choices: tuple[Choice, ...]
+class Question(ChoiceQuestion):
+    """A quiz question: a choice question (``posenc_course.choices``) with exactly one right choice, since one
+    click answers it, and a text for every choice, shown on its button."""
 
-    def __post_init__(self):
-        object.__setattr__(self, "choices", tuple(self.choices))
-        if not 2 <= len(self.choices) <= len(LETTERS):
-            refuse(
-                "choices",
-                message=f"choices must be 2 to {len(LETTERS)} choices, not {len(self.choices)}: {self.prompt!r}.",
-            )
-        if sum(c.correct for c in self.choices) != 1:
-            refuse("choices", message=f"choices must have exactly one choice correct: {self.prompt!r}.")
+    several = False
+
+    def __init__(self, prompt: str, choices):
+        super().__init__(prompt, choices)
         if len({c.text for c in self.choices}) != len(self.choices):
             refuse("choices", message=f"choices must differ, but two choices have the same text: {self.prompt!r}.")
-        for c in self.choices:
-            if not c.text.strip() or not c.why.strip():
-                refuse("choices", message=f"every choice needs a text and a reason: {self.prompt!r}.")
+        if not all(c.text.strip() for c in self.choices):
+            refuse("choices", message=f"every choice needs a text: {self.prompt!r}.")
         for name, text in (("prompt", self.prompt), *(("choices", t) for c in self.choices for t in (c.text, c.why))):
             if re.sub(r"`[^`]+`", "", text).count("$") % 2:
                 refuse(name, message=f"{name} has an unbalanced $ (math is written $...$): {text!r}.")
+
+    def __repr__(self) -> str:
+        return f"Question({self.prompt!r}, {self.choices!r})"
 
 
 def _q(prompt: str, *choices: tuple[str, bool, str], right: str | None = None) -> Question:
@@ -112,79 +107,13 @@ def _inline(text: str) -> str:
     return "".join(parts)
 
 
-# Colours come from the book theme's variables (pydata-sphinx-theme: light and dark), with
-# JupyterLab's and then fixed values as fallbacks. In dark mode the theme paints every HTML
-# output as a light box; the first rule lets the quiz follow the page's theme instead.
-_CSS = """
-.pe-quiz{--pe-q-border:var(--pst-color-border,var(--jp-border-color1,#c4c4c4));
- --pe-q-surface:var(--pst-color-surface,var(--jp-layout-color2,#f3f4f5));
- --pe-q-text:var(--pst-color-text-base,var(--jp-content-font-color1,#222));
- --pe-q-right:var(--pst-color-success,#1a7f37);--pe-q-wrong:var(--pst-color-danger,#b42318);
- --pe-q-focus:var(--pst-color-accent,#0072b2);
- color:var(--pe-q-text);margin:0.5em 0 1em 0;font-size:1rem;line-height:1.5}
-html[data-theme=dark] .bd-content div.cell_output div.text_html:has(.pe-quiz){background-color:transparent!important;
- padding:0!important;color:inherit!important}
-.pe-quiz .pe-quiz-intro{margin:0 0 0.75em 0}
-.pe-quiz fieldset.pe-quiz-question{border:1px solid var(--pe-q-border);border-radius:6px;
- padding:0.6em 1em 0.8em 1em;margin:0 0 1em 0;min-width:0}
-.pe-quiz legend{font-weight:400;padding:0;float:left;width:100%;font-size:1rem;margin:0;color:var(--pe-q-text);
- overflow-wrap:anywhere}
-.pe-quiz .pe-quiz-number{font-weight:700}
-.pe-quiz .pe-quiz-choices{clear:both;display:flex;flex-direction:column;gap:0.4em;padding-top:0.5em}
-.pe-quiz button.pe-quiz-choice{display:block;width:100%;text-align:left;font:inherit;
- color:var(--pe-q-text);background:var(--pe-q-surface);border:1px solid var(--pe-q-border);
- border-left-width:4px;border-radius:4px;padding:0.45em 0.7em;cursor:pointer;overflow-wrap:anywhere}
-.pe-quiz button.pe-quiz-choice:hover:not([disabled]):not(.pe-quiz-right):not(.pe-quiz-wrong){
- border-color:var(--pe-q-focus)}
-.pe-quiz button.pe-quiz-choice:focus-visible{outline:3px solid var(--pe-q-focus);outline-offset:2px}
-.pe-quiz button.pe-quiz-choice[disabled]{cursor:default;opacity:0.8}
-.pe-quiz button.pe-quiz-choice.pe-quiz-right{border-color:var(--pe-q-right)}
-.pe-quiz button.pe-quiz-choice.pe-quiz-wrong{border-color:var(--pe-q-wrong)}
-.pe-quiz .pe-quiz-letter{font-weight:600;margin-right:0.4em}
-.pe-quiz .pe-quiz-feedback{margin:0.6em 0 0 0;min-height:1.5em}
-.pe-quiz .pe-quiz-why{margin:0}
-.pe-quiz .pe-quiz-why[hidden]{display:none}
-.pe-quiz .pe-quiz-why.pe-quiz-right .pe-quiz-verdict{color:var(--pe-q-right)}
-.pe-quiz .pe-quiz-why.pe-quiz-wrong .pe-quiz-verdict{color:var(--pe-q-wrong)}
-.pe-quiz .pe-quiz-verdict{font-weight:700}
-.pe-quiz code{font-size:0.9em;color:inherit;background:transparent}
-.pe-quiz .pe-quiz-printed{display:none}
-@media print{.pe-quiz .pe-quiz-printed{display:block}.pe-quiz .pe-quiz-printed summary{list-style:none;font-weight:700}
- .pe-quiz fieldset.pe-quiz-question{break-inside:avoid}}
-"""
-
-# Finds its own block (document.currentScript in the book and in JupyterLab, the
-# id otherwise) and wires the buttons. No network, no globals besides the IIFE.
-_JS = """
-(function () {
-  var root = (document.currentScript && document.currentScript.parentNode) || document.getElementById("%(id)s");
-  if (!root || root.getAttribute("data-ready")) { return; }
-  root.setAttribute("data-ready", "1");
-  var fallback = root.querySelector(".pe-quiz-fallback");
-  if (fallback) { fallback.open = true; fallback.classList.add("pe-quiz-printed"); }
-  var questions = root.querySelectorAll(".pe-quiz-question");
-  Array.prototype.forEach.call(questions, function (question) {
-    var out = question.querySelector(".pe-quiz-feedback");
-    var buttons = question.querySelectorAll("button.pe-quiz-choice");
-    Array.prototype.forEach.call(buttons, function (button) {
-      button.disabled = false;
-      button.addEventListener("click", function () {
-        var right = button.getAttribute("data-correct") === "true";
-        Array.prototype.forEach.call(buttons, function (other) {
-          other.setAttribute("aria-pressed", other === button ? "true" : "false");
-          other.classList.remove("pe-quiz-right", "pe-quiz-wrong");
-        });
-        button.classList.add(right ? "pe-quiz-right" : "pe-quiz-wrong");
-        var why = root.querySelector("#" + button.getAttribute("data-why"));
-        Array.prototype.forEach.call(out.querySelectorAll(".pe-quiz-why"), function (other) {
-          other.hidden = other !== why;
-        });
-        if (window.MathJax && window.MathJax.typesetPromise) { window.MathJax.typesetPromise([why]); }
-      });
-    });
-  });
-})();
-"""
+@functools.cache
+def _inlined(path: Path, closing: str) -> str:
+    """The package file ``path``, to be inlined in the HTML (a quiz loads nothing from anywhere)."""
+    text = path.read_text(encoding="utf-8").strip()
+    if closing in text.lower():
+        raise RuntimeError(f"{path.name} contains {closing!r}, which would end its own inline element")
+    return text
 
 
 KEY = Text(r"[A-Za-z0-9_-]+", what="a quiz key of letters, digits, '-' or '_'")
@@ -193,11 +122,15 @@ QUESTIONS = Items(InstanceOf(Question), min_len=1, what="a list of at least one 
 
 @accepts(key=KEY, questions=QUESTIONS)
 def render(key: str, questions: list[Question] | tuple[Question, ...]) -> str:
-    """The HTML block for ``questions``; ``key`` (letters, digits, -, _) makes the ids unique on a page."""
+    """The HTML block for ``questions``; ``key`` (letters, digits, -, _) makes the ids unique on a page.
+
+    Every click is judged here, by the choice engine: each button carries its verdict and the id of its
+    feedback, which is in the page already, hidden; ``quizzes.js`` shows it on a click.
+    """
     base = f"pe-quiz-{key}"
     parts = [
         f'<div class="pe-quiz" id="{base}">',
-        f"<style>{_CSS.strip()}</style>",
+        f"<style>{_inlined(STYLE, '</style')}</style>",
         '<p class="pe-quiz-intro">Choose an answer to see whether it is right, and why. '
         "You can try every choice; nothing is recorded.</p>",
     ]
@@ -208,20 +141,21 @@ def render(key: str, questions: list[Question] | tuple[Question, ...]) -> str:
         parts.append(f'<legend><span class="pe-quiz-number">Question {n}.</span> {_inline(q.prompt)}</legend>')
         parts.append('<div class="pe-quiz-choices">')
         reasons = []
-        for letter, c in zip(LETTERS, q.choices):
+        for letter, c in zip(q.letters, q.choices):
             wid = f"{qid}-{letter.lower()}-why"
+            click = q.judgement({letter})
             parts.append(
                 f'<button type="button" class="pe-quiz-choice" aria-pressed="false" disabled '
-                f'data-correct="{"true" if c.correct else "false"}" data-why="{wid}">'
+                f'data-correct="{"true" if click.correct else "false"}" data-why="{wid}">'
                 f'<span class="pe-quiz-letter">{letter}.</span>{_inline(c.text)}</button>'
             )
-            verdict = "\u2713 Right." if c.correct else "\u2717 Not this one."
+            verdict = "\u2713 Right." if click.correct else "\u2717 Not this one."
             reasons.append(
-                f'<p class="pe-quiz-why pe-quiz-{"right" if c.correct else "wrong"}" id="{wid}" hidden>'
-                f'<span class="pe-quiz-verdict">{verdict}</span> {_inline(c.why)}</p>'
+                f'<p class="pe-quiz-why pe-quiz-{"right" if click.correct else "wrong"}" id="{wid}" hidden>'
+                f'<span class="pe-quiz-verdict">{verdict}</span> {_inline(click.why)}</p>'
             )
-            if c.correct:
-                fallback.append(f"<li>Question {n}: <strong>{letter}</strong>. {_inline(c.why)}</li>")
+            if click.correct:
+                fallback.append(f"<li>Question {n}: <strong>{letter}</strong>. {_inline(click.why)}</li>")
         parts.append("</div>")
         parts.append(f'<div class="pe-quiz-feedback" role="status" aria-live="polite">{"".join(reasons)}</div>')
         parts.append("</fieldset>")
@@ -229,7 +163,7 @@ def render(key: str, questions: list[Question] | tuple[Question, ...]) -> str:
         '<details class="pe-quiz-fallback"><summary>Answers</summary>'
         f'<ol style="list-style:none;padding-left:0">{"".join(fallback)}</ol></details>'
     )
-    parts.append(f"<script>{_JS.strip() % {'id': base}}</script>")
+    parts.append(f"<script>{_inlined(SCRIPT, '</script')}</script>")
     parts.append("</div>")
     return "\n".join(parts)
 
@@ -252,7 +186,7 @@ class Quiz:
         ]
         for n, q in enumerate(self.questions, 1):
             lines.append(f"{n}. {' '.join(q.prompt.split())}")
-            lines += [f"   {letter}. {' '.join(c.text.split())}" for letter, c in zip(LETTERS, q.choices)]
+            lines += [f"   {letter}. {' '.join(c.text.split())}" for letter, c in zip(q.letters, q.choices)]
         return "\n".join(lines)
 
 
