@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-FOLDERS = ["src", "tools", "book_build", "tests", ".ci", ".github"]
+FOLDERS = ["src", "tools", "book_build", "tests", ".ci", ".github", "_static"]
 TOP_FILES = [
     "conftest.py",
     "Makefile",
@@ -33,7 +33,7 @@ TOP_FILES = [
     "how_to_take_this_course.md",
     "exercises/README.md",
 ]
-TEXT_SUFFIXES = {".py", ".js", ".yml", ".yaml", ".md", ".toml", ""}
+TEXT_SUFFIXES = {".py", ".js", ".css", ".yml", ".yaml", ".md", ".toml", ""}
 
 URL = re.compile(r"https?://\S+")
 # a tracker's word (issue, PR, pull request, ticket) followed by a number, with or without "#" or "no."; the word
