@@ -40,7 +40,7 @@ def fake_frequencies(d_model, base=10000.0):
 
 
 # --------------------------------------------------------------------------
-# Row 6: expected values cannot be changed from the notebook
+# Expected values cannot be changed from the notebook
 # --------------------------------------------------------------------------
 
 
@@ -99,7 +99,7 @@ def test_checking_an_answer_leaves_the_learners_random_numbers_alone():
 
 
 # --------------------------------------------------------------------------
-# Row 7: numeric feedback says direction and rough size, never the answer
+# Numeric feedback says direction and rough size, never the answer
 # --------------------------------------------------------------------------
 
 NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
@@ -224,7 +224,7 @@ def test_named_mistakes_are_kept_and_said_only_when_undoing_them_gives_the_answe
 
 
 # --------------------------------------------------------------------------
-# Row 8: every real dtype is read; complex input is refused
+# Every real dtype is read; complex input is refused
 # --------------------------------------------------------------------------
 
 
@@ -303,7 +303,7 @@ def test_function_outputs_of_any_dtype_get_a_message(qid, answer, words, capsys)
 
 
 # --------------------------------------------------------------------------
-# Row 10: each message is right and specific
+# Each message is right and specific
 # --------------------------------------------------------------------------
 
 
@@ -390,7 +390,7 @@ def test_close_answers_are_told_the_tolerance(capsys):
 
 
 # --------------------------------------------------------------------------
-# Row 11: chapter arguments are normalised
+# Chapter arguments are normalised
 # --------------------------------------------------------------------------
 
 

@@ -119,7 +119,7 @@ def own_rotation(k, d):
 
 
 def rotation_small_only(k, d):
-    """Row 1: raises (as asked) for odd d, right only for d <= 8 and |k| <= 10."""
+    """Raises (as asked) for odd d, right only for d <= 8 and |k| <= 10."""
     if d % 2:
         raise ValueError("odd d_model")
     return own_rotation(k, d) if d <= 8 and abs(k) <= 10 else np.eye(d)
@@ -141,7 +141,7 @@ def own_frequencies(d, base=10000.0):
 
 
 def gil_first_call(d, base=10000.0):
-    """Row 2: the first call holds the GIL for many seconds (one C call, no bytecode boundary)."""
+    """The first call holds the GIL for many seconds (one C call, no bytecode boundary)."""
     if d == 512:
         sum(range(650_000_000))
     return own_frequencies(d, base)
@@ -160,7 +160,7 @@ def two_then_stuck(d, base=10000.0):
 
 
 def swallows_exception(d, base=10000.0):
-    """Row 3: a loop that catches whatever is raised in it."""
+    """A loop that catches whatever is raised in it."""
     while True:
         try:
             sum(range(10**6))
@@ -186,7 +186,7 @@ def sleeps(d, base=10000.0):
 
 
 def checks_itself(d, base=10000.0):
-    """Row 5: check(...) indented by mistake into the function it checks."""
+    """Check(...) indented by mistake into the function it checks."""
     check("02.5", checks_itself)
     return own_frequencies(d, base)
 
@@ -229,7 +229,7 @@ def test_fewer_finished_inputs_than_cases_is_never_correct(method, capsys, monke
 
 
 # --------------------------------------------------------------------------
-# Row 3, and the time limit: nothing keeps running after check returns
+# The time limit: nothing keeps running after check returns
 # --------------------------------------------------------------------------
 
 
@@ -270,7 +270,7 @@ def test_processes_started_by_the_learner_are_killed_too(method, capsys, monkeyp
 
 
 # --------------------------------------------------------------------------
-# Row 4: Interrupt
+# Interrupt
 # --------------------------------------------------------------------------
 
 
@@ -312,7 +312,7 @@ def test_interrupt_stops_the_learner_code_and_records_interrupted(method, capsys
 
 
 # --------------------------------------------------------------------------
-# Row 5: check inside the learner's function
+# Check inside the learner's function
 # --------------------------------------------------------------------------
 
 
@@ -819,23 +819,18 @@ def _start_in_a_new_session(program):
     _wait_for_pids(1)
 
 
-def popen_spinner(d, base=10000.0):
-    """Starts a spinning process and returns, right for every input."""
-    if d == 512:
-        _start_in_a_new_session(SPINS)
-    return own_frequencies(d, base)
+def starting(program):
+    """A right answer that, for d = 512, first starts ``program`` in a session of its own."""
+
+    def frequencies(d, base=10000.0):
+        if d == 512:
+            _start_in_a_new_session(program)
+        return own_frequencies(d, base)
+
+    return frequencies
 
 
-def popen_double_fork(d, base=10000.0):
-    if d == 512:
-        _start_in_a_new_session(DOUBLE_FORKS)
-    return own_frequencies(d, base)
-
-
-def popen_walker(d, base=10000.0):
-    if d == 512:
-        _start_in_a_new_session(WALKS)
-    return own_frequencies(d, base)
+popen_spinner, popen_double_fork, popen_walker = starting(SPINS), starting(DOUBLE_FORKS), starting(WALKS)
 
 
 def popen_spinner_then_stuck(d, base=10000.0):

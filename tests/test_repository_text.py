@@ -38,7 +38,12 @@ TEXT_SUFFIXES = {".py", ".js", ".css", ".yml", ".yaml", ".md", ".toml", ""}
 URL = re.compile(r"https?://\S+")
 # a tracker's word (issue, PR, pull request, ticket) followed by a number, with or without "#" or "no."; the word
 # alone and URLs are fine
-TRACKER = re.compile(r"\b(?:issues?|PRs?|pull\s+requests?|tickets?)\s*(?:no\.?\s*)?#?\s*\d+", re.I)
+TRACKER = re.compile(
+    r"\b(?:issues?|PRs?|pull\s+requests?|tickets?)\s*(?:no\.?\s*)?#?\s*\d+"
+    # or a row of an issue's table heading a comment: "Row", a number and a colon
+    r"|(?-i:\bRow \d+:)",
+    re.I,
+)
 # a path inside the repository, as the docs and comments name it (a glob such as tests/test_browser_*.py too)
 PATH = re.compile(
     r"(?<![\w/.$~-])((?:src|tools|book_build|tests|\.ci|\.github|chapters|solutions|exercises|appendix)"
@@ -95,7 +100,7 @@ def test_the_scan_sees_the_repository():
 
 
 # The samples are filled in when the tests run (TRACKER_WORDS), so that this file itself holds no reference
-TRACKER_WORDS = {"issue": "issue", "Issue": "Issue", "PR": "PR", "pull request": "pull request"}
+TRACKER_WORDS = {"issue": "issue", "Issue": "Issue", "PR": "PR", "pull request": "pull request", "Row": "Row"}
 
 
 @pytest.mark.parametrize(
@@ -107,6 +112,8 @@ TRACKER_WORDS = {"issue": "issue", "Issue": "Issue", "PR": "PR", "pull request":
         ("the {issue}s tracker; an {issue} of float32 rounding", []),
         ("(https://github.com/pytest-dev/pytest-xdist/{issue}s/1386)", []),
         ("Bug 3 of the zoo: the cosine with its own frequency", []),
+        ("# {Row} 6: expected values cannot be changed", ["{Row} 6:"]),
+        ("row 0 of an interleaved table alternates", []),
     ],
 )
 def test_tracker_references_are_recognised(sample, found):
