@@ -106,8 +106,9 @@ reading-time: $(STAMP)
 exercises: $(STAMP)
 	$(TOOLS) $(BIN)/python -m make_exercises $(if $(FORCE),--force,)
 
+# tests/ too: the grader's report (tools/grading_report.py) runs the battery of tries, test data in tests/support/
 bench: book
-	$(TOOLS) $(BIN)/python -m benchmarks
+	$(TOOLS):tests $(BIN)/python -m benchmarks
 
 clean:
 	rm -rf _build .pytest_cache .hypothesis
