@@ -106,6 +106,7 @@ reading-time: $(STAMP)
 exercises: $(STAMP)
 	$(BIN)/python -m tools.make_exercises $(if $(FORCE),--force,)
 
+# tests/ too: the grader's report (tools/grading_report.py) runs the battery of tries, test data in tests/support/
 bench: book
 	$(BIN)/python -m tools.benchmarks
 

@@ -1,11 +1,12 @@
 """The grader: right answers pass in the forms learners write them, known-wrong answers fail with the right
 hint, hostile input gets one line of feedback (never an exception), and progress is reported honestly.
 
-The tries come from ``grading_tries`` (tools/), which the maintainer's report ``grading_report`` runs in full
-and counts. Here they are grouped: one test item per question for its correct forms, its known mistakes and
-its other wrong answers, and one per class of hostile input. The fast tier puts each class's first input to
-every question and all of its inputs to one question of each kind; the full tier (``slow``) puts every
-hostile input to every question, the time-limit class among them.
+The tries come from the battery (tests/support/battery.py), built from each question's declaration in the
+bank; the maintainer's report (tools/grading_report.py) runs it in full and counts. Here they are grouped: one
+test item per question for its correct forms, its known mistakes and its other wrong answers, and one per class
+of hostile input. The fast tier puts each class's first input to every question and all of its inputs to one
+question of each kind; the full tier (``slow``) puts every hostile input to every question, the time-limit class
+among them.
 """
 
 import math
@@ -22,7 +23,7 @@ from torch import nn
 import grading
 import posenc
 from grading import QUESTIONS, check
-from tools.grading_tries import HOSTILE_GROUPS, KNOWN_MISTAKES, SLOW_GROUP, run, tries
+from tests.support.battery import HOSTILE_GROUPS, SLOW_GROUP, run, tries
 from posenc_course import bug_zoo
 from tests.support.grading_session import feedback
 
@@ -39,11 +40,6 @@ SAMPLE = {next(qid for qid, q in QUESTIONS.items() if q.kind == kind) for kind i
 def problems(selected) -> list[str]:
     """What went wrong, try by try (nothing: an empty list)."""
     return [f"{t.id}: {r.problem}" for t in selected if (r := run(t)).problem is not None]
-
-
-def test_every_question_has_at_least_three_known_mistakes():
-    assert set(KNOWN_MISTAKES) == set(QUESTIONS)
-    assert all(len(KNOWN_MISTAKES[q]) >= 3 for q in QUESTIONS)
 
 
 def test_every_chapter_has_six_questions_of_mixed_kinds():
@@ -72,7 +68,7 @@ def test_the_reference_and_other_correct_forms_pass(qid):
 @pytest.mark.parametrize("qid", list(QUESTIONS))
 def test_known_mistakes_fail_with_their_own_hint(qid):
     known = [t for t in tries(qid) if t.group == "known mistake"]
-    assert len(known) == len(KNOWN_MISTAKES[qid])
+    assert len(known) == len(QUESTIONS[qid].known_mistakes)
     assert problems(known) == []
 
 

@@ -5,9 +5,12 @@ Every question's text in solutions/ and exercises/ carries the sentence
 written there by ``make_exercises`` from the question's declaration; the grader accepts answers just
 inside that tolerance and rejects answers just outside it, in the stated dtype
 only. The test inputs cover what the texts promise, and the hints of 07.7 say
-the right numbers.
+the right numbers. Each question declares its own test data (known mistakes,
+alternative answers, promised coverage), from which tests/support/battery.py
+builds its tries.
 """
 
+import ast
 import math
 import re
 from pathlib import Path
@@ -22,7 +25,8 @@ import posenc
 from grading import QUESTIONS, check
 from grading.bank import common
 from grading.bank.common import requirement, tolerance
-from tools.grading_tries import own_code_answer
+from grading.kinds import Array, Choice, Function, Numeric
+from tests.support.battery import own_code_answer
 
 pytestmark = pytest.mark.usefixtures("fresh_progress")  # every test: progress of its own
 
@@ -490,3 +494,88 @@ def test_hints_for_named_mistakes_give_no_number_of_the_answer():
     """A named mistake's hint says what went wrong, never a value to copy."""
     for name in ["COSINE_HINT", "POSITIONS_HINT", "PAIR_SHIFT_HINT"]:
         assert not re.search(r"\d\.\d", hint(name)), hint(name)
+
+
+# --------------------------------------------------------------------------
+# Each question declares its own test data, in its own declaration
+# --------------------------------------------------------------------------
+
+BANK = ROOT / "src" / "grading" / "bank"
+DECLARED = ("known_mistakes", "alternatives", "covers")  # the keywords of a question's test data
+KINDS = {cls.__name__ for cls in (Array, Choice, Function, Numeric)}
+QID = re.compile(r"\b\d\d\.\d+\b")
+
+
+def test_every_question_declares_known_mistakes_and_a_coding_one_alternatives_and_coverage():
+    """At least three known mistakes, each with the words its feedback must contain; a coding question also
+    declares at least one alternative correct answer and at least one input its test inputs promise to cover."""
+    missing = []
+    for qid, q in QUESTIONS.items():
+        if len(q.known_mistakes) < 3 or not all(isinstance(w, str) and w for _, w in q.known_mistakes):
+            missing.append(f"{qid}: {len(q.known_mistakes)} known mistakes (or one without its words)")
+        if q.kind == "function" and not (q.alternatives and q.covers):
+            missing.append(f"{qid}: {len(q.alternatives)} alternatives, {len(q.covers)} promises of coverage")
+    assert missing == []
+
+
+def declarations(path):
+    """(qid, the expressions of its test data) for every question declared in the bank module ``path``, and the
+    module's own functions and classes by name."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    defined = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    found = [
+        (call.args[0].value, [k.value for k in call.keywords if k.arg in DECLARED])
+        for call in ast.walk(tree)
+        if isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Name)
+        and call.func.id in KINDS
+        and call.args
+        and isinstance(call.args[0], ast.Constant)
+    ]
+    return found, defined, tree
+
+
+def ids_named(nodes, defined) -> set[str]:
+    """The question ids written in ``nodes``, and in the module's functions and classes they use, transitively."""
+    ids, seen, todo = set(), set(), list(nodes)
+    while todo:
+        for node in ast.walk(todo.pop()):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                ids |= set(QID.findall(node.value))
+            elif isinstance(node, ast.Name) and node.id in defined and node.id not in seen:
+                seen.add(node.id)
+                todo.append(defined[node.id])
+    return ids
+
+
+def test_a_question_s_test_data_is_declared_with_it_and_names_no_other_question():
+    """Each question's known mistakes, alternatives and promised coverage are keywords of its own declaration,
+    in its chapter's module; they (and the module's helpers they use) name no other question's id; nothing
+    elsewhere in the bank sets them; the modules several chapters share name no question at all."""
+    where, problems = {}, []
+    for path in sorted(BANK.glob("ch*.py")):
+        found, defined, tree = declarations(path)
+        for qid, nodes in found:
+            where.setdefault(qid, []).append(path.name)
+            if not path.name == f"ch{qid[:2]}.py":
+                problems.append(f"{qid} is declared in {path.name}")
+            others = ids_named(nodes, defined) - {qid}
+            if others:
+                problems.append(f"{qid}'s test data in {path.name} names {sorted(others)}")
+        problems += [
+            f"{path.name}:{node.lineno} sets .{node.attr} outside a declaration"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Attribute) and node.attr in DECLARED and isinstance(node.ctx, ast.Store)
+        ]
+    for shared in ["common.py", "learner_code.py"]:
+        named = sorted(set(QID.findall((BANK / shared).read_text(encoding="utf-8"))))
+        if named:
+            problems.append(f"{shared}, shared by several chapters, names {named}")
+    assert where == {qid: [f"ch{qid[:2]}.py"] for qid in QUESTIONS}
+    assert problems == []
+
+
+def test_the_battery_is_about_no_question_in_particular():
+    """The battery of tries is generic: what is particular to a question is in its declaration."""
+    battery = (ROOT / "tests" / "support" / "battery.py").read_text(encoding="utf-8")
+    assert QID.findall(battery) == []

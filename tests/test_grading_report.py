@@ -10,7 +10,9 @@ import re
 import pytest
 
 import grading
-from tools import grading_report, grading_tries
+from tools import grading_report
+from grading import QUESTIONS
+from tests.support import battery
 
 QIDS = ["01.2", "01.1"]  # a numeric and a choice question: a few hundred tries in well under a second
 FIGURES = re.compile(
@@ -27,8 +29,8 @@ def report(capsys, qids=QIDS):
 
 
 def sizes(qids=QIDS):
-    every = [t for qid in qids for t in grading_tries.tries(qid)]
-    return {c: sum(t.category == c for t in every) for c in grading_tries.CATEGORIES}
+    every = [t for qid in qids for t in battery.tries(qid)]
+    return {c: sum(t.category == c for t in every) for c in battery.CATEGORIES}
 
 
 def test_the_real_grader_passes_and_every_try_is_counted(capsys):
@@ -71,7 +73,7 @@ def _talks_too_much(qid, answer):
 def test_a_broken_grader_is_counted_and_fails_the_report(broken, expected, capsys, monkeypatch):
     monkeypatch.setattr(grading, "check", broken)
     n = sizes()
-    known = sum(len(grading_tries.KNOWN_MISTAKES[qid]) for qid in QIDS)
+    known = sum(len(QUESTIONS[qid].known_mistakes) for qid in QIDS)
     share = {"all": lambda c: n[c], "none": lambda c: 0, "known": lambda c: known}
     code, figures, out = report(capsys)
     want = (

@@ -1,4 +1,5 @@
-"""How the grader holds up, counted: every try of ``grading_tries`` put to ``check``, one by one.
+"""How the grader holds up, counted: every try of the battery (tests/support/battery.py) put to ``check``, one
+by one.
 
     .venv/bin/python -m tools.grading_report [-v] [QID ...]
 
@@ -24,8 +25,8 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from tools import grading_tries
-from tools.grading_tries import CATEGORIES, Result, Try
+from tests.support import battery
+from tests.support.battery import CATEGORIES, Result, Try
 
 
 @dataclass
@@ -66,8 +67,8 @@ class Tally:
         return out
 
 
-def run_battery(tries, run=grading_tries.run, progress=None) -> Tally:
-    """Run every try with ``run`` (``grading_tries.run``: through ``grading.check``) and count."""
+def run_battery(tries, run=battery.run, progress=None) -> Tally:
+    """Run every try with ``run`` (``battery.run``: through ``grading.check``) and count."""
     tally = Tally()
     for t in tries:
         tally.add(t, run(t))
@@ -81,12 +82,12 @@ def main(argv=None) -> int:
     parser.add_argument("qids", nargs="*", help="only these questions (default: the whole bank)")
     parser.add_argument("-v", "--verbose", action="store_true", help="name each question as it is tried")
     args = parser.parse_args(argv)
-    qids = args.qids or list(grading_tries.QUESTIONS)
-    unknown = [q for q in qids if q not in grading_tries.QUESTIONS]
+    qids = args.qids or list(battery.QUESTIONS)
+    unknown = [q for q in qids if q not in battery.QUESTIONS]
     if unknown:
         parser.error(f"no such question: {', '.join(unknown)}")
     start = time.perf_counter()
-    tries = [t for qid in qids for t in grading_tries.tries(qid)]
+    tries = [t for qid in qids for t in battery.tries(qid)]
     seen = set()
 
     def progress(t, tally):

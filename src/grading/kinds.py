@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 import copy
 import re
@@ -50,11 +51,32 @@ LIMIT = 30.0
 TIME_LIMIT = None
 
 
+@dataclass(frozen=True)
+class Lazy:
+    """An answer built when it is tried (an instance, a computed array), not when the bank is imported."""
+
+    make: Callable[[], object]
+
+
 class Question:
+    """What every kind declares besides how it judges: the question's test data, kept next to it.
+
+    ``known_mistakes``: realistic wrong answers, each ``(answer, words)``, ``words`` being what the feedback
+    to it must contain (an answer that costs more than trivial work to build is given as ``Lazy(make)``);
+    ``alternatives``: {label: answer}, correct answers written differently from the reference (where the
+    question asks for the learner's own code, those that call the posenc function it tests are wrong);
+    ``covers``: {label: predicate on a call's arguments}, what the question's text promises its test inputs
+    include. Every kind takes them as keyword arguments (``**declared``), next to its own ``mistakes``. The
+    grader does not use them: the battery of tries (tests/support/battery.py) is built from them.
+    """
+
     kind = "?"
 
-    def __init__(self, qid, title):
+    def __init__(self, qid, title, *, known_mistakes=(), alternatives=None, covers=None):
         self.qid, self.title = qid, title
+        self.known_mistakes = list(known_mistakes)
+        self.alternatives = dict(alternatives or {})
+        self.covers = dict(covers or {})
 
     def judge(self, answer) -> tuple[str, str]:
         raise NotImplementedError
@@ -108,8 +130,8 @@ class Numeric(Question):
 
     kind = "numeric"
 
-    def __init__(self, qid, title, expected, *, rtol=1e-3, integer=False, mistakes=()):
-        super().__init__(qid, title)
+    def __init__(self, qid, title, expected, *, rtol=1e-3, integer=False, mistakes=(), **declared):
+        super().__init__(qid, title, **declared)
         self.rtol, self.integer, self.mistakes = rtol, integer, mistakes
         self._reference = _fixed(expected)
         self._want = float(self._reference)
@@ -165,8 +187,8 @@ class Choice(Question, ChoiceQuestion):
         "LETTERS",
     }  # "Answer: A and C", "my answer is B"
 
-    def __init__(self, qid, title, letters, correct, hints=None, *, right=None, nudge=""):
-        Question.__init__(self, qid, title)
+    def __init__(self, qid, title, letters, correct, hints=None, *, right=None, nudge="", **declared):
+        Question.__init__(self, qid, title, **declared)
         letters, correct = letters.upper(), set(correct.upper())
         explanations = {**(hints or {}), **(right or {})}
         if letters != LETTERS[: len(letters)]:
@@ -227,8 +249,8 @@ class Array(Question):
 
     kind = "array"
 
-    def __init__(self, qid, title, expected, *, atol=1e-6, rtol=0.0, mistakes=()):
-        super().__init__(qid, title)
+    def __init__(self, qid, title, expected, *, atol=1e-6, rtol=0.0, mistakes=(), **declared):
+        super().__init__(qid, title, **declared)
         self.atol, self.rtol, self.mistakes = atol, rtol, mistakes
         self._want = np.asarray(_fixed(expected), dtype=np.float64)
         self._want.setflags(write=False)
@@ -320,8 +342,9 @@ class Function(Question):
         mistakes=(),
         own_code=False,
         limit=LIMIT,
+        **declared,
     ):
-        super().__init__(qid, title)
+        super().__init__(qid, title, **declared)
         if (expected is None) == (verify is None):
             raise ValueError(f"{qid}: give exactly one of expected (the exact value of a case) and verify")
         if verify is None and rtol:

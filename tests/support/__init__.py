@@ -1,5 +1,7 @@
 """Helpers the test modules share (test modules never import each other).
 
+* ``tests.support.battery``: the grader's battery of tries, built from the bank's declarations (also run by
+  tools/grading_report.py)
 * ``tests.support.book``: the strict book build, done once per session (a file lock across workers)
 * ``tests.support.browser``: Chromium via Playwright, the ``chromium`` and ``book`` fixtures, the page guard
 * ``tests.support.explorer_settings``: the slider settings the browser and Node.js tests of the explorers share

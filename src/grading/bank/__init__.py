@@ -1,7 +1,11 @@
 """The question bank: one module per chapter, each adding its questions here.
 
-To add a question to chapter 04, open ``ch04.py`` and ``_add(...)`` it there;
-``grading.kinds`` has the four kinds, ``common.py`` what chapters share.
+To add a question to chapter 04, open ``ch04.py`` and ``_add(...)`` it there,
+with its test data in the same declaration (``known_mistakes``,
+``alternatives``, ``covers``: see ``grading.kinds.Question``), from which
+tests/support/battery.py builds the tries. ``grading.kinds`` has the four
+kinds, ``common.py`` what chapters share, ``learner_code.py`` the code written
+as learners write it that several chapters' test data use.
 """
 
 from __future__ import annotations

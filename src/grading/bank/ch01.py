@@ -5,10 +5,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import torch
 
 from grading.reference import posenc
 from grading.bank import _add
 from grading.kinds import Case, Choice, Function, Numeric
+from grading.bank.learner_code import doubled_table, loop_table, swapped_table, tutorial_table
 from grading.feedback import matches_model
 from grading.bank.common import (
     CONCAT_HINT,
@@ -43,6 +45,12 @@ _add(
             "C": "a sum or mean over positions does not care about order, so it cannot tell the two sentences apart.",
         },
         nudge=("Ask of each statement whether it follows from Attn(PX) = P·Attn(X), exactly, at any size."),
+        known_mistakes=[
+            ("B", "Attn(PX) = P·Attn(X)"),
+            ("AD", "not the right set"),
+            ("A", "not the right set"),
+            ("ABCD", "every option"),
+        ],
     )
 )
 
@@ -65,6 +73,7 @@ _add(
             (lambda: float(np.linalg.norm(_table([1234], 16, cosine="zero")[0])), COSINE_HINT),
             (lambda: float(np.linalg.norm(_table([1234], 16, cosine="sin")[0])), COSINE_HINT),
         ],
+        known_mistakes=[(4.0, "sqrt(d_model)"), (8.0, "squared norm"), (2 * math.sqrt(8), "factor of 2")],
     )
 )
 
@@ -72,6 +81,16 @@ _add(
 def _add_positions(x):
     x = np.asarray(x)
     return x + posenc.sinusoidal(x.shape[0], x.shape[1])
+
+
+def in_place_add(x):
+    """Adds the encoding to its input, in place."""
+    x += posenc.sinusoidal(*x.shape)
+    return x
+
+
+def add_with_torch_module(x):
+    return posenc.SinusoidalPositionalEncoding(x.shape[1])(torch.from_numpy(x)[None])[0].numpy()
 
 
 def _cases_add_positions(rng):
@@ -127,6 +146,24 @@ _add(
                 FLOAT32_HINT,
             ),
         ],
+        known_mistakes=[
+            (in_place_add, "changed its input"),
+            (lambda x: x + posenc.sinusoidal(np.arange(1, len(x) + 1), x.shape[1]), "start at 1"),
+            (lambda x: x + posenc.sinusoidal(len(x), x.shape[1], layout="concatenated"), "concatenated"),
+            (lambda x: x + tutorial_table(np.arange(len(x)), x.shape[1]), "odd"),
+            (lambda x: x + doubled_table(np.arange(len(x)), x.shape[1]), "doubled"),
+            (lambda x: x + swapped_table(np.arange(len(x)), x.shape[1]), "swapped"),
+        ],
+        alternatives={
+            "np.add": lambda x: np.add(x, posenc.sinusoidal(x.shape[0], x.shape[1])),
+            "loop table": lambda x: x + loop_table(np.arange(len(x)), x.shape[1]),
+            "torch module": add_with_torch_module,
+        },
+        covers={
+            "n > 512": lambda x: x.shape[0] > 512,
+            "odd d_model": lambda x: x.shape[1] % 2 == 1,
+            "d_model = 1": lambda x: x.shape[1] == 1,
+        },
     )
 )
 
@@ -146,6 +183,7 @@ _add(
             (lambda: 2, "2 is the position at L = 5; at L = 20 the same value 0.4 names another position."),
             (lambda: 0.4 * 20 - 1, "off by one: p / L = 0.4 means p = 0.4·L, with positions counted from 0."),
         ],
+        known_mistakes=[(2, "L = 5"), (7, "off by one"), (8.5, "whole number")],
     )
 )
 
@@ -164,6 +202,7 @@ _add(
             (lambda: 1000.0, "positions start at 0: the last of L = 1000 tokens is at position 999."),
             (lambda: 999.0 * 4, "that is the norm of the position vector itself; divide by the token norm, 4."),
         ],
+        known_mistakes=[(1000, "start at 0"), (3996, "divide by the token norm"), (999 / 4, "too low")],
     )
 )
 
@@ -183,6 +222,7 @@ _add(
             "D": "PE(p) depends on p alone, never on the length of the sequence.",
         },
         nudge=("For each statement, try a concrete case: L = 5 against L = 5000, position 3, the value at p = 10^6."),
+        known_mistakes=[("ABCD", "concrete case"), ("AB", "not the right set"), ("ABCDE", "every option")],
     )
 )
 
@@ -199,5 +239,6 @@ _add(
         right={
             "B": "Attn(PX) = P·Attn(X): the same output rows, in the permuted order.",
         },
+        known_mistakes=[("A", "permuted order"), ("AB", "exactly one"), ("C", "exact rule")],
     )
 )

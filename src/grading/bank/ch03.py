@@ -8,7 +8,8 @@ import numpy as np
 
 from grading.reference import posenc
 from grading.bank import _add
-from grading.kinds import Array, Choice, Function, Numeric
+from grading.kinds import Array, Choice, Function, Lazy, Numeric
+from grading.bank.learner_code import PI2, doubled_frequencies, doubled_table, float32_table, loop_table, torch_table
 from grading.feedback import matches_model
 from grading.bank.common import (
     CONCAT_HINT,
@@ -59,6 +60,14 @@ _add(
             ),
             (lambda: 2 * math.pi / _shifted(512)[_PAIRS_03], PAIR_SHIFT_HINT),
         ],
+        known_mistakes=[
+            ([PI2, PI2 * 10, PI2 * 100, PI2 * 1000, PI2 * 10000], "i = 256"),
+            (Lazy(lambda: PI2 / doubled_frequencies(512)[_PAIRS_03]), "doubled"),
+            (Lazy(lambda: posenc.frequencies(512)[_PAIRS_03]), "frequencies"),
+            (Lazy(lambda: 1 / posenc.frequencies(512)[_PAIRS_03]), "2π"),
+            ([PI2, PI2 * 10, PI2 * 100, PI2 * 1000], "shape"),
+            (Lazy(lambda: 360 / posenc.frequencies(512)[_PAIRS_03]), "degrees"),
+        ],
     )
 )
 
@@ -85,6 +94,11 @@ _add(
                 "2π/ω_i positions.",
             ),
         ],
+        known_mistakes=[
+            (115, "do NOT complete"),
+            (Lazy(lambda: int(np.sum(PI2 / doubled_frequencies(512) <= 1000))), "doubled"),
+            (140, "too low"),
+        ],
     )
 )
 
@@ -105,6 +119,7 @@ _add(
         nudge=(
             "Think in wavelengths: how far does pair i's angle turn over 1000 positions, for small i and for large i?"
         ),
+        known_mistakes=[("ABC", "wavelengths"), ("CD", "not the right set"), ("ABCD", "every option")],
     )
 )
 
@@ -123,6 +138,7 @@ _add(
             "B": "the last pair has λ = 2π·base^((d-2)/d), which grows with the base.",
         },
         nudge=("Write ω_i = base^(-2i/d) and see, for i = 0 and for i > 0, what a larger base does to it."),
+        known_mistakes=[("C", "base^(-2i/d)"), ("ABD", "not the right set"), ("ABCD", "every option")],
     )
 )
 
@@ -138,6 +154,11 @@ _add(
             ),
             (lambda: _doubled_wavelengths(128, 500000.0)[-1], DOUBLED_HINT),
             (lambda: posenc.wavelengths(128)[-1], "that is the longest wavelength at base 10,000."),
+        ],
+        known_mistakes=[
+            (PI2 * 500000, "never reaches"),
+            (PI2 * 500000 ** (2 * 126 / 128), "doubled"),
+            (Lazy(lambda: posenc.wavelengths(128)[-1]), "base 10,000"),
         ],
     )
 )
@@ -170,6 +191,12 @@ _add(
                 "size.",
             ),
         ],
+        known_mistakes=[
+            (0.0625, "gap between"),
+            (np.spacing(1e6) / 2, "float64"),
+            (float(np.finfo(np.float32).eps), "relative precision"),
+            (Lazy(lambda: abs(float(np.float32(_ch03_angle())) - _ch03_angle())), "this one angle"),
+        ],
     )
 )
 
@@ -193,5 +220,17 @@ _add(
             (matches_model(lambda p, d: _table(_positions_ignored(p), d), atol=1e-6), POSITIONS_HINT),
             (matches_model(lambda p, d: _table(p, d, _degrees(posenc.frequencies(d))), atol=1e-6), DEGREES_HINT),
         ],
+        known_mistakes=[
+            (float32_table, "float32"),
+            (lambda p, d: posenc.sinusoidal(p, d), "dtype float32"),
+            (lambda p, d: posenc.sinusoidal(p, d, dtype=np.float16), "dtype float32"),
+            (lambda p, d: doubled_table(p, d).astype(np.float32), "doubled"),
+        ],
+        alternatives={
+            "loop then float32": lambda p, d: loop_table(p, d).astype(np.float32),
+            "posenc float32": lambda p, d: posenc.sinusoidal(p, d, dtype=np.float32),
+            "torch float64 then float32": lambda p, d: torch_table(p, d).astype(np.float32),
+        },
+        covers={"positions above 5 million": lambda p, d: np.max(p) > 5e6, "odd d_model": lambda p, d: d % 2 == 1},
     )
 )

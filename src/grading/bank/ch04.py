@@ -8,7 +8,8 @@ import numpy as np
 
 from grading.reference import posenc
 from grading.bank import _add
-from grading.kinds import Array, Case, Choice, Function, Numeric
+from grading.kinds import Array, Case, Choice, Function, Lazy, Numeric
+from grading.bank.learner_code import doubled_frequencies
 from grading.feedback import matches_model
 from grading.bank.common import (
     COSINE_HINT,
@@ -43,8 +44,87 @@ _add(
             (lambda: _rotation_block(3, _degrees(posenc.frequencies(8))[1]), DEGREES_HINT),
             (lambda: _rotation_block(3, posenc.frequencies(8)[1], swap=True), _SWAP_T),
         ],
+        known_mistakes=[
+            (Lazy(lambda: posenc.rotation(3, 8)[2:4, 2:4].T), "transpose"),
+            (Lazy(lambda: posenc.rotation(3, 2)), "k radians"),
+            (Lazy(lambda: rotation_doubled(3, 8)[2:4, 2:4]), "doubled"),
+            (np.eye(2).ravel(), "shape"),
+            (Lazy(lambda: rotation_degrees(3, 8)[2:4, 2:4]), "degrees"),
+            (Lazy(lambda: rotation_swapped(3, 8)[2:4, 2:4]), "swapped"),
+        ],
     )
 )
+
+
+# A learner's T(k), right and wrong (04.2's known mistakes and alternatives; 04.1's are blocks cut from them)
+
+
+def rotation_loop(k, d):
+    if d % 2:
+        raise ValueError("odd d_model has no rotation matrix")
+    t = np.zeros((d, d))
+    for i in range(d // 2):
+        a = k * 10000.0 ** (-2 * i / d)
+        t[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = [[math.cos(a), math.sin(a)], [-math.sin(a), math.cos(a)]]
+    return t
+
+
+def rotation_transposed(k, d):
+    if d % 2:
+        raise ValueError("odd")
+    return posenc.rotation(k, d).T
+
+
+def rotation_doubled(k, d):
+    if d % 2:
+        raise ValueError("odd")
+    t = np.zeros((d, d))
+    for j, w in enumerate(doubled_frequencies(d)):
+        c, s = math.cos(k * w), math.sin(k * w)
+        t[2 * j : 2 * j + 2, 2 * j : 2 * j + 2] = [[c, s], [-s, c]]
+    return t
+
+
+def rotation_degrees(k, d):
+    if d % 2:
+        raise ValueError("odd")
+    t = np.zeros((d, d))
+    for j, w in enumerate(posenc.frequencies(d)):
+        a = math.radians(k * w)
+        t[2 * j : 2 * j + 2, 2 * j : 2 * j + 2] = [[math.cos(a), math.sin(a)], [-math.sin(a), math.cos(a)]]
+    return t
+
+
+def rotation_swapped(k, d):
+    if d % 2:
+        raise ValueError("odd")
+    t = np.zeros((d, d))
+    for j, w in enumerate(posenc.frequencies(d)):
+        c, s = math.cos(k * w), math.sin(k * w)
+        t[2 * j : 2 * j + 2, 2 * j : 2 * j + 2] = [[s, c], [-c, s]]
+    return t
+
+
+def rotation_odd_silently(k, d):
+    t = np.eye(d)
+    t[: d - d % 2, : d - d % 2] = posenc.rotation(k, d - d % 2) if d > 1 else 1
+    return t
+
+
+def rotation_index_error(k, d):
+    t = np.zeros((d, d))
+    w = posenc.frequencies(d)
+    for j in range(len(w)):
+        c, s = math.cos(k * w[j]), math.sin(k * w[j])
+        t[2 * j, 2 * j], t[2 * j, 2 * j + 1], t[2 * j + 1, 2 * j], t[2 * j + 1, 2 * j + 1] = c, s, -s, c
+    return t
+
+
+def right_only_when_small(k, d):
+    """Raises (as asked) for odd d, right only for d <= 8 and |k| <= 10."""
+    if d % 2:
+        raise ValueError("odd")
+    return posenc.rotation(k, d) if d <= 8 and abs(k) <= 10 else np.eye(d)
 
 
 def _rotation_block(k, omega, swap=False):
@@ -100,6 +180,23 @@ _add(
             (matches_model(lambda k, d: _block_diag(k, posenc.frequencies(d), swap=True)), _SWAP_T),
             (matches_model(lambda k, d: _block_diag(k, _shifted(d))), PAIR_SHIFT_HINT),
         ],
+        known_mistakes=[
+            (rotation_transposed, "T(-k)"),
+            (rotation_doubled, "doubled"),
+            (rotation_odd_silently, "should raise ValueError"),
+            (lambda k, d: posenc.rotation(k, d, layout="concatenated"), "concatenated"),
+            (rotation_index_error, "IndexError"),
+            (rotation_degrees, "degrees"),
+            (rotation_swapped, "swapped"),
+            (right_only_when_small, "k = 1000"),
+        ],
+        alternatives={"loop": rotation_loop, "posenc": lambda k, d: posenc.rotation(k, d)},
+        covers={
+            "negative k": lambda k, d: k < 0,
+            "fractional k": lambda k, d: k != int(k),
+            "|k| above 1000": lambda k, d: abs(k) > 1000,
+            "d_model above 20": lambda k, d: d > 20,
+        },
     )
 )
 
@@ -130,6 +227,7 @@ _add(
             "A linear map must send PE(0) to PE(k) and obey sin(a + b) = sin a cos b + cos a sin b: what must the "
             "encoding store for that?"
         ),
+        known_mistakes=[("C", "PE(0) to PE(k)"), ("ABC", "not the right set"), ("ABCD", "every option")],
     )
 )
 
@@ -153,6 +251,7 @@ _add(
             "Which properties are facts about the formula itself, true at every position, rather than hopes about "
             "training or about lengths never seen?"
         ),
+        known_mistakes=[("ABD", "lengths never seen"), ("AE", "not the right set"), ("ABCDE", "every option")],
     )
 )
 
@@ -175,6 +274,14 @@ _add(
             (lambda: float(np.sum(np.cos(7 * _doubled_omega(64)))), DOUBLED_HINT),
             (lambda: 0.0, COSINE_HINT + " (Without them PE(0) is the zero vector.)"),
         ],
+        known_mistakes=[
+            (32.0, "offset 0"),
+            (
+                Lazy(lambda: float(posenc.sinusoidal([0], 64)[0] @ posenc.sinusoidal([7], 64)[0]) / 32),
+                "cosine similarity",
+            ),
+            (Lazy(lambda: float(np.sum(np.cos(7 * doubled_frequencies(64))))), "doubled"),
+        ],
     )
 )
 
@@ -191,6 +298,7 @@ _add(
         right={
             "B": "the last channel is sin(p·ω) without its cosine, and sin(a + b) needs cos a.",
         },
+        known_mistakes=[("A", "A: "), ("C", "C: "), ("AB", "exactly one")],
     )
 )
 
@@ -215,6 +323,11 @@ _add(
                 "you permuted the wrong way (with the inverse permutation).",
             ),
             (lambda: _ch04_concat().T, "this is the transpose, T(-2)."),
+        ],
+        known_mistakes=[
+            (Lazy(lambda: posenc.rotation(2, 6)), "interleaved"),
+            (Lazy(lambda: posenc.rotation(2, 6)[np.ix_(*[np.argsort(posenc.layout_permutation(6))] * 2)]), "wrong way"),
+            (Lazy(lambda: posenc.rotation(2, 6, layout="concatenated").T), "transpose"),
         ],
     )
 )

@@ -10,7 +10,8 @@ import torch
 
 from grading.reference import posenc
 from grading.bank import _add
-from grading.kinds import Case, Choice, Function, Numeric
+from grading.kinds import Case, Choice, Function, Lazy, Numeric
+from grading.bank.learner_code import float32_table, swapped_table, torch_table, tutorial_table
 from grading.feedback import describe, index_text
 from grading.bank.common import (
     CONCAT_HINT,
@@ -42,6 +43,7 @@ _add(
             "A learned table is a lookup of rows trained one by one: ask what exists, and what any rule would have "
             "to say, at a position past max_len."
         ),
+        known_mistakes=[("C", "past max_len"), ("ABD", "not the right set"), ("ABCD", "every option")],
     )
 )
 
@@ -63,6 +65,7 @@ _add(
             "Each statement describes code around the model: ask whether someone could have written that code, and "
             "what the learned table itself can and cannot provide."
         ),
+        known_mistakes=[("D", "code around the model"), ("AB", "not the right set"), ("ABCD", "every option")],
     )
 )
 
@@ -89,6 +92,7 @@ _add(
             ),
             (lambda: 0, "every position from 1024 on has no row in the table."),
         ],
+        known_mistakes=[(475, "off by one"), (477, "off by one"), (0, "every position from 1024")],
     )
 )
 
@@ -108,6 +112,7 @@ _add(
             (lambda: 0, "that is the sinusoidal encoding's count; the learned table is trained."),
             (lambda: 2 * 512 * 768, "one table, not two."),
         ],
+        known_mistakes=[(512 + 768, "multiply"), (0, "sinusoidal"), (2 * 512 * 768, "one table")],
     )
 )
 
@@ -127,6 +132,7 @@ _add(
             "A": "fixed: no parameters, any length, nothing adapts; learned: adapts, but costs parameters and stops at "
             "max_len.",
         },
+        known_mistakes=[("B", "extrapolate"), ("C", "RoPE"), ("AD", "exactly one")],
     )
 )
 
@@ -148,6 +154,7 @@ _add(
             "Write the scaled encoding as D·PE with D = diag(w) and ask, statement by statement, what stays linear "
             "in PE and what a zero weight does."
         ),
+        known_mistakes=[("C", "diag(w)"), ("AB", "not the right set"), ("ABCD", "every option")],
     )
 )
 
@@ -273,6 +280,151 @@ def _layer_mistake(kind):
     return test
 
 
+# A learner's layers, right and wrong (05.7's known mistakes and alternatives)
+
+
+class LearnedTable(nn.Module):
+    """The common tutorial layer: token embedding + learned position table."""
+
+    def __init__(self, vocab_size, d_model, max_len=128):
+        super().__init__()
+        self.token_embedding = nn.Embedding(vocab_size, d_model)
+        self.position_embedding = nn.Embedding(max_len, d_model)
+
+    def forward(self, x):
+        positions = torch.arange(x.shape[1]).unsqueeze(0).expand_as(x)
+        return self.token_embedding(x) + self.position_embedding(positions)
+
+
+class FixedMaxLen(nn.Module):
+    """Sinusoidal buffer of max_len rows, as in the tutorial class: fails past max_len."""
+
+    def __init__(self, vocab_size, d_model, max_len=512):
+        super().__init__()
+        self.tok = nn.Embedding(vocab_size, d_model)
+        self.scale = math.sqrt(d_model)
+        self.register_buffer("pe", torch.from_numpy(posenc.sinusoidal(max_len, d_model, dtype=np.float32)))
+
+    def forward(self, tokens):
+        return self.tok(tokens) * self.scale + self.pe[: tokens.shape[1]]
+
+
+class MaxLen5000(FixedMaxLen):
+    """The tutorial's table length: accurate rows, but only 5,000 of them."""
+
+    def __init__(self, vocab_size, d_model, max_len=5000):
+        super().__init__(vocab_size, d_model, max_len)
+
+
+class TutorialFloat32(nn.Module):
+    """The tutorial recipe built for the actual length: no limit, but angles in float32."""
+
+    def __init__(self, vocab_size, d_model):
+        super().__init__()
+        self.tok = nn.Embedding(vocab_size, d_model)
+        self.d = d_model
+
+    def forward(self, tokens):
+        table = torch.from_numpy(float32_table(np.arange(tokens.shape[1]), self.d)).float()
+        return self.tok(tokens) * math.sqrt(self.d) + table
+
+
+class SwappedLayer(TutorialFloat32):
+    def forward(self, tokens):
+        table = torch.from_numpy(swapped_table(np.arange(tokens.shape[1]), self.d)).float()
+        return self.tok(tokens) * math.sqrt(self.d) + table
+
+
+class Clamped(FixedMaxLen):
+    """Past max_len, reuse the last row: silently wrong."""
+
+    def forward(self, tokens):
+        idx = torch.arange(tokens.shape[1]).clamp(max=self.pe.shape[0] - 1)
+        return self.tok(tokens) * self.scale + self.pe[idx]
+
+
+class Unscaled(FixedMaxLen):
+    def forward(self, tokens):
+        table = posenc.sinusoidal(tokens.shape[1], self.tok.embedding_dim, dtype=np.float32)
+        return self.tok(tokens) + torch.from_numpy(table)
+
+
+class Concatenated(FixedMaxLen):
+    def forward(self, tokens):
+        pe = posenc.sinusoidal(tokens.shape[1], self.tok.embedding_dim, layout="concatenated", dtype=np.float32)
+        return self.tok(tokens) * self.scale + torch.from_numpy(pe)
+
+
+class TutorialOddBreaks(nn.Module):
+    """Builds the table on the fly with the tutorial recipe: no length limit, but odd d_model fails."""
+
+    def __init__(self, vocab_size, d_model):
+        super().__init__()
+        self.tok = nn.Embedding(vocab_size, d_model)
+        self.d = d_model
+
+    def forward(self, tokens):
+        pe = torch.from_numpy(tutorial_table(np.arange(tokens.shape[1]), self.d)).float()
+        return self.tok(tokens) * math.sqrt(self.d) + pe
+
+
+class ReturnsNumpy(FixedMaxLen):
+    def forward(self, tokens):
+        return (self.tok(tokens) * self.scale).detach().numpy()
+
+
+class MutatesTokens(nn.Module):
+    def __init__(self, vocab_size, d_model):
+        super().__init__()
+        self.tok = nn.Embedding(vocab_size, d_model)
+        self.d = d_model
+
+    def forward(self, tokens):
+        tokens.clamp_(max=0)
+        pe = torch.from_numpy(posenc.sinusoidal(tokens.shape[1], self.d, dtype=np.float32))
+        return self.tok(tokens) * math.sqrt(self.d) + pe
+
+
+class CachedLayer(nn.Module):
+    """Right: a float32 table cached and rebuilt whenever a longer input arrives."""
+
+    def __init__(self, vocab_size, d_model):
+        super().__init__()
+        self.embed = nn.Embedding(vocab_size, d_model)
+        self.d = d_model
+        self.register_buffer("table", torch.zeros(0, d_model), persistent=False)
+
+    def forward(self, tokens):
+        if tokens.shape[1] > self.table.shape[0]:
+            self.table = torch.from_numpy(posenc.sinusoidal(2 * tokens.shape[1], self.d, dtype=np.float32))
+        return self.embed(tokens) * math.sqrt(self.d) + self.table[: tokens.shape[1]]
+
+
+class TorchOpsLayer(nn.Module):
+    """Right: written with torch operations only (angles in float64)."""
+
+    def __init__(self, vocab_size, d_model):
+        super().__init__()
+        self.tok = nn.Embedding(vocab_size, d_model)
+        self.d = d_model
+
+    def forward(self, tokens):
+        pe = torch.from_numpy(torch_table(np.arange(tokens.shape[1]), self.d)).float()
+        return self.tok(tokens) * self.d**0.5 + pe
+
+
+class PosencLayer(nn.Module):
+    """Right: posenc's own layer for the positions."""
+
+    def __init__(self, vocab_size, d_model):
+        super().__init__()
+        self.tok, self.d = nn.Embedding(vocab_size, d_model), d_model
+        self.pe = posenc.SinusoidalPositionalEncoding(d_model)
+
+    def forward(self, tokens):
+        return self.pe(self.tok(tokens) * math.sqrt(self.d))
+
+
 _add(
     Function(
         "05.7",
@@ -304,5 +456,24 @@ _add(
             (_layer_mistake("cosine zero"), COSINE_HINT),
             (_layer_mistake("degrees"), DEGREES_HINT),
         ],
+        known_mistakes=[
+            (LearnedTable, "trainable parameters"),
+            (FixedMaxLen, "no length limit"),
+            (Clamped, "clamped"),
+            (Unscaled, "sqrt(d_model)"),
+            (Concatenated, "concatenated"),
+            (TutorialOddBreaks, "odd"),
+            (ReturnsNumpy, "torch tensor"),
+            (MutatesTokens, "changed its input"),
+            (MaxLen5000, "no length limit"),
+            (TutorialFloat32, "float32"),
+            (SwappedLayer, "swapped"),
+            (Lazy(lambda: MaxLen5000(10, 4)), "pass the class itself"),
+        ],
+        alternatives={"cached table": CachedLayer, "torch operations": TorchOpsLayer, "posenc module": PosencLayer},
+        covers={
+            "seq above 1000": lambda tokens, d: tokens.shape[1] > 1000,
+            "odd d_model": lambda tokens, d: d % 2 == 1,
+        },
     )
 )

@@ -9,7 +9,8 @@ import torch
 
 from grading.reference import posenc
 from grading.bank import _add
-from grading.kinds import Case, Choice, Function, Numeric
+from grading.kinds import Case, Choice, Function, Lazy, Numeric
+from grading.bank.learner_code import doubled_table, float32_table, loop_table, swapped_table, torch_table
 from grading.feedback import matches_model
 from grading.bank.common import (
     CONCAT_HINT,
@@ -67,6 +68,7 @@ _add(
                 "that is float32's (24 significant bits); bfloat16 keeps only 8.",
             ),
         ],
+        known_mistakes=[(256, "still exact"), (2049, "float16"), (2**24 + 1, "float32"), (256.5, "whole number")],
     )
 )
 
@@ -92,6 +94,7 @@ _add(
             "D": "bfloat16 keeps 8 significant bits: between 512 and 1024 it holds only multiples of 4.",
             "E": "one of the formats has too few significant bits for positions near 1000.",
         },
+        known_mistakes=[("C", "C: "), ("E", "E: "), ("CD", "exactly one"), ("A", "2^53")],
     )
 )
 
@@ -99,6 +102,11 @@ _add(
 def _ch06_collisions(n=20000, dtype=torch.float16):
     positions = torch.arange(n, dtype=torch.float64)
     return int(n - len(torch.unique(positions.to(dtype))))
+
+
+def bfloat16_below_20000():
+    """How many of the positions 0 ... 19999 bfloat16 holds apart (a known mistake: bfloat16 for float16)."""
+    return 20000 - len(torch.unique(torch.arange(20000, dtype=torch.float64).to(torch.bfloat16)))
 
 
 _add(
@@ -122,6 +130,12 @@ _add(
                 "4 up to 8192, and so on, so some positions above 2048 keep their own vector.",
             ),
             (lambda: 0, "float16 holds every integer only up to 2048; above it, positions round onto each other."),
+        ],
+        known_mistakes=[
+            (5347, "distinct vectors"),
+            (Lazy(bfloat16_below_20000), "bfloat16"),
+            (20000 - 2049, "spacing"),
+            (0, "only up to 2048"),
         ],
     )
 )
@@ -168,6 +182,17 @@ HALF_HINT = (
     "and convert only the finished table with .astype(np.float16)."
 )
 
+
+def half_angle_table(positions, d_model):
+    """Bug 6 in numpy: positions, frequencies and angles in float16."""
+    p = np.asarray(positions).astype(np.float16)[:, None]
+    w = (10000.0 ** (-2.0 * np.arange((d_model + 1) // 2) / d_model)).astype(np.float16)
+    angle = p * w
+    out = np.empty((len(p), 2 * w.size), dtype=np.float16)
+    out[:, 0::2], out[:, 1::2] = np.sin(angle), np.cos(angle)
+    return out[:, :d_model]
+
+
 _add(
     Function(
         "06.4",
@@ -188,6 +213,18 @@ _add(
             (matches_model(lambda p, d: _table(p, d, cosine="zero"), atol=1e-3), COSINE_HINT),
             (matches_model(lambda p, d: _table(_positions_ignored(p), d), atol=1e-3), POSITIONS_HINT),
         ],
+        known_mistakes=[
+            (half_angle_table, "half precision"),
+            (lambda p, d: float32_table(p, d).astype(np.float16), "float32"),
+            (lambda p, d: posenc.sinusoidal(p, d, dtype=np.float32), "dtype float16"),
+            (lambda p, d: posenc.sinusoidal(p, d, layout="concatenated").astype(np.float16), "concatenated"),
+        ],
+        alternatives={
+            "float64 then float16": lambda p, d: posenc.sinusoidal(p, d).astype(np.float16),
+            "loop then float16": lambda p, d: loop_table(p, d).astype(np.float16),
+            "torch half": lambda p, d: torch.from_numpy(torch_table(p, d)).half().numpy(),
+        },
+        covers={"positions above 50,000": lambda p, d: np.max(p) > 5e4, "odd d_model": lambda p, d: d % 2 == 1},
     )
 )
 
@@ -209,6 +246,7 @@ _add(
             "D": "fairseq's slowest frequency is exactly 1/base; measure it from row 1 with atan2(last sine, last "
             "cosine).",
         },
+        known_mistakes=[("A", "alternates"), ("D", "fairseq"), ("C", "cosines first"), ("AB", "exactly one")],
     )
 )
 
@@ -231,6 +269,12 @@ _add(
             "The doubled exponent keeps the (sin, cos) pairs but changes their frequencies: ask of each check "
             "whether it depends on the values of the frequencies or only on the pair structure."
         ),
+        known_mistakes=[
+            ("AB", "pair structure"),
+            ("ABCE", "not the right set"),
+            ("D", "not the right set"),
+            ("ABCDE", "every option"),
+        ],
     )
 )
 
@@ -239,6 +283,40 @@ def _own_frequency(positions, d, base=10000.0):
     """Bug 3 for arbitrary positions: channel j uses base^(-j/d)."""
     angle = np.outer(np.asarray(positions, dtype=np.float64), base ** (-np.arange(d) / d))
     return np.where(np.arange(d) % 2 == 0, np.sin(angle), np.cos(angle))
+
+
+# A learner's 06.7: the function as given, half fixed, and fixed
+
+
+def buggy_06(positions, d_model):
+    """The function of the question as given: the cosine's own exponent, and an IndexError for odd d."""
+    positions = np.asarray(positions, dtype=np.float64)
+    pe = np.zeros((len(positions), d_model))
+    for i in range(0, d_model, 2):
+        pe[:, i] = np.sin(positions / 10000 ** (i / d_model))
+        pe[:, i + 1] = np.cos(positions / 10000 ** ((i + 1) / d_model))
+    return pe
+
+
+def exponent_fixed_odd_breaks(positions, d_model):
+    positions = np.asarray(positions, dtype=np.float64)
+    pe = np.zeros((len(positions), d_model))
+    for i in range(0, d_model, 2):
+        pe[:, i] = np.sin(positions / 10000 ** (i / d_model))
+        pe[:, i + 1] = np.cos(positions / 10000 ** (i / d_model))
+    return pe
+
+
+def fixed_06(positions, d_model):
+    """The same loop, one exponent per pair, and a guard for the lone last sine."""
+    positions = np.asarray(positions, dtype=np.float64)
+    pe = np.zeros((len(positions), d_model))
+    for i in range(0, d_model, 2):
+        angle = positions / 10000 ** (i / d_model)
+        pe[:, i] = np.sin(angle)
+        if i + 1 < d_model:
+            pe[:, i + 1] = np.cos(angle)
+    return pe
 
 
 _add(
@@ -267,6 +345,20 @@ _add(
             (matches_model(lambda p, d: _table(p, d, _shifted(d))), PAIR_SHIFT_HINT),
             (_error_grows_with_position, FLOAT32_HINT),
         ],
+        known_mistakes=[
+            (buggy_06, "(2i+1)/d"),
+            (exponent_fixed_odd_breaks, "IndexError"),
+            (lambda p, d: doubled_table(p, d), "doubled"),
+            (float32_table, "float32"),
+            (swapped_table, "swapped"),
+        ],
+        alternatives={
+            "loop": loop_table,
+            "torch": torch_table,
+            "posenc": lambda p, d: posenc.sinusoidal(p, d),
+            "the given loop, fixed": fixed_06,
+        },
+        covers={"positions near 10^6": lambda p, d: np.max(p) > 9e5, "odd d_model": lambda p, d: d % 2 == 1},
     )
 )
 
@@ -299,6 +391,22 @@ def _batch_first_cases(rng):
 def _along_batch(x):
     """Bug 4: sequence b gets PE(b) at every position."""
     return x + posenc.sinusoidal(x.shape[0], x.shape[2])[:, None, :]
+
+
+# A learner's 06.8 gone wrong
+
+
+def along_batch_06(x):
+    return x + posenc.sinusoidal(x.shape[0], x.shape[2])[:, None, :]
+
+
+def flat_table_batch_slice(x):
+    return x + posenc.sinusoidal(64, x.shape[2])[: x.shape[0]]
+
+
+def in_place_batch_first(x):
+    x += posenc.sinusoidal(x.shape[1], x.shape[2])
+    return x
 
 
 _add(
@@ -338,5 +446,23 @@ _add(
                 DOUBLED_HINT,
             ),
         ],
+        known_mistakes=[
+            (along_batch_06, "axis 1"),
+            (lambda x: x + posenc.sinusoidal(1, x.shape[2]), "PE(0)"),
+            (flat_table_batch_slice, "raised ValueError"),
+            (in_place_batch_first, "changed its input"),
+            (lambda x: x + posenc.sinusoidal(x.shape[1], x.shape[2], layout="concatenated"), "concatenated"),
+            (lambda x: np.broadcast_to(posenc.sinusoidal(x.shape[1], x.shape[2]), x.shape).copy(), "encoding alone"),
+        ],
+        alternatives={
+            "broadcast": lambda x: x + posenc.sinusoidal(x.shape[1], x.shape[2]),
+            "torch module": lambda x: posenc.SinusoidalPositionalEncoding(x.shape[2])(torch.from_numpy(x)).numpy(),
+            "loop over the batch": lambda x: np.stack([row + posenc.sinusoidal(x.shape[1], x.shape[2]) for row in x]),
+        },
+        covers={
+            "batch 1": lambda x: x.shape[0] == 1,
+            "batch equal to seq": lambda x: x.shape[0] == x.shape[1],
+            "odd d_model": lambda x: x.shape[2] % 2 == 1,
+        },
     )
 )

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+import torch
 
 from grading.reference import posenc
 from grading.bank import _add
-from grading.kinds import Array, Case, Choice, Function, Numeric
+from grading.kinds import Array, Case, Choice, Function, Lazy, Numeric
 from grading.feedback import matches_model
 from grading.bank.common import (
     DEGREES_HINT,
@@ -38,6 +41,7 @@ _add(
         right={
             "A": "T(p) T(s)ᵀ = T(p - s): rotations compose by adding angles.",
         },
+        known_mistakes=[("B", "small angles"), ("C", "adds nothing"), ("D", "composition rule"), ("AB", "exactly one")],
     )
 )
 
@@ -78,6 +82,37 @@ def _rope_float32(out, case):
         return False
     err = np.abs(out.astype(np.float64) - _rope_one(x, p, layout)).max()
     return 1e-8 < err <= (1e-5 + 3e-7 * abs(p)) * np.abs(x).max()
+
+
+# A learner's RoPE, right and wrong (07.2's known mistakes and alternatives)
+
+
+def rope_loop(x, p, layout="interleaved", base=10000.0, sign=1.0, exponent=2.0, dtype=np.float64, swap=False):
+    """RoPE of one vector written with a loop over pairs; the keywords model real mistakes."""
+    d = len(x)
+    out = np.array(x, dtype=np.float64)
+    for i in range(d // 2):
+        k = 2 * i if exponent == "channel" else i  # "channel": i counts channels 0, 2, 4, ... (doubled exponent)
+        w = dtype(base) ** (dtype(-2.0 * k / d))
+        angle = float(dtype(sign * p) * w)
+        a, b = (2 * i, 2 * i + 1) if layout == "interleaved" else (i, i + d // 2)
+        cos, sin = (math.sin, math.cos) if swap else (math.cos, math.sin)
+        out[a] = x[a] * cos(angle) - x[b] * sin(angle)
+        out[b] = x[a] * sin(angle) + x[b] * cos(angle)
+    return out
+
+
+def rope_complex(x, p, layout="interleaved"):
+    """A correct answer written with complex numbers."""
+    d = len(x)
+    pairs = x[0::2] + 1j * x[1::2] if layout == "interleaved" else x[: d // 2] + 1j * x[d // 2 :]
+    z = pairs * np.exp(1j * p * 10000.0 ** (-2.0 * np.arange(d // 2) / d))
+    return np.stack([z.real, z.imag], -1).reshape(-1) if layout == "interleaved" else np.concatenate([z.real, z.imag])
+
+
+def rope_in_place(x, p, layout="interleaved"):
+    x[:] = rope_loop(x, p, layout)
+    return x
 
 
 _add(
@@ -122,6 +157,32 @@ _add(
                 "you returned x unchanged: the position p is ignored; rotate each pair by the angle p·ω_i.",
             ),
         ],
+        known_mistakes=[
+            (lambda x, p, layout="interleaved": rope_loop(x, p, layout, sign=-1.0), "-p·ω_i"),
+            (lambda x, p, layout="interleaved": rope_loop(x, p, layout, exponent="channel"), "doubled"),
+            (lambda x, p, layout="interleaved": rope_loop(x, p), "for layout='concatenated'"),
+            (lambda x, p, layout="interleaved": rope_loop(x, p, "concatenated"), "for layout='interleaved'"),
+            (lambda x, p, layout="interleaved": rope_loop(x, p, layout, dtype=np.float32), "float32"),
+            (rope_in_place, "changed its input"),
+            (lambda x, p, layout="interleaved": torch.from_numpy(rope_loop(x, p, layout)), "torch tensor"),
+            (lambda x, p, layout="interleaved": rope_loop(x, p, layout, swap=True), "swapped"),
+        ],
+        alternatives={
+            "complex numbers": rope_complex,
+            "loop over pairs": lambda x, p, layout="interleaved": rope_loop(x, p, layout),
+            "layout keyword-only": lambda x, p, *, layout: rope_complex(x, p, layout),
+            "apply_rope": lambda x, p, layout="interleaved": posenc.apply_rope(x[None], [p], layout=layout)[0],
+            "rotation matrix": lambda x, p, layout="interleaved": (
+                posenc.rotation(p, len(x)).T @ x
+                if layout == "interleaved"
+                else (posenc.rotation(p, len(x), layout="concatenated").T @ x)
+            ),
+        },
+        covers={
+            "p near 10^6": lambda x, p, layout="interleaved": p > 9e5,
+            "concatenated layout": lambda x, p, layout="interleaved": layout == "concatenated",
+            "d above 150": lambda x, p, layout="interleaved": len(x) > 150,
+        },
     )
 )
 
@@ -145,6 +206,13 @@ _add(
                 "you used 2 where 1/2 belongs.",
             ),
         ],
+        known_mistakes=[
+            (0.125, "8 heads"),
+            (0.5, "counted from h = 1"),
+            (0.25, "head 4"),
+            (2 ** (-3 / 16), "factor 8"),
+            (2 ** (24 / 16), "wrong sign"),
+        ],
     )
 )
 
@@ -166,6 +234,7 @@ _add(
         nudge=(
             "RoPE's score depends on the positions through one quantity only: compute it for both pairs of each option."
         ),
+        known_mistakes=[("ABCD", "one quantity only"), ("AB", "not the right set"), ("ABCDE", "every option")],
     )
 )
 
@@ -186,6 +255,7 @@ _add(
                 "that is 1 / L_new, which would squeeze every position into [0, 1); the factor is L_train / L_new.",
             ),
         ],
+        known_mistakes=[(4, "squeezes"), (12288, "difference"), (1 / 16384, "L_train / L_new")],
     )
 )
 
@@ -206,6 +276,11 @@ _add(
             ),
             (lambda: 10000.0 * 4.0 ** (126 / 128), "the exponent is upside down: d/(d-2), not (d-2)/d."),
             (lambda: 10000.0 / 4, "the base must grow: a larger base means slower pairs and longer wavelengths."),
+        ],
+        known_mistakes=[
+            (40000, "d/(d-2) makes it exactly s"),
+            (1e4 * 4 ** (126 / 128), "upside down"),
+            (2500, "must grow"),
         ],
     )
 )
@@ -255,6 +330,13 @@ _add(
                 "head 2's slope, 2^(-8h/n) with h = 2 and n = 4.",
             ),
         ],
+        known_mistakes=[
+            (Lazy(lambda: -_ch07_bias_row()), "sign"),
+            (Lazy(lambda: _ch07_bias_row()[::-1]), "reverse order"),
+            (Lazy(lambda: posenc.alibi_bias(4, 6)[2, 5]), "head 3"),
+            (Lazy(lambda: _ch07_bias_row()[1:]), "shape"),
+            (Lazy(lambda: np.round(_ch07_bias_row(), 1)), "elements are wrong"),
+        ],
     )
 )
 
@@ -278,5 +360,6 @@ _add(
             "Write pair i's wavelength 2π·base^(2i/d) for i = 0 and for the last i, under each method, and compare "
             "them with s."
         ),
+        known_mistakes=[("C", "wavelength 2π·base^(2i/d)"), ("ABD", "not the right set"), ("ABCD", "every option")],
     )
 )

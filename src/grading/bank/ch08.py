@@ -8,7 +8,7 @@ import numpy as np
 
 from grading.reference import posenc
 from grading.bank import _add
-from grading.kinds import Case, Choice, Function, Numeric, Array
+from grading.kinds import Case, Choice, Function, Lazy, Numeric, Array
 from grading.feedback import matches_model
 
 
@@ -40,6 +40,11 @@ _add(
                 "your exponent is doubled: ω_i = base^(-2i/d) with i counting pairs.",
             ),
         ],
+        known_mistakes=[
+            (29, "never complete a turn"),
+            (Lazy(lambda: int(np.sum(1 / posenc.frequencies(128, 5e5) <= 8192))), "2π/ω_i"),
+            (Lazy(lambda: int(np.sum(2 * np.pi * 5e5 ** (4 * np.arange(64) / 128) <= 8192))), "doubled"),
+        ],
     )
 )
 
@@ -64,6 +69,12 @@ _add(
                 lambda: math.sqrt(1 + math.log(16) / math.log(4096)),
                 "that is LongRoPE's attention factor; YaRN's is 0.1 ln s + 1.",
             ),
+        ],
+        known_mistakes=[
+            ((0.1 * math.log(16) + 1) ** 2, "square"),
+            (0.1 * math.log10(16) + 1, "natural one"),
+            (1.4, "log base 2"),
+            (math.sqrt(1 + math.log(16) / math.log(4096)), "LongRoPE"),
         ],
     )
 )
@@ -117,6 +128,11 @@ _add(
                 "those are the frequencies as trained; the slow pairs must be divided by 8.",
             ),
         ],
+        known_mistakes=[
+            (Lazy(lambda: posenc.frequencies(16) / 8), "position interpolation"),
+            (Lazy(lambda: posenc.frequencies(16)), "as trained"),
+            (Lazy(lambda: posenc.frequencies(16)[:4]), "shape"),
+        ],
     )
 )
 
@@ -163,6 +179,25 @@ def _yarn_cases(rng):
     return cases
 
 
+def yarn_08(head_dim, base, factor, original, *, truncate=True, reverse=False):
+    """The question written out as a learner would (an alternative), and two of its mistakes."""
+
+    def pair_at(turns):
+        return head_dim * math.log(original / (2 * math.pi * turns)) / (2 * math.log(base))
+
+    low, high = pair_at(32.0), pair_at(1.0)
+    if truncate:
+        low, high = math.floor(low), math.ceil(high)
+    low, high = max(low, 0), min(high, head_dim - 1)
+    if low == high:
+        high += 0.001
+    ramp = np.clip((np.arange(head_dim // 2) - low) / (high - low), 0.0, 1.0)
+    if reverse:
+        ramp = 1 - ramp
+    w = base ** (-2.0 * np.arange(head_dim // 2) / head_dim)
+    return (1 - ramp) * w + ramp * w / factor
+
+
 _add(
     Function(
         "08.4",
@@ -189,6 +224,23 @@ _add(
                 "truncate does by default.",
             ),
         ],
+        known_mistakes=[
+            (lambda d, b, s, L: posenc.frequencies(d, b) / s, "position interpolation"),
+            (lambda d, b, s, L: yarn_08(d, b, s, L, reverse=True), "wrong way"),
+            (lambda d, b, s, L: yarn_08(d, b, s, L, truncate=False), "outwards"),
+            (lambda d, b, s, L: yarn_08(d, b, s, L).astype(np.float32), "float32"),
+        ],
+        alternatives={
+            "written out": yarn_08,
+            "rope_parameters": lambda d, b, s, L: posenc.rope_parameters(
+                d, b, "yarn", factor=s, original_max_position_embeddings=L
+            )[0],
+        },
+        covers={
+            "factor above 32": lambda d, b, s, L: s > 32,
+            "head_dim above 200": lambda d, b, s, L: d > 200,
+            "original length above 100,000": lambda d, b, s, L: L > 100_000,
+        },
     )
 )
 
@@ -212,6 +264,12 @@ _add(
         nudge=(
             "Split the score into the rotated channels and the pass-through ones, and ask what each part depends on."
         ),
+        known_mistakes=[
+            ("ABC", "not the right set"),
+            ("ABD", "not the right set"),
+            ("A", "not the right set"),
+            ("ABCD", "every option"),
+        ],
     )
 )
 
@@ -234,6 +292,12 @@ _add(
             "Without positions the output at p is a weighted average over a set of tokens: which set, and weighted by "
             "what?"
         ),
+        known_mistakes=[
+            ("ABC", "not the right set"),
+            ("ABD", "not the right set"),
+            ("A", "not the right set"),
+            ("ABCD", "every option"),
+        ],
     )
 )
 
@@ -255,6 +319,11 @@ _add(
             (lambda: 10000.0 * 7.0 ** (126 / 128), "the exponent is upside down: d/(d-2), not (d-2)/d."),
             (lambda: 10000.0, "n = 16,384 is longer than L = 4,096, so the base does change."),
             (lambda: 10000.0 * 8.0 ** (128 / 126), "the bracket subtracts factor - 1: 2 · 4 - 1 = 7."),
+        ],
+        known_mistakes=[
+            (10000.0 * 4.0 ** (128 / 126), "ignores factor"),
+            (10000.0 * 7.0 ** (126 / 128), "upside down"),
+            (10000.0, "does change"),
         ],
     )
 )
