@@ -1,7 +1,10 @@
 """Helpers the test modules share (test modules never import each other).
 
-* ``support.book``: the strict book build, done once per session (a file lock across workers)
-* ``support.browser``: Chromium via Playwright, the ``chromium`` and ``book`` fixtures, the page guard
+* ``support.book``: the strict book build, done once per session (a file lock across workers); the ``book`` fixture
+* ``support.browser``: Chromium via Playwright, the ``chromium`` fixture, the page guard
+* ``support.book_visits``: one visit of a page of the book in Chromium, and what the browser tests read from it
+* ``support.book_site``: the ``site`` fixture: the served book, visited once per mode by each module that asks
+* ``support.book_checks``: the checks every page of the book gets in each mode (both browser modules of the book)
 * ``support.explorer_settings``: the slider settings the browser and Node.js tests of the explorers share
 * ``support.grading_session``: a fresh record of grading progress per test, one check's output
 * ``support.learner_env``: fresh virtual environments outside the repository, as learners have them
