@@ -18,6 +18,8 @@ every page in each mode (``support/book_checks.py``). Each visit checks what a r
 * axe-core (``axe-playwright-python``) finds no serious or critical problem;
 * every image loaded, with alt text; no missing local file, no page or
   console error, no external request; each page's weight;
+* every icon on screen is in the icon font the page draws it from (looked up in the font file itself,
+  so that a system font with a glyph at the icon's code point cannot stand in), and the icon fonts are small;
 * every slider alive (moving it redraws its explorer's canvas), each redraw
   within one frame (<= 16 ms).
 
@@ -28,7 +30,8 @@ explorers compute the same numbers as ``explorers.py``.
 
 The harness checks itself on small local fixtures first (a live and a dead
 slider, an external request, a missing file, raw TeX, a page error, cut and
-panning content, a dead menu button, a menu that does not close), so a green run means the checks can fail.
+panning content, a dead menu button, a menu that does not close, an icon left out of its font), so a green run
+means the checks can fail.
 
 Pages are visited concurrently (Playwright's async API in a thread; ``support/book_visits.py``), then the
 sliders are moved one page at a time so that no other tab competes for the CPU
@@ -69,6 +72,8 @@ from support.book_visits import (
     baseline_failures,
     describe,
     figure_failures,
+    icon_face,
+    icon_failures,
     image_failures,
     layout_failures,
     luminance,
@@ -257,7 +262,8 @@ def test_harness_passes_a_healthy_page(fixture_visits):
     assert len(v.baselines) == 1 and not baseline_failures(v), v.baselines
     assert not v.audit["punctuationAlone"] and not phone.audit["punctuationAlone"], v.audit["punctuationAlone"]
     assert not v.audit["bracketAlone"] and not phone.audit["bracketAlone"], v.audit["bracketAlone"]
-    assert [(i["icon"], i["drawn"]) for i in v.icons] == [(f"{ICON_KEPT:x}", True)], v.icons
+    assert [(i["icon"], i["in_font"]) for i in v.icons] == [(f"{ICON_KEPT:x}", True)], v.icons
+    assert not icon_failures(v) and v.icons[0]["file"].endswith("fa-solid-900.woff2"), v.icons
     assert v.audit["squeezed"] == [], v.audit["squeezed"]
     assert v.audit["seams"] == [], v.audit["seams"]
     assert 0 < v.bytes["iconFonts"] < 2000  # the fixture's one-glyph font is all that loaded of icon fonts
@@ -296,7 +302,9 @@ def test_harness_catches_every_fault(fixture_visits):
     assert any(p.startswith('"." after') for p in v.audit["punctuationAlone"]), v.audit["punctuationAlone"]
     brackets = [b.split(" ends a line")[0] for b in v.audit["bracketAlone"]]
     assert brackets == ['"(" before span.math: "x"'], v.audit["bracketAlone"]
-    assert [(i["icon"], i["drawn"]) for i in v.icons] == [(f"{ICON_LEFT_OUT:x}", False)], v.icons
+    # left out of the cut font: missing, whether or not a system font has a glyph at that code point
+    assert [(i["icon"], i["in_font"]) for i in v.icons] == [(f"{ICON_LEFT_OUT:x}", False)], v.icons
+    assert icon_failures(v) == [f'bad: U+F002 ("Font Awesome 6 Free" 900) in i.icon: not in {v.icons[0]["file"]}']
     assert len(v.audit["squeezed"]) == 1 and "1/2" in v.audit["squeezed"][0], v.audit["squeezed"]
     seams = v.audit["seams"]
     assert len(seams) == 1 and seams[0].endswith("pieces 2 and 3 overlap by 0.00 px"), seams
@@ -314,6 +322,24 @@ def test_harness_catches_every_fault(fixture_visits):
         visit = fixture_visits["bad", mode]
         assert visit.axe_code_spans == [2, 1], visit.axe_code_spans
         assert any(a.startswith("serious: color-contrast") for a in visit.axe), visit.axe
+
+
+def test_an_icon_is_looked_up_in_the_face_of_its_family_and_weight():
+    """The first family of the icon's list that has @font-face rules, and its face of the icon's weight (or of a
+    range holding it); none when that family has no face of that weight, as another weight holds other icons."""
+    faces = [
+        {"family": "Icons", "weight": "normal", "url": "regular"},
+        {"family": "Icons", "weight": "900", "url": "solid"},
+        {"family": "Brands", "weight": "100 900", "url": "brands"},
+    ]
+
+    def url(families, weight):
+        face = icon_face({"families": families, "weight": weight, "faces": faces})
+        return face and face["url"]
+
+    assert url(["Icons"], "900") == "solid" and url(["Icons", "Brands"], "400") == "regular"
+    assert url(["Unknown", "Brands", "Icons"], "700") == "brands"
+    assert url(["Icons", "Brands"], "700") is None and url(["Unknown"], "400") is None
 
 
 # --------------------------------------------------------------------------

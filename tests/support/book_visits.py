@@ -15,10 +15,12 @@ import os
 import re
 import threading
 import time
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import book_timing
+import icon_fonts
 from book_server import CHROMIUM_ARGS
 from support.book import toc_pages, toc_parts
 from support.browser import SCREENSHOTS, Guard, chromium_executable
@@ -76,18 +78,29 @@ PAGE_BYTES = """() => {
                               decoded: all.reduce((s, e) => s + (e.decodedBodySize || 0), 0),
                               iconFonts: icons.reduce((s, e) => s + (e.encodedBodySize || 0), 0)}; }"""
 
-# Each icon on screen drawn from an icon font (a ::before or ::after whose font is Font Awesome): is its glyph
-# in the font? The glyph is drawn on a canvas in the icon's font and in monospace alone; a font without it falls
-# back to the same font as monospace does, and the two drawings are the same (book_build/icon_fonts.py cuts the
-# fonts down to the icons the book uses). One entry per font, weight and glyph.
-ICONS_DRAWN = """async () => {
-  const canvas = document.createElement('canvas');
-  canvas.width = canvas.height = 48;
-  const ctx = canvas.getContext('2d', {willReadFrequently: true});
-  const draw = (font, ch) => {
-    ctx.clearRect(0, 0, 48, 48); ctx.font = font; ctx.textBaseline = 'top'; ctx.fillText(ch, 4, 4);
-    return ctx.getImageData(0, 0, 48, 48).data;
+# Each icon on screen drawn from an icon font (a ::before or ::after whose font is Font Awesome), once per font,
+# weight and glyph, with the @font-face rules of the page (each with the first file of its src: the one Chromium
+# loads, woff2). Whether the glyph is in that file is read from the file itself (``icons_in_their_fonts``), not
+# from the screen: where the icon font lacks it, the browser draws the code point from any system font that has
+# one (Liberation and DejaVu have glyphs in this private-use range), which no drawing can tell from the icon.
+ICONS_SHOWN = """() => {
+  const unquote = name => name.trim().replace(/^(["'])(.*)\\1$/, '$2');
+  const faces = [];
+  const read = (rules, base) => {
+    for (const rule of rules) {
+      if (rule instanceof CSSFontFaceRule) {
+        const src = /url\\(\\s*(["']?)(.*?)\\1\\s*\\)/.exec(rule.style.getPropertyValue('src'));
+        faces.push({family: unquote(rule.style.getPropertyValue('font-family')),
+                    weight: rule.style.getPropertyValue('font-weight') || 'normal',
+                    url: src ? new URL(src[2], base).href : null});
+      } else if (rule instanceof CSSImportRule) {
+        if (rule.styleSheet) read(rule.styleSheet.cssRules, rule.styleSheet.href);
+      } else if (rule.cssRules) {
+        read(rule.cssRules, base);  // @media, @supports, @layer
+      }
+    }
   };
+  for (const sheet of document.styleSheets) read(sheet.cssRules, sheet.href || document.baseURI);
   const seen = new Map();
   for (const el of document.querySelectorAll('body *:not(mjx-container *)')) {
     for (const pseudo of ['::before', '::after']) {
@@ -97,14 +110,10 @@ ICONS_DRAWN = """async () => {
       if ([...ch].length !== 1) continue;
       const key = [style.fontFamily, style.fontWeight, ch].join('|');
       if (seen.has(key)) continue;
-      const font = `${style.fontWeight} 32px ${style.fontFamily}`;
-      await document.fonts.load(font, ch);
-      const own = draw(font, ch), fallback = draw(`${style.fontWeight} 32px monospace`, ch);
-      let differs = false, ink = 0;
-      for (let n = 3; n < own.length; n += 4) { differs ||= own[n] !== fallback[n]; ink += own[n] > 0; }
-      seen.set(key, {icon: ch.codePointAt(0).toString(16), font: style.fontFamily, weight: style.fontWeight,
+      const families = style.fontFamily.split(',').map(unquote);
+      seen.set(key, {icon: ch.codePointAt(0).toString(16), font: style.fontFamily, families, weight: style.fontWeight,
                      where: `${el.tagName.toLowerCase()}.${String(el.className).trim().split(/\\s+/).join('.')}`,
-                     drawn: differs && ink > 0});
+                     faces: faces.filter(f => families.includes(f.family))});
     }
   }
   return [...seen.values()];
@@ -238,7 +247,7 @@ class Visit:
     drawn: list = field(default_factory=list)  # each explorer: its boxes, a canvas pixel, its and the page's
     #                                              background
     axe_code_spans: list | None = None  # [code spans unwrapped before axe, token kinds kept]
-    icons: list = field(default_factory=list)  # ICONS_DRAWN: each icon glyph on screen, drawn or not
+    icons: list = field(default_factory=list)  # ICONS_SHOWN: each icon glyph on screen, in its font or not
 
 
 async def _menu_opens(tab, toggle: str, target: str) -> dict:
@@ -380,7 +389,7 @@ async def _open(
     await tab.evaluate("() => document.fonts.ready")
     audit = await tab.evaluate(AUDIT)
     baselines = await tab.evaluate(INLINE_BASELINES)
-    icons = await tab.evaluate(ICONS_DRAWN)
+    icons = await tab.evaluate(ICONS_SHOWN)
     weight = await tab.evaluate(PAGE_BYTES)
     seconds["read"], t0 = time.perf_counter() - t0, time.perf_counter()
     screenshot = None
@@ -593,7 +602,39 @@ def visit_all(
     thread.join()
     if "error" in result:
         raise result["error"]
+    icons_in_their_fonts([icon for v in result["visits"].values() for icon in v.icons])
     return result["visits"]
+
+
+def _weights(css: str) -> tuple[float, float]:
+    """A CSS font-weight, or a range of them ("100 900"), as (lowest, highest)."""
+    values = [float({"normal": "400", "bold": "700"}.get(w, w)) for w in css.split()]
+    return min(values), max(values)
+
+
+def icon_face(icon: dict) -> dict | None:
+    """The @font-face (of ``icon["faces"]``) the icon is drawn from: of the first family in its font-family list
+    that has any, the one of the icon's weight. None if that family has no face of that weight: the browser would
+    take a face of another weight, which in an icon font holds another set of icons."""
+    weight = _weights(icon["weight"])[0]
+    for family in icon["families"]:
+        faces = [f for f in icon["faces"] if f["family"] == family]
+        if faces:
+            return next((f for f in faces if _weights(f["weight"])[0] <= weight <= _weights(f["weight"])[1]), None)
+    return None
+
+
+def icons_in_their_fonts(icons: list[dict]) -> None:
+    """Set each icon's ``file`` (the font file it is drawn from: ``icon_face``, or None) and ``in_font`` (its code
+    point is in that file's character map). Each file is fetched from the server once, as the browser got it."""
+    cmaps: dict[str, set[int]] = {}
+    for icon in icons:
+        face = icon_face(icon)
+        icon["file"] = face["url"] if face else None
+        if icon["file"] and icon["file"] not in cmaps:
+            with urllib.request.urlopen(icon["file"], timeout=30) as response:
+                cmaps[icon["file"]] = icon_fonts.glyph_code_points(response.read())
+        icon["in_font"] = icon["file"] is not None and int(icon["icon"], 16) in cmaps[icon["file"]]
 
 
 def describe(problems: dict) -> str:
@@ -653,6 +694,16 @@ def menu_failures(v: Visit) -> list[str]:
 
 def image_failures(v: Visit) -> list[str]:
     return [f"not loaded: {img['src']}" for img in v.images if not img["width"]]
+
+
+def icon_failures(v: Visit) -> list[str]:
+    """Icons on screen whose glyph is not in the icon font they are drawn from."""
+    return [
+        f"{v.page}: U+{i['icon'].upper()} ({i['font']} {i['weight']}) in {i['where']}: "
+        + (f"not in {i['file']}" if i["file"] else "no @font-face of that family and weight")
+        for i in v.icons
+        if not i["in_font"]
+    ]
 
 
 def alt_failures(v: Visit) -> list[str]:
