@@ -71,20 +71,21 @@ check: lint
 # The full suite. The strict build (tests/test_book.py) executes chapters/, appendix/ and solutions/ with errors
 # raised; nbval executes only what the build does not: exercises/ (unanswered, they must run without error),
 # but for the one tests/test_browser_lab.py runs in JupyterLab. Every notebook is executed once.
-# Two workers (conftest.py hands out the files, longest first; --dist loadgroup: the browser tests' dark half is a
-# unit of its own, run beside the other half).
+# Two workers, each file a unit of work run on one of them (--dist loadfile), the files handed out in the order
+# conftest.py collects them, longest first (--no-loadscope-reorder: xdist would put the files with most tests first).
 # tests/support/no_extended on PYTHONPATH: numpy without extended precision, as on Windows and macOS arm64 (its
 # sitecustomize makes np.longdouble float64 in every process that imports posenc, notebook kernels included): the
 # documented bounds must hold there. The switch lives with the tests; the course's code reads none.
 test: export PYTHONPATH := $(CURDIR)/tests/support/no_extended$(if $(PYTHONPATH),:$(PYTHONPATH),)
 test: lint
-	$(BIN)/python -m pytest tests exercises --nbval-lax -p no:randomly -n 2 --dist loadgroup
+	$(BIN)/python -m pytest tests exercises --nbval-lax -p no:randomly -n 2 --dist loadfile --no-loadscope-reorder
 
 # The browser tests of the built book (the strict build, if it is not current), taking a full-page screenshot of
 # every page in every mode (and of every explorer) into _build/screenshots/book/: to look at. make test takes none.
+# Both halves of the visits (laptop and phone; dark and print), one after the other.
 screenshots: export POSENC_SCREENSHOTS = 1
 screenshots: $(STAMP)
-	$(BIN)/python -m pytest tests/test_browser_book.py -p no:randomly -q
+	$(BIN)/python -m pytest tests/test_browser_book.py tests/test_browser_book_dark.py -p no:randomly -q
 
 # The whole book as one PDF: the single-page build printed by Chromium (book_build/book_pdf.py). The HTML book
 # first: the PDF is offered in its pages' download menus.

@@ -71,6 +71,13 @@ def code_points_used(outdir: Path) -> set[int]:
     return used
 
 
+def glyph_code_points(font: bytes) -> set[int]:
+    """The code points ``font`` (TrueType, WOFF or WOFF2) has a glyph for: its character map."""
+    from fontTools.ttLib import TTFont
+
+    return set(TTFont(io.BytesIO(font)).getBestCmap())
+
+
 def subset(font: bytes, code_points: set[int], flavor: str | None) -> bytes:
     """``font`` with only the glyphs of ``code_points`` it has (``flavor``: "woff2" or None for TrueType)."""
     from fontTools import subset as ft_subset

@@ -29,6 +29,7 @@ import pytest
 
 from posenc_course import explorers
 import posenc
+from book_build.book_server import serve
 from tests.support.explorer_settings import DATA, EXPLORERS, python_values, settings_for
 from tests.support.browser import (
     ROOT,
@@ -37,7 +38,6 @@ from tests.support.browser import (
     compare_numbers,
     explorer_layout_failures,
     new_context,
-    serve,
 )
 
 SHOT_DIR = SCREENSHOTS / "explorers"

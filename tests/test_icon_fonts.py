@@ -1,7 +1,8 @@
 """book_build/icon_fonts.py: which icons the book uses, and fonts cut down to them.
 
-The built book's icons are checked where they are seen (tests/test_browser_book.py draws every icon on
-screen and compares it with the fallback font); here, the parts on small inputs and on the theme's own files.
+The built book's icons are checked where they are seen (the browser tests of the book find every icon on screen and
+look its code point up in the font file the page draws it from, with ``glyph_code_points``); here, the parts on
+small inputs and on the theme's own files.
 """
 
 from __future__ import annotations
@@ -79,3 +80,10 @@ def test_subset_keeps_exactly_the_glyphs_asked_for_that_the_font_has(name, suffi
     assert font.flavor == flavor
     assert set(font.getBestCmap()) == asked & whole
     assert len(cut) < len(original) / 10
+
+
+def test_glyph_code_points_are_the_character_map_of_any_flavour():
+    original = (icon_fonts.theme_webfonts() / "fa-solid-900.woff2").read_bytes()
+    assert 0xF0C9 in icon_fonts.glyph_code_points(original)
+    for flavor in ("woff2", None):
+        assert icon_fonts.glyph_code_points(icon_fonts.subset(original, {0xF0C9, 0xF186}, flavor)) == {0xF0C9, 0xF186}

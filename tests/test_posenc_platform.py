@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tests.support.pytest_run import run_pytest
+from tests.support.pytest_run import run_tests
 
 ROOT = Path(__file__).resolve().parents[1]
 NO_EXTENDED = ROOT / "tests" / "support" / "no_extended"
@@ -115,6 +115,6 @@ def test_the_largest_errors_against_mpmath():
 )
 def test_the_accuracy_tests_pass_without_extended_precision():
     path = os.pathsep.join(p for p in (str(NO_EXTENDED), os.environ.get("PYTHONPATH", "")) if p)
-    out = run_pytest(["-q", *ACCURACY_TESTS], cwd=ROOT, env={"PYTHONPATH": path})
+    out = run_tests(["-q", *ACCURACY_TESTS], cwd=ROOT, env={"PYTHONPATH": path})
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
     assert " passed" in out.stdout and "skipped" not in out.stdout, out.stdout[-2000:]

@@ -49,8 +49,13 @@ PATH = re.compile(
     r"(?<![\w/.$~-])((?:src|tools|book_build|tests|\.ci|\.github|chapters|solutions|exercises|appendix)"
     r"/[\w.*/-]*[\w*])"
 )
-# placeholders, not paths: a notebook of any chapter
-PLACEHOLDERS = {"chapters/NN_topic.ipynb", "solutions/NN_topic.ipynb", "exercises/NN_topic.ipynb"}
+# placeholders, not paths: a notebook or bank module of any chapter
+PLACEHOLDERS = {
+    "chapters/NN_topic.ipynb",
+    "solutions/NN_topic.ipynb",
+    "exercises/NN_topic.ipynb",
+    "src/grading/bank/chNN.py",
+}
 
 
 def text_files():

@@ -1,4 +1,4 @@
-"""Shared machinery of the real-browser tests (test_browser_book.py, test_browser_lab.py).
+"""Shared machinery of the real-browser tests (test_browser_book*.py, test_browser_lab.py, the explorers').
 
 Debian's Chromium is driven with Playwright for Python, launched by executable
 path: Playwright never downloads a browser here. Without Chromium the browser
@@ -9,8 +9,8 @@ Every page gets a :class:`Guard`: requests to any host but the local server
 are aborted and recorded, and so are missing local files (HTTP status >= 400),
 failed requests, uncaught page errors and console errors.
 
-The fixtures ``chromium`` (here) and ``book`` (``tests.support.book``) are registered
-in the root ``conftest.py``, so every test module can name them.
+The fixtures ``chromium`` (here), ``book`` (``tests.support.book``) and ``site`` (``tests.support.book_site``) are
+registered in the root ``conftest.py`` (``pytest_plugins``), so every test module can name them.
 
 Screenshots go to ``_build/screenshots/`` (``book/`` and ``lab/``).
 """
@@ -25,9 +25,8 @@ from urllib.parse import urlsplit
 import numpy as np
 import pytest
 
-# serve(directory) -> base URL: the book as a static host serves it (gzip, no caching)
-from book_build.book_server import CHROMIUM_ARGS, serve  # noqa: F401  (re-exported for the test modules)
-from tests.support.book import HTML, ROOT, toc_pages  # noqa: F401  (re-exported for the test modules)
+from book_build.book_server import CHROMIUM_ARGS
+from tests.support.book import ROOT
 
 SCREENSHOTS = ROOT / "_build" / "screenshots"
 # the exercise notebook tests/test_browser_lab.py runs end to end in JupyterLab (all cells, errors fail the test);

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 
-def run_pytest(args, *, cwd, env=None, timeout=600) -> subprocess.CompletedProcess:
+def run_tests(args, *, cwd, env=None, timeout=600) -> subprocess.CompletedProcess:
     """``python -m pytest *args`` in ``cwd`` with ``env`` added to this environment; captured, never raises on a
     failing run. Of the installed plugins only xdist is loaded (conftest.py's hooks need it): nbval's imports
     (nbformat, jsonschema) alone take seconds in every process, and each xdist worker is one."""
