@@ -210,18 +210,15 @@ def test_a_wrong_exception_names_the_expected_one(capsys):
 
 
 @pytest.mark.slow  # waits for a time limit or an idle machine: seconds
-def test_a_first_call_holding_the_gil_is_too_slow_within_the_limit(method, capsys, monkeypatch):
+@pytest.mark.parametrize(
+    "answer, finished",
+    [(gil_first_call, 0), (two_then_stuck, 2)],
+    ids=["a first call holding the GIL", "fewer finished inputs than cases"],
+)
+def test_a_check_that_runs_out_of_time_is_too_slow_never_correct(method, answer, finished, capsys, monkeypatch):
     monkeypatch.setattr(grading.kinds, "TIME_LIMIT", 1.0)
-    verdict, out, seconds = timed_check(capsys, "02.5", gil_first_call)
-    assert not verdict and "too slow: 0 of 24 test inputs finished within 1 s" in out, out
-    assert seconds < 1.0 + PROMPTLY
-
-
-@pytest.mark.slow  # waits for a time limit or an idle machine: seconds
-def test_fewer_finished_inputs_than_cases_is_never_correct(method, capsys, monkeypatch):
-    monkeypatch.setattr(grading.kinds, "TIME_LIMIT", 1.0)
-    verdict, out, seconds = timed_check(capsys, "02.5", two_then_stuck)
-    assert not verdict and "too slow: 2 of 24 test inputs finished within 1 s" in out, out
+    verdict, out, seconds = timed_check(capsys, "02.5", answer)
+    assert not verdict and f"too slow: {finished} of 24 test inputs finished within 1 s" in out, out
     assert seconds < 1.0 + PROMPTLY
 
 
