@@ -43,6 +43,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.browser import LAB_NOTEBOOK, ROOT, SCREENSHOTS, Guard, chromium_executable, new_context, percentile
+from tests.support.learner_env import user_folders
 
 NOTEBOOK = LAB_NOTEBOOK
 SOLUTION = ROOT / "solutions" / "02_sinusoidal_formula.ipynb"
@@ -88,12 +89,9 @@ def jupyterlab(tmp: Path):
         path.write_text(json.dumps(values))
     env = dict(
         os.environ,
-        JUPYTER_CONFIG_DIR=str(tmp / "config"),
         JUPYTER_RUNTIME_DIR=str(tmp / "runtime"),
-        IPYTHONDIR=str(tmp / "ipython"),
         JUPYTERLAB_WORKSPACES_DIR=str(tmp / "workspaces"),
-        MPLCONFIGDIR=str(tmp / "mpl"),
-        POSENC_PROGRESS=str(tmp / "progress.json"),
+        **user_folders(tmp),
     )
     port, token = free_port(), secrets.token_hex(16)
     jupyter = Path(sys.executable).parent / "jupyter"

@@ -107,12 +107,20 @@ def clean_env(venv: Path, tmp: Path) -> dict[str, str]:
         PYTHONNOUSERSITE="1",
         JUPYTER_PATH=str(tmp / "jupyter"),
         JUPYTER_DATA_DIR=str(tmp / "jupyter"),
-        JUPYTER_CONFIG_DIR=str(tmp / "jupyter-config"),
-        IPYTHONDIR=str(tmp / "ipython"),
-        MPLCONFIGDIR=str(tmp / "mpl"),
-        POSENC_PROGRESS=str(tmp / "progress.json"),
+        **user_folders(tmp),
     )
     return env
+
+
+def user_folders(tmp: Path) -> dict[str, str]:
+    """The per-user folders Jupyter, IPython and matplotlib write to, and the course's progress file, all under
+    ``tmp``: a test's kernels and servers leave the maintainer's own untouched."""
+    return {
+        "JUPYTER_CONFIG_DIR": str(tmp / "jupyter-config"),
+        "IPYTHONDIR": str(tmp / "ipython"),
+        "MPLCONFIGDIR": str(tmp / "mpl"),
+        "POSENC_PROGRESS": str(tmp / "progress.json"),
+    }
 
 
 RUN_NOTEBOOKS = r"""
