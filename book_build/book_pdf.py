@@ -82,8 +82,9 @@ def book_title() -> tuple[str, str]:
     return str(config.get("title", "")), str(config.get("author", ""))
 
 
-def print_book(source: Path = SINGLE, target: Path = TARGET) -> dict:
-    """Print ``source/intro.html`` (the root page, holding the whole book) to ``target``; returns {"pages", "bytes"}."""
+def print_book(source: Path = SINGLE, target: Path = TARGET, style: str = "") -> dict:
+    """Print ``source/intro.html`` (the root page, holding the whole book) to ``target``; returns {"pages", "bytes"}.
+    ``style``: CSS added to the page before it is printed (the tests print the book without a print rule)."""
     from playwright.sync_api import sync_playwright
 
     if not (source / "intro.html").is_file():
@@ -104,6 +105,8 @@ def print_book(source: Path = SINGLE, target: Path = TARGET) -> dict:
         page.goto(base + "intro.html", wait_until="load", timeout=120_000)
         page.evaluate("() => document.fonts.ready.then(() => true)")
         page.evaluate(EVERY_FIGURE)
+        if style:
+            page.add_style_tag(content=style)
         chapters = page.evaluate(COVER, [html.escape(title), html.escape(author), date.isoformat()])
         # (no outline: Chromium writes one only for a tagged PDF, 3.4 times the size, and from h1 headings only,
         # which the single-page build gives to the book's title alone; the contents page links every page)
@@ -121,6 +124,55 @@ def print_book(source: Path = SINGLE, target: Path = TARGET) -> dict:
     return {"pages": len(re.findall(rb"/Type\s*/Page[^s]", data)), "bytes": len(data), "contents": chapters}
 
 
+# A printed page is scanned at this resolution: enough to tell a shaded frame, text and white paper apart.
+SCAN_DPI = 20
+FOOTER_SHARE = 0.05  # the bottom of a page that holds its number, below the content
+SHADED = (225, 252)  # grey levels of a code frame's background (white paper is 255, text darker than 215)
+EMPTY_LIMIT = 0.10  # an empty frame taller than this share of the page is reported
+
+
+def empty_frame_share(gray) -> float:
+    """How much of a printed page (``gray``: its pixels, 0 black to 255 white, one row per line of pixels) is an
+    empty frame at the foot of its content: rows of shaded background with no text, from the last inked row up.
+
+    A cell broken before its first line leaves such a frame; the bottom padding of a frame with lines in it is
+    a few rows, well under a tenth of the page."""
+    import numpy as np
+
+    gray = np.asarray(gray)
+    body = gray[: int(len(gray) * (1 - FOOTER_SHARE))]
+    inked = np.flatnonzero((body < SHADED[1]).any(axis=1))
+    if inked.size == 0:
+        return 0.0
+    width, rows = body.shape[1], 0
+    for row in body[inked[-1] :: -1]:
+        shaded = np.count_nonzero((row >= SHADED[0]) & (row < SHADED[1]))
+        text = np.count_nonzero(row < 215)
+        if shaded < width / 2 or text > 2:  # (2: the frame's own left border)
+            break
+        rows += 1
+    return rows / len(gray)
+
+
+def empty_frames(pdf: Path, limit: float = EMPTY_LIMIT) -> list[tuple[int, float]]:
+    """The pages of ``pdf`` (numbered from 1) that end in an empty frame taller than ``limit`` of the page, with
+    its share of the page."""
+    import numpy as np
+    import pypdfium2
+
+    document = pypdfium2.PdfDocument(str(pdf))
+    try:
+        found = []
+        for n in range(len(document)):
+            image = document[n].render(scale=SCAN_DPI / 72).to_pil().convert("L")
+            share = empty_frame_share(np.asarray(image))
+            if share > limit:
+                found.append((n + 1, round(share, 3)))
+        return found
+    finally:
+        document.close()
+
+
 def offer_in_menus(html_dir: Path = HTML, pdf: Path = TARGET) -> int:
     """Add the whole-book PDF to the download menu of every page of the HTML book; returns how many pages."""
     return sum(
@@ -132,6 +184,8 @@ def offer_in_menus(html_dir: Path = HTML, pdf: Path = TARGET) -> int:
 def main(argv: list[str]) -> int:
     result = print_book()
     pages = offer_in_menus()
+    for page, share in empty_frames(TARGET):
+        print(f"warning: page {page} ends in an empty code frame ({share:.0%} of the page)")
     print(
         f"The whole book: {TARGET} ({result['pages']} pages, {result['bytes'] / 1e6:.1f} MB, "
         f"{result['contents']} entries in its contents); "

@@ -242,3 +242,28 @@ def test_the_book_hands_out_the_kit_and_the_wheel_where_its_pages_link_them(buil
     for folder in ("exercises", "solutions"):
         for practice in sorted((HTML / folder).glob("*.html")):
             assert f'href="../_downloads/{kit.name}" download' in practice.read_text(), practice.name
+
+
+# the theme's print look, which book.css replaces: the frame on the cell, its code kept in one piece
+FRAME_ON_THE_CELL = """@media print {
+  .bd-content div.cell > div.cell_input { border: 1px solid #ccc !important; border-left: 3px solid green !important;
+                                          background: #f7f7f7 !important; }
+  .bd-content div.cell > div.cell_input div.highlight { break-inside: avoid !important; }
+  .bd-content div.cell > div.cell_input pre { border: none !important; background: none !important; }
+}"""
+
+
+def test_no_printed_page_ends_in_an_empty_code_frame(whole_book, tmp_path):
+    """A code cell that starts near the foot of a page keeps its frame with its first lines (book.css, print);
+    with the frame on the cell, as the theme draws it, the scan finds the empty frames it leaves."""
+    import concurrent.futures
+
+    from book_build import book_pdf
+
+    assert book_pdf.empty_frames(whole_book["path"]) == []
+    theirs = tmp_path / "frame-on-the-cell.pdf"
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:  # (see whole_book)
+        pool.submit(book_pdf.print_book, book_pdf.SINGLE, theirs, FRAME_ON_THE_CELL).result()
+    found = book_pdf.empty_frames(theirs)
+    assert len(found) >= 5, found
+    print(f"whole-book PDF: no empty code frame; with the frame on the cell, {len(found)} pages end in one")
