@@ -76,6 +76,17 @@ def test_the_text_states_what_the_grader_accepts(qid, folder):
     assert set(re.findall(r"within (\$[^$]+\$|[\d.]+ %)", text)) <= set(stated), text
 
 
+MULTI_SELECT = [q for q, question in QUESTIONS.items() if question.kind == "choice" and len(question.correct) > 1]
+
+
+@pytest.mark.parametrize("qid", MULTI_SELECT)
+def test_a_multi_select_stem_asks_which_statements_are_true_not_which_explain(qid):
+    """A key may hold statements that are true without explaining anything (a consequence of the fact, say);
+    a stem asking which statements explain the fact would count them wrong. Such stems ask which are true."""
+    stem = question_text("solutions", qid).split("**A.**")[0]
+    assert not re.search(r"\bexplain|\baccount for", stem, re.I), stem
+
+
 @pytest.mark.parametrize("given", [{}, {"expected": abs, "verify": lambda out, case, **tol: None}])
 def test_a_function_question_declares_exactly_one_check(given):
     from grading.kinds import Function
