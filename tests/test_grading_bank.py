@@ -253,6 +253,25 @@ def test_0205_any_base_above_one_includes_bases_near_one_and_huge_ones():
 
 
 # --------------------------------------------------------------------------
+# 03.3: the numbers its options and explanations state are PE(0) against PE(1000) at d_model = 512
+# --------------------------------------------------------------------------
+
+
+def test_0303_the_distances_its_options_and_explanations_state_are_right():
+    omega, lam = posenc.frequencies(512), posenc.wavelengths(512)
+    distance = 2 * np.abs(np.sin(1000 * omega / 2))  # |PE_i(1000) - PE_i(0)| on pair i
+    fast, slow, last16 = slice(0, 64), slice(192, 256), slice(240, 256)
+    assert distance[fast].min() < 0.01 and distance[fast].max() > 1.99  # A: anything from 0 to 2
+    assert round(distance[fast].min(), 3) == 0.007  # A's explanation
+    assert distance[last16].max() < 0.2 and lam[last16].min() > 35_000  # B, and its explanation:
+    assert (1000 * omega[last16]).max() < 0.18 and distance[last16].max() < 0.18
+    assert distance[239] >= 0.18 or lam[239] <= 35_000  # "from pair 240 on": 240 is where both start
+    assert round(distance[192], 2) == 0.96 and distance[slow].argmax() == 0  # the answer's pair 192
+    text = question_text("solutions", "03.3")
+    assert "last 16 pairs, $i = 240, \\dots, 255$" in text and "less than 0.2 apart" in text and "35,000" in text
+
+
+# --------------------------------------------------------------------------
 # 07.7: each hint comes from its own mistake, and its numbers are right
 # --------------------------------------------------------------------------
 
