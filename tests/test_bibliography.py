@@ -78,3 +78,13 @@ def test_every_entry_says_who_what_when_where(bib):
         assert where, f"{key}: nowhere to find it (journal, booktitle, url ...)"
         if "url" in fields:
             assert fields["url"].startswith("https://"), f"{key}: url {fields['url']!r}"
+
+
+def test_a_key_that_names_a_year_names_the_entrys_year(bib):
+    """A key such as ``vaswani2017`` promises the year; a reader citing by key should not meet another one."""
+    wrong = {
+        key: entry.fields.get("year")
+        for key, entry in bib.entries.items()
+        if (named := re.search(r"(?<!\d)(?:19|20)\d\d(?!\d)", key)) and named.group(0) != entry.fields.get("year")
+    }
+    assert not wrong, f"keys whose year is not the entry's year (rename the key and its citations): {wrong}"

@@ -76,6 +76,17 @@ def test_the_text_states_what_the_grader_accepts(qid, folder):
     assert set(re.findall(r"within (\$[^$]+\$|[\d.]+ %)", text)) <= set(stated), text
 
 
+MULTI_SELECT = [q for q, question in QUESTIONS.items() if question.kind == "choice" and len(question.correct) > 1]
+
+
+@pytest.mark.parametrize("qid", MULTI_SELECT)
+def test_a_multi_select_stem_asks_which_statements_are_true_not_which_explain(qid):
+    """A key may hold statements that are true without explaining anything (a consequence of the fact, say);
+    a stem asking which statements explain the fact would count them wrong. Such stems ask which are true."""
+    stem = question_text("solutions", qid).split("**A.**")[0]
+    assert not re.search(r"\bexplain|\baccount for", stem, re.I), stem
+
+
 @pytest.mark.parametrize("given", [{}, {"expected": abs, "verify": lambda out, case, **tol: None}])
 def test_a_function_question_declares_exactly_one_check(given):
     from grading.kinds import Function
@@ -239,6 +250,25 @@ def test_0103_check_stays_fast(capsys):
 def test_0205_any_base_above_one_includes_bases_near_one_and_huge_ones():
     bases = [case.args[1] for case in cases("02.5")]
     assert min(bases) < 1.01 and max(bases) >= 1e9
+
+
+# --------------------------------------------------------------------------
+# 03.3: the numbers its options and explanations state are PE(0) against PE(1000) at d_model = 512
+# --------------------------------------------------------------------------
+
+
+def test_0303_the_distances_its_options_and_explanations_state_are_right():
+    omega, lam = posenc.frequencies(512), posenc.wavelengths(512)
+    distance = 2 * np.abs(np.sin(1000 * omega / 2))  # |PE_i(1000) - PE_i(0)| on pair i
+    fast, slow, last16 = slice(0, 64), slice(192, 256), slice(240, 256)
+    assert distance[fast].min() < 0.01 and distance[fast].max() > 1.99  # A: anything from 0 to 2
+    assert round(distance[fast].min(), 3) == 0.007  # A's explanation
+    assert distance[last16].max() < 0.2 and lam[last16].min() > 35_000  # B, and its explanation:
+    assert (1000 * omega[last16]).max() < 0.18 and distance[last16].max() < 0.18
+    assert distance[239] >= 0.18 or lam[239] <= 35_000  # "from pair 240 on": 240 is where both start
+    assert round(distance[192], 2) == 0.96 and distance[slow].argmax() == 0  # the answer's pair 192
+    text = question_text("solutions", "03.3")
+    assert "last 16 pairs, $i = 240, \\dots, 255$" in text and "less than 0.2 apart" in text and "35,000" in text
 
 
 # --------------------------------------------------------------------------

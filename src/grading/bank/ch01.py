@@ -32,7 +32,7 @@ from grading.bank.common import (
 _add(
     Choice(
         "01.1",
-        "why swapping words changes nothing",
+        "swapping words without positions",
         "ABCD",
         "AC",
         {
@@ -42,9 +42,10 @@ _add(
         right={
             "A": "attention treats each row the same way, wherever it sits: a permutation of the inputs permutes the "
             "outputs the same way (equivariance).",
-            "C": "a sum or mean over positions does not care about order, so it cannot tell the two sentences apart.",
+            "C": "true, and a consequence of A rather than its cause: a sum or mean over positions does not care "
+            "about order, so it cannot tell the two sentences apart.",
         },
-        nudge=("Ask of each statement whether it follows from Attn(PX) = P·Attn(X), exactly, at any size."),
+        nudge=("Test each statement against Attn(PX) = P·Attn(X), which holds exactly, at any size."),
         known_mistakes=[
             ("B", "Attn(PX) = P·Attn(X)"),
             ("AD", "not the right set"),
@@ -217,7 +218,8 @@ _add(
             "E": "every entry is a sine or a cosine, so it stays in [-1, 1] at every position.",
         },
         right={
-            "A": "p grows to L - 1, so the position part grows with the length and dwarfs token vectors of norm ~1.",
+            "A": "p grows to L - 1, so the position part grows with the length and dwarfs token vectors, whose "
+            "entries are of order 1 (a norm of about √d_model).",
             "B": "0.4 is position 2 when L = 5 and position 8 when L = 20.",
             "D": "PE(p) depends on p alone, never on the length of the sequence.",
         },

@@ -113,8 +113,11 @@ _add(
             "D": "ω_i = base^(-2i/d) decreases with i: small i means high frequency.",
         },
         right={
-            "A": "the fast pairs turn through many full cycles in 1000 positions, so their values differ a lot.",
-            "B": "a wavelength far above 1000 means the angle barely moves between positions 0 and 1000.",
+            "A": "the fast pairs turn through many full cycles in 1000 positions; only the angle left after the last "
+            "full turn counts, and it can land anywhere: one fast pair puts the two positions 0.007 apart, "
+            "others nearly 2.",
+            "B": "from pair 240 on the wavelength exceeds 35,000 positions, so over 1000 positions the angle turns by "
+            "under 0.18 rad, and the two points on the circle are closer than that.",
         },
         nudge=(
             "Think in wavelengths: how far does pair i's angle turn over 1000 positions, for small i and for large i?"
