@@ -48,9 +48,66 @@ def test_batch_tokens_cover_the_vocabulary_evenly():
     assert np.all(np.abs(counts - expected) < 5 * np.sqrt(expected))
 
 
-def test_chance_accuracy():
-    assert tt.chance_accuracy(2) == 1.0
-    assert tt.chance_accuracy(17) == pytest.approx(1 / 16)
+# --------------------------------------------------------------------------
+# The no-order baselines
+# --------------------------------------------------------------------------
+
+
+def test_chance_accuracy_bidirectional():
+    assert tt.chance_accuracy_bidirectional(2) == 1.0
+    assert tt.chance_accuracy_bidirectional(17) == pytest.approx(1 / 16)
+    assert tt.chance_accuracy is tt.chance_accuracy_bidirectional  # the shorter name still works
+
+
+def test_chance_accuracy_causal_by_position():
+    by_position = tt.chance_accuracy_causal_by_position(16, 2)
+    assert by_position.shape == (16,) and by_position.dtype == np.float64
+    assert np.isnan(by_position[:2]).all()  # no target before the offset, as in evaluate's per_position
+    assert np.allclose(by_position[2:], [1 / t for t in range(2, 16)], rtol=1e-15)
+
+
+def test_chance_accuracy_causal():
+    # chapters 7 and 8 (L = 16, k = 2): the mean of 1/t over t = 2 .. 15 is (H_15 - 1) / 14
+    harmonic_15 = sum(1 / t for t in range(1, 16))
+    assert tt.chance_accuracy_causal(16, 2) == pytest.approx((harmonic_15 - 1) / 14, rel=1e-15)
+    assert round(tt.chance_accuracy_causal(16, 2), 3) == 0.166
+    assert tt.chance_accuracy_causal(2, 1) == 1.0
+    # start: only the positions from start on, e.g. those beyond a training length of 16
+    assert tt.chance_accuracy_causal(64, 2, start=16) == pytest.approx(sum(1 / t for t in range(16, 64)) / 48)
+    assert tt.chance_accuracy_causal(16, 2, start=1) == tt.chance_accuracy_causal(16, 2)  # below the offset: no effect
+    # fewer candidates than with bidirectional attention at every position, so a higher baseline
+    for n in (3, 16, 64):
+        assert tt.chance_accuracy_causal(n, 1) > tt.chance_accuracy_bidirectional(n)
+
+
+def test_the_baselines_are_what_an_order_blind_guess_scores_on_the_task():
+    """Naming a random token of the set the model sees (other than its own) hits the target at the baseline rate."""
+    length, offset, n = 8, 2, 40_000
+    tokens, targets = (a.numpy() for a in tt.offset_copy_batch(n, length, VOCAB, offset, seed=5))
+    rng = np.random.default_rng(0)
+    rows = np.arange(n)
+    causal = tt.chance_accuracy_causal_by_position(length, offset)
+    for t in range(offset, length):
+        earlier = tokens[rows, rng.integers(0, t, n)]  # causal: one of the t tokens before t
+        other = rng.integers(0, length - 1, n)
+        anywhere = tokens[rows, other + (other >= t)]  # bidirectional: any position but t
+        for hits, p in [(earlier, causal[t]), (anywhere, tt.chance_accuracy_bidirectional(length))]:
+            rate = np.mean(hits == targets[:, t])
+            assert abs(rate - p) < 5 * np.sqrt(p * (1 - p) / n), (t, rate, p)
+
+
+@pytest.mark.parametrize(
+    "call, words",
+    [
+        (lambda: tt.chance_accuracy_causal(4, 4), "offset must be < length"),
+        (lambda: tt.chance_accuracy_causal(4, 1, start=4), "start must be < length"),
+        (lambda: tt.chance_accuracy_causal_by_position(3, 5), "offset must be < length"),
+        (lambda: tt.chance_accuracy_bidirectional(1), "length"),
+    ],
+)
+def test_baselines_bad_arguments(call, words):
+    with pytest.raises(ValueError, match=words):
+        call()
 
 
 @pytest.mark.parametrize(

@@ -5,9 +5,12 @@ The task, *offset copy*: every sequence is ``length`` distinct tokens drawn
 at random from ``vocab_size``; the target at position ``t`` is the token at
 position ``t - offset`` (positions ``t < offset`` have no target and are
 ignored). Since the tokens are distinct, the token alone says nothing about
-where it sits: only position information can solve the task. A model that
-cannot see positions can at best guess one of the other ``length - 1``
-tokens, so its accuracy is at most ``1 / (length - 1)`` (:func:`chance_accuracy`).
+where it sits: only position information can solve the task. What a model
+blind to order can still reach depends on the attention mask, so there are
+two no-order baselines, each derived once in its function's docstring:
+:func:`chance_accuracy_bidirectional` (``1 / (length - 1)``, chapter 5) and
+:func:`chance_accuracy_causal` (``1 / t`` at position ``t``, averaged;
+chapters 7 and 8).
 
 The model, :class:`TinyTransformer`, takes a positional ``scheme``:
 
@@ -45,7 +48,9 @@ __all__ = [
     "IGNORE",
     "EVAL_SEED",
     "offset_copy_batch",
-    "chance_accuracy",
+    "chance_accuracy_bidirectional",
+    "chance_accuracy_causal",
+    "chance_accuracy_causal_by_position",
     "ScaledSinusoidalEncoding",
     "SelfAttention",
     "Block",
@@ -102,13 +107,82 @@ def offset_copy_batch(n_seq, length, vocab_size, offset=1, *, seed=0):
 
 
 @accepts(length=Int(2))
-def chance_accuracy(length: int) -> float:
-    """The best accuracy a model blind to positions can expect on offset copy.
+def chance_accuracy_bidirectional(length: int) -> float:
+    """The no-order baseline of offset copy under bidirectional attention: ``1 / (length - 1)``.
 
-    It sees the bag of tokens and its own token; the target is one of the
-    other ``length - 1`` tokens, each equally likely.
+    A model that cannot see order, with every position attending to every
+    other, computes its prediction at position ``t`` from its own token and
+    the unordered set of all ``length`` tokens. The target, the token at
+    ``t - offset``, is one of the other ``length - 1`` tokens. The tokens are
+    distinct and drawn at random, so once the model knows the set, every
+    assignment of those tokens to positions is equally likely: each of the
+    ``length - 1`` candidates is the target with probability
+    ``1 / (length - 1)``, and no rule does better than naming one of them.
+    The bound is the same at every position with a target, so it is also the
+    mean accuracy, whatever the offset.
     """
     return 1.0 / (int(length) - 1)
+
+
+chance_accuracy = chance_accuracy_bidirectional  # the shorter name, so that code written with it still runs
+
+
+def _causal_fits(length: int, offset: int, start: int) -> None:
+    if offset >= length:
+        refuse("offset", message=f"offset must be < length, got offset={offset} and length={length}.")
+    if start >= length:
+        refuse("start", message=f"start must be < length, got start={start} and length={length}.")
+
+
+@accepts(length=Int(2), offset=COUNT)
+def chance_accuracy_causal_by_position(length: int, offset: int = 1) -> np.ndarray:
+    """The no-order baseline of offset copy under a causal mask, position by position.
+
+    Returns a float array of shape ``(length,)``: ``1 / t`` at every position
+    ``t >= offset`` and NaN before (no target), laid out like the
+    ``per_position`` array of :func:`evaluate`.
+
+    Derivation: with the causal mask, position ``t`` attends to positions
+    ``0 ... t``. A model that sees each prefix as an unordered set knows its
+    own token and the set of the ``t`` tokens before it, and the target (the
+    token at ``t - offset``) is one of those ``t``. The tokens are distinct
+    and drawn at random, so given that set each of the ``t`` is the target
+    with probability ``1 / t``, and no rule does better than naming one.
+
+    The bound holds for a model whose output at ``t`` depends on its prefix
+    only as a set, such as one causal attention layer without positions.
+    Stacked causal layers can work positions out from the mask itself (a
+    uniform average over a prefix carries ``1 / (t + 1)``), so for them it is
+    a reference line, not a ceiling (chapter 8 trains one past it).
+    """
+    length, offset = int(length), int(offset)
+    _causal_fits(length, offset, 0)
+    out = np.full(length, np.nan)
+    out[offset:] = 1.0 / np.arange(offset, length)
+    return out
+
+
+@accepts(length=Int(2), offset=COUNT, start=Int(0))
+def chance_accuracy_causal(length: int, offset: int = 1, *, start: int = 0) -> float:
+    """The no-order baseline of offset copy under a causal mask, averaged over positions.
+
+    The mean of :func:`chance_accuracy_causal_by_position` (``1 / t`` at
+    position ``t``; its docstring derives it) over the positions that have a
+    target, ``t = offset ... length - 1``::
+
+        (1 / (length - offset)) * sum(1 / t for t in range(offset, length))
+
+    which is the expected accuracy of the best order-blind model, since
+    every such position counts once in :func:`evaluate`'s accuracy. With
+    ``start``, only positions ``t >= max(start, offset)`` count: e.g.
+    ``start = L`` gives the baseline on the positions beyond a training
+    length ``L``. It is a ceiling only for a model that sees each prefix as
+    a set (one causal layer without positions), a reference line for deeper
+    ones.
+    """
+    _causal_fits(int(length), int(offset), int(start))
+    by_position = chance_accuracy_causal_by_position(length, offset)
+    return float(np.mean(by_position[max(int(start), int(offset)) :]))  # from the first position with a target
 
 
 # --------------------------------------------------------------------------
