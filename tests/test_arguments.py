@@ -385,6 +385,8 @@ GOOD = {  # arguments that work, as a function: some calls change what they are 
     "bug_zoo.variant_table": lambda: dict(positions=8, d_model=8, variant="fairseq", base=100.0),
     "bug_zoo.identify_variant": lambda: dict(table=bug_zoo.variant_table(8, 8, "cos_first"), base=10000.0, atol=1e-4),
     "bug_zoo.mystery_table": lambda: dict(number=1, n=8, d_model=8),
+    "prose.says": lambda: dict(text="5.4·10⁸", value=2**29),
+    "prose.number": lambda: dict(text="60,611"),
 }
 
 # What a learner passes by mistake: None, an unknown id or name, a number where a count or a name

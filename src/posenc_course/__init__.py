@@ -10,6 +10,7 @@ Modules (import each by its full name, e.g. ``from posenc_course.tables import T
 * ``toy_transformer``: the tiny Transformer and the offset-copy task of the experiments
 * ``bug_zoo``: known-wrong implementations and the checks that catch them
 * ``timing``: fair side-by-side timing
+* ``prose``: ``says``, which checks a number typed in a chapter's text against the value a cell computed
 * ``arguments``: what each public function accepts; a bad argument is answered in one line
 
 Nothing is imported here, so ``import posenc_course`` is free and each module
