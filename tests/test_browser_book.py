@@ -153,6 +153,10 @@ OPENS = ''' onclick="document.getElementById('menu').hidden = false"'''
 CLOSES = """<script>document.addEventListener('keydown', e => {
   if (e.key === 'Escape') document.getElementById('menu').hidden = true; })</script>"""
 WIDE_LINE = "a wide line that scrolls " * 8
+# a display formula as MathJax draws it (the formula inside the box that scrolls), %s px wide in a 200 px column
+DISPLAY_MATH = """<div class="math" id="equation-%s" style="width: 200px"><mjx-container display="true"
+style="display: block; overflow-x: auto"><mjx-math style="display: inline-block; width: %spx">x</mjx-math>
+</mjx-container></div>"""
 
 # An icon font holding one glyph (the menu's bars, U+F0C9; cut from the theme's font by icon_fonts.subset, where
 # the theme keeps it) and an icon drawn from it: the bars on the good page, the magnifier (U+F002) on the bad one.
@@ -173,6 +177,7 @@ GOOD_PAGE = f"""<!doctype html><html lang="en"><head><meta charset="utf-8"><titl
 {PERIOD_AFTER_MATH % ('style="display: inline-flex"', ".", "")}
 {BRACKET_BEFORE_MATH % ("", 'style="display: inline-flex"', "(")}
 {BRACE % "-2px"}
+{DISPLAY_MATH % ("fits", 190)}
 {ICON % ICON_KEPT}
 <div class="highlight"><pre>{'<span class="n">x</span> + ' * 4}<span class="n">y</span></pre></div>
 {fake_explorer("fast")}
@@ -197,6 +202,7 @@ BAD_PAGE = f"""<!doctype html><html><head><meta charset="utf-8"><title>bad</titl
 {PERIOD_AFTER_MATH % ("", "", ".")}
 {BRACKET_BEFORE_MATH % ("(", "", "")}
 {BRACE % "0"}
+{DISPLAY_MATH % ("wide", 300)}
 {ICON % ICON_LEFT_OUT}
 <p>A fraction in the text: <span class="math"><mjx-container><mjx-math><mjx-mfrac><mjx-c>1/2</mjx-c></mjx-mfrac>
 </mjx-math></mjx-container></span> is squeezed.</p>
@@ -254,6 +260,7 @@ def test_harness_passes_a_healthy_page(fixture_visits):
         assert not layout_failures(visit), layout_failures(visit)
         assert [c["kind"] for c in visit.audit["scrolled"]] == ["code"], visit.audit["scrolled"]
         assert not visit.audit["uncued"] and not visit.audit["glyphsCut"] and not figure_failures(visit)
+        assert not visit.audit["wideMath"], visit.audit["wideMath"]
         assert 0 < visit.bytes["sent"] <= visit.bytes["decoded"] and visit.audit["heading"] == "Good"
     assert phone.menus["menu"] == {"buttons": 1, "opened": True, "closed": True, "detail": ""}
     assert "axe" in fixture_visits["good", AXE_MODE].seconds and not fixture_visits["good", AXE_MODE].axe
@@ -298,6 +305,8 @@ def test_harness_catches_every_fault(fixture_visits):
     assert any("tab stop for scrolling" in f for f in layout), layout
     assert baseline_failures(v) and max(map(abs, v.baselines)) > 5, v.baselines  # centred, not on the baseline
     assert v.audit["glyphsCut"] and "in a 20 px box" in v.audit["glyphsCut"][0], v.audit["glyphsCut"]
+    wide = [(f["id"], f["content"], f["room"]) for f in phone.audit["wideMath"]]
+    assert wide == [("equation-wide", 300, 200)], phone.audit["wideMath"]
     assert any("scrolls, no cue" in u for u in v.audit["uncued"]), v.audit["uncued"]
     assert any(p.startswith('"." after') for p in v.audit["punctuationAlone"]), v.audit["punctuationAlone"]
     brackets = [b.split(" ends a line")[0] for b in v.audit["bracketAlone"]]

@@ -4,6 +4,8 @@
 //   pan        the page scrolls sideways: how far, and the outermost elements sticking out
 //   clipped    content wider than its box, with no scrollbar that reaches it
 //   scrolled   content wider than its box, reachable only by scrolling that box (by kind)
+//   wideMath   display formulas wider than the room their column leaves them (beside the equation's number):
+//              each {id, text, content, room}, content and room in px; they scroll, and a fade is all that says so
 //   spuriousStops  boxes given a tab stop for scrolling whose visible content is not wider than them
 //   rawTex     TeX shown as text: in the prose, or inside rendered math (\_ in \text{...})
 //   mathErrors MathJax error boxes
@@ -107,6 +109,20 @@
       scrolled.push(item);
       if (!box.dataset.more || getComputedStyle(box).maskImage === 'none') uncued.push(item.what);
     } else clipped.push(item);
+  }
+
+  // Display formulas wider than their room: the formula (mjx-math, drawn whole however its box scrolls) against
+  // the inner width of the box that holds it (mjx-container, which the equation's number floats beside).
+  const wideMath = [];
+  for (const div of article.querySelectorAll('div.math')) {
+    const box = div.querySelector('mjx-container'), math = box && box.querySelector('mjx-math');
+    if (!math || !div.checkVisibility()) continue;
+    const content = math.getBoundingClientRect().width;
+    if (content > box.clientWidth + SLACK) {
+      const mml = box.querySelector('mjx-assistive-mml');
+      wideMath.push({id: div.id || null, text: (mml ? mml.textContent : '').replace(/\s+/g, ' ').trim().slice(0, 60),
+                     content: Math.round(content), room: box.clientWidth});
+    }
   }
 
   // A glyph of typeset math must sit inside the painted area of every box between it and the formula's
@@ -270,7 +286,7 @@
   const page = backdrop(document.body);
   const quizzes = {count: article.querySelectorAll('.pe-quiz').length,
                    answers: [...article.querySelectorAll('.pe-quiz-fallback')].filter(a => a.checkVisibility()).length};
-  return {vw, pan, clipped, scrolled, uncued, glyphsCut, spuriousStops, rawTex, mathErrors, figures, panels, page, quizzes,
+  return {vw, pan, clipped, scrolled, wideMath, uncued, glyphsCut, spuriousStops, rawTex, mathErrors, figures, panels, page, quizzes,
           searchBoxes, punctuationAlone, bracketAlone, squeezed, seams,
           text: article.innerText, title: document.title, heading: heading ? heading.textContent.replace('#', '').trim() : null};
 }
