@@ -3,7 +3,7 @@ book, one per group (test_browser_book.py: laptop and phone; test_browser_book_d
 
 A module subclasses :class:`EveryPageInEachMode` as a ``Test*`` class and sets ``modes`` to its group's screen
 modes; the class's ``pytest_generate_tests`` gives each test those modes (``mode``), those of them axe-core runs
-in (``axe_mode``), or the phone among them (``phone_mode``; a group without it has nothing to check there). The
+in (``axe_mode``). The
 visits come from the ``site`` fixture (support/book_site.py).
 """
 
@@ -29,16 +29,6 @@ from tests.support.book_visits import (
 from tests.support.browser import explorer_layout_failures
 
 ICON_FONT_BUDGET = 10_000  # bytes of icon fonts a page may load (the theme's solid font alone was 156 KB)
-PHONE_MODE = "phone"
-
-# Display formulas that may be wider than their room on a phone, where they scroll sideways with only a fade at the
-# edge to say so: {wide_formula_key: why it cannot be split into lines, shortened, or have a definition moved out}.
-WIDE_FORMULAS_ALLOWED: dict[str, str] = {}
-
-
-def wide_formula_key(page: str, formula: dict) -> str:
-    """``page#equation-label`` for a numbered formula, else ``page: `` and the start of what a screen reader reads."""
-    return f"{page}#{formula['id']}" if formula["id"] else f"{page}: {formula['text'][:40]}"
 
 
 class EveryPageInEachMode:
@@ -51,8 +41,6 @@ class EveryPageInEachMode:
             metafunc.parametrize("mode", self.modes)
         if "axe_mode" in metafunc.fixturenames:
             metafunc.parametrize("axe_mode", [m for m in self.modes if m in AXE_MODES])
-        if "phone_mode" in metafunc.fixturenames:
-            metafunc.parametrize("phone_mode", [m for m in self.modes if m == PHONE_MODE])
 
     @pytest.mark.parametrize("page", PAGES)
     def test_page_makes_no_external_request_and_no_error(self, site, page, mode):
@@ -83,21 +71,6 @@ class EveryPageInEachMode:
         """Every box whose content reaches beyond its edge fades out at that edge (book.js, book.css)."""
         v = site(page, mode)
         assert not v.audit["uncued"], "scrolls with no cue:\n" + "\n".join(v.audit["uncued"])
-
-    def test_display_formulas_fit_a_phone_column(self, site, phone_mode):
-        """At 390 px every display formula fits the room its column leaves it beside its number: split into lines
-        at its relations, or with a definition moved out, rather than scrolling sideways behind a fade. The few
-        that cannot be are in WIDE_FORMULAS_ALLOWED, each with its reason; an entry that fits again is removed."""
-        wide, seen = [], set()
-        for page in PAGES:
-            for formula in site(page, phone_mode).audit["wideMath"]:
-                key = wide_formula_key(page, formula)
-                seen.add(key)
-                if key not in WIDE_FORMULAS_ALLOWED:
-                    wide.append(f"{key}: {formula['content']} px in {formula['room']} px ({formula['text']})")
-        stale = sorted(set(WIDE_FORMULAS_ALLOWED) - seen)
-        assert not wide, f"{len(wide)} display formulas wider than a phone's column:\n" + "\n".join(wide)
-        assert not stale, f"allowed to be wide but no longer are (remove them from WIDE_FORMULAS_ALLOWED): {stale}"
 
     @pytest.mark.parametrize("page", PAGES)
     def test_no_line_starts_with_the_punctuation_after_a_formula(self, site, page, mode):
