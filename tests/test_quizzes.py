@@ -18,7 +18,11 @@ from tests.test_cross_references import PLAIN_REFERENCE, prose
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
 REFERENCE = re.compile(r"\{ref\}`([^`<>]*?)\s*<([\w-]+)>`")
-LINK = re.compile(r'<a class="pe-quiz-ref" href="([^"#]+)#([\w-]+)" data-label="([\w-]+)"[^>]*>([^<]*)</a>')
+# a section's link as quizzes.py writes it: the notebook and cell, the label, the book's page and anchor, the text
+LINK = re.compile(
+    r'<a class="pe-quiz-ref" href="([^"#]+)#cell-id=([\w-]+)" data-label="([\w-]+)" '
+    r'data-book="([^"#]+)#([\w-]+)">([^<]*)</a>'
+)
 
 
 def quiz_texts():
@@ -137,9 +141,11 @@ def test_html_is_self_contained_accessible_and_deterministic(key):
     # of the book beside this one
     for forbidden in ("http:", "https:", "//", " src=", "@import", "url(", "fetch(", "XMLHttpRequest"):
         assert forbidden not in text, forbidden
-    hrefs = re.findall(r'<a [^>]*href="([^"]*)"', text)
-    assert len(hrefs) == text.count(" href=") == text.count("<a "), "every link is a section's link"
-    assert all(re.fullmatch(r"\d\d_\w+\.html#[\w-]+", h) for h in hrefs), hrefs
+    links = LINK.findall(text)
+    assert len(links) == text.count(" href=") == text.count("<a "), "every link is a section's link"
+    for notebook, _cell, label, page, anchor, _shown in links:
+        assert re.fullmatch(r"\d\d_\w+\.ipynb", notebook) and page == notebook.replace(".ipynb", ".html"), links
+        assert anchor == label
     assert text.count("<script>") == 1 and text.count("<style>") == 1
     # ... both of them the package's files, inlined
     assert f"<style>{quizzes.STYLE.read_text().strip()}</style>" in text
@@ -209,8 +215,8 @@ def test_a_section_reference_becomes_a_link_to_the_book_and_to_the_notebook():
     text = render("t", [q])
     notebook, cell = quizzes.SECTIONS["sec-2-5"]
     assert (
-        f'See <a class="pe-quiz-ref" href="{notebook}.html#sec-2-5" data-label="sec-2-5" '
-        f'data-notebook="{notebook}.ipynb#cell-id={cell}">section 2.5</a> &amp; <code>x</code>.'
+        f'See <a class="pe-quiz-ref" href="{notebook}.ipynb#cell-id={cell}" data-label="sec-2-5" '
+        f'data-book="{notebook}.html#sec-2-5">section 2.5</a> &amp; <code>x</code>.'
     ) in text
     assert text.count('data-label="sec-1-2"') == 2  # the reason, and the written-out answers
     assert "{ref}" not in text
@@ -409,35 +415,31 @@ def test_a_chosen_answer_keeps_its_colour_under_the_pointer(chromium):
     page.close()
 
 
-@pytest.mark.parametrize("where", ["book", "book, section on this page", "jupyter", "colab"])
+@pytest.mark.parametrize("where", ["jupyter", "book", "book, section on this page", "colab"])
 def test_section_links_point_where_the_reader_can_follow_them(chromium, where):
-    """The book keeps its page links (or "#label" for a section on the same page, which the single-page book and
-    its PDF need), JupyterLab gets the chapter notebook at the section's cell, Colab plain text."""
-    head = {
-        "jupyter": '<script id="jupyter-config-data" type="application/json">{}</script>',
-        "colab": "<script>window.google = {colab: {kernel: {}}};</script>",  # as Colab's output frame has it
-    }.get(where, "")
+    """Jupyter gets the chapter notebook at the section's cell as written (JupyterLab resolves it before any script
+    runs); a page Sphinx built gets the book's page, or "#label" for a section on the same page (which the
+    single-page book and its PDF need); Colab, where no chapter is beside the notebook, plain text."""
+    html_attributes = ' data-content_root="../"' if where.startswith("book") else ""
+    head = "<script>window.google = {colab: {kernel: {}}};</script>" if where == "colab" else ""  # as Colab has it
     # a section further down the page than the quiz: not parsed yet when the quiz's script runs
     after = '<section><span id="sec-2-5"></span><h2>2.5. A section</h2></section>' if "this page" in where else ""
     page = chromium.new_page()
     page.set_content(
-        f"<!doctype html><html><head>{head}</head><body><main>{check_yourself('02')._repr_html_()}</main>"
-        f"{after}</body></html>"
+        f"<!doctype html><html{html_attributes}><head>{head}</head><body>"
+        f"<main>{check_yourself('02')._repr_html_()}</main>{after}</body></html>"
     )
     links = page.locator("a.pe-quiz-ref")
-    assert links.count() == check_yourself("02")._repr_html_().count('class="pe-quiz-ref"') > 0
-    for n in range(links.count()):
-        link = links.nth(n)
-        label, notebook = link.get_attribute("data-label"), link.get_attribute("data-notebook")
-        href = link.get_attribute("href")
-        page_link = f"{quizzes.SECTIONS[label][0]}.html#{label}"
+    written = LINK.findall(check_yourself("02")._repr_html_())
+    assert links.count() == len(written) > 0
+    for n, (notebook, cell, label, book_page, anchor, _shown) in enumerate(written):
         expected = {
-            "book": page_link,
-            "book, section on this page": f"#{label}" if label == "sec-2-5" else page_link,
-            "jupyter": notebook,
+            "jupyter": f"{notebook}#cell-id={cell}",
+            "book": f"{book_page}#{anchor}",
+            "book, section on this page": f"#{label}" if label == "sec-2-5" else f"{book_page}#{anchor}",
             "colab": None,
         }[where]
-        assert href == expected, (label, href)
+        assert links.nth(n).get_attribute("href") == expected, (label, where)
     assert links.first.inner_text().strip()  # a link or plain text, the section's name is shown
     if where == "colab":
         colours = page.evaluate(
@@ -458,26 +460,59 @@ def build():
     return strict_build()
 
 
+def landing(page: Path, target: str, anchor: str) -> str | None:
+    """The section number of the heading that carries ``#anchor`` on the built page ``target`` (relative to
+    ``page``), or None where there is no such page or numbered heading."""
+    where = (page.parent / target).resolve()
+    if not where.is_file() or HTML.resolve() not in where.parents:
+        return None
+    heading = re.search(
+        rf'<span id="{re.escape(anchor)}"></span><h[1-6]><span class="section-number">([\d.]+)\. </span>',
+        where.read_text(encoding="utf-8"),
+    )
+    return heading and heading.group(1)
+
+
+def shown_number(shown: str) -> list[str]:
+    return re.findall(r"\d+(?:\.\d+)*", html.unescape(shown))
+
+
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
 def test_every_section_link_of_a_built_quiz_lands_on_its_heading(build, path):
-    """Each quiz link of a built chapter page opens an existing page of the book at the label's anchor, which
-    sits on the heading whose number the link shows."""
+    """Each quiz link of a built chapter page names, for the book, an existing page of the book and the label's
+    anchor there, which sits on the heading whose number the link shows."""
     page = HTML / "chapters" / f"{path.stem}.html"
     assert page.exists(), build["stdout"][-3000:] + build["stderr"][-3000:]
     links = LINK.findall(page.read_text(encoding="utf-8"))
     assert links == LINK.findall(check_yourself(path.name[:2])._repr_html_()), "the page shows another quiz"
     wrong = []
-    for target, anchor, label, shown in links:
-        where = page.parent / target
-        if anchor != label or not where.is_file():
-            wrong.append(f"{shown!r}: {target}#{anchor} is no page of the book")
-            continue
-        heading = re.search(
-            rf'<span id="{anchor}"></span><h[1-6]><span class="section-number">([\d.]+)\. </span>',
-            where.read_text(encoding="utf-8"),
-        )
-        if heading is None:
-            wrong.append(f"{shown!r}: {target} has no numbered heading with the anchor #{anchor}")
-        elif re.findall(r"\d+(?:\.\d+)*", html.unescape(shown)) != [heading.group(1)]:
-            wrong.append(f"{shown!r}: {target}#{anchor} is section {heading.group(1)}")
+    for _notebook, _cell, label, target, anchor, shown in links:
+        number = landing(page, target, anchor)
+        if anchor != label or number is None:
+            wrong.append(f"{shown!r}: {target}#{anchor} is no numbered heading of the book")
+        elif shown_number(shown) != [number]:
+            wrong.append(f"{shown!r}: {target}#{anchor} is section {number}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_built_book_links_its_own_pages(book, chromium):
+    """In the browser, a built chapter's quiz links point at the book (the script moved them off the notebooks),
+    each at a numbered heading of the book with the number the link shows."""
+    from book_build.book_server import serve
+
+    wrong = []
+    with serve(book) as base:
+        tab = chromium.new_page()
+        for path in CHAPTERS:
+            tab.goto(f"{base}chapters/{path.stem}.html", wait_until="load")
+            links = tab.eval_on_selector_all(
+                "a.pe-quiz-ref", "links => links.map(a => [a.getAttribute('href'), a.textContent])"
+            )
+            assert links, path.name
+            for href, shown in links:
+                target, _, anchor = href.partition("#")
+                number = landing(book / "chapters" / f"{path.stem}.html", target or f"{path.stem}.html", anchor)
+                if number is None or shown_number(shown) != [number]:
+                    wrong.append(f"{path.name}: {shown!r} -> {href} ({number})")
+        tab.close()
     assert not wrong, "\n".join(wrong)

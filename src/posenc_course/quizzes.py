@@ -36,14 +36,16 @@ the script only shows the feedback a click picks.
 * Sections: a question names a section as the chapters' prose does, by its MyST label,
   ``{ref}`section 2.5 <sec-2-5>``` (the text shown, then the label). ``SECTIONS`` says where
   each label is: its chapter notebook and the id of the cell holding the label and the heading.
-  The link's ``href`` is the book's page and the anchor Sphinx gives the label
-  (``02_sinusoidal_formula.html#sec-2-5``), so the static book needs no script. In JupyterLab and
-  Notebook 7 the script points it at the chapter notebook instead, at that cell
-  (``02_sinusoidal_formula.ipynb#cell-id=ch02-19``: their notebooks scroll to a cell named in the
-  fragment), since a learner in Jupyter has the chapters beside the notebook open, offline, in the
-  version they run; the book may not be published, or may be another version. A label and a cell id
-  stay put when a heading is reworded; ``tests/test_quizzes.py`` checks every label, cell id and
-  section number against the chapters, and every link against the built book.
+  The link's ``href`` is that notebook at that cell (``02_sinusoidal_formula.ipynb#cell-id=ch02-19``),
+  which JupyterLab opens and scrolls to by itself (a notebook it has just opened for the link may
+  stay at the top: JupyterLab 4.6 can apply the fragment before the notebook has cells). A learner
+  in Jupyter has the chapters beside the notebook, offline, in the version they run, while the book
+  may not be published yet or may be another version. JupyterLab resolves an output's links when it
+  renders it, before the output's script can run, so the link Jupyter follows is the one written
+  here. On a page Sphinx built, the script puts the book's page and the anchor Sphinx gives the
+  label instead (``data-book``, ``02_sinusoidal_formula.html#sec-2-5``). A label and a cell id stay
+  put when a heading is reworded; ``tests/test_quizzes.py`` checks every label, cell id and section
+  number against the chapters, and every link against the built book.
 
 Nothing is graded or recorded: the graded practice lives in ``exercises/``.
 Question text is plain text, HTML-escaped; `backticks` mark code, ``$...$`` math, ``{ref}`text <label>``` a
@@ -161,11 +163,12 @@ _MARKUP = re.compile(_REFERENCE.pattern + r"|`([^`]+)`|\$([^$]+)\$")
 
 
 def _link(shown: str, label: str) -> str:
-    """A section's link: the book's page and anchor, and (for the script, in Jupyter) the notebook and cell."""
+    """A section's link: the chapter notebook at the section's cell, and (for the script, in the book) the book's
+    page and anchor."""
     notebook, cell = SECTIONS[label]
     return (
-        f'<a class="pe-quiz-ref" href="{notebook}.html#{label}" data-label="{label}" '
-        f'data-notebook="{notebook}.ipynb#cell-id={html.escape(cell)}">{html.escape(shown, quote=False)}</a>'
+        f'<a class="pe-quiz-ref" href="{notebook}.ipynb#cell-id={html.escape(cell)}" data-label="{label}" '
+        f'data-book="{notebook}.html#{label}">{html.escape(shown, quote=False)}</a>'
     )
 
 
