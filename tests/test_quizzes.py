@@ -1,17 +1,76 @@
-"""Self-check quizzes: well-formed questions, self-contained HTML, one quiz per chapter,
-and (where a Chromium is installed) answers that respond to clicks and keys with no network."""
+"""Self-check quizzes: well-formed questions, self-contained HTML, one quiz per chapter, every section a
+quiz names found in the chapters, (where a Chromium is installed) answers that respond to clicks and keys
+with no network, and (with the strict book build) every section link landing on its heading in the book."""
 
+import html
 import re
 from pathlib import Path
 
 import nbformat
 import pytest
+import yaml
 
 from posenc_course import quizzes
 from posenc_course.quizzes import Choice, Question, Quiz, check_yourself, render
+from tests.support.book import HTML, strict_build
+from tests.test_cross_references import PLAIN_REFERENCE, prose
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
+REFERENCE = re.compile(r"\{ref\}`([^`<>]*?)\s*<([\w-]+)>`")
+# a section's link as quizzes.py writes it: the notebook and cell, the label, the book's page and anchor, the text
+LINK = re.compile(
+    r'<a class="pe-quiz-ref" href="([^"#]+)#cell-id=([\w-]+)" data-label="([\w-]+)" '
+    r'data-book="([^"#]+)#([\w-]+)">([^<]*)</a>'
+)
+
+
+def quiz_texts():
+    """(chapter, text) of every prompt, choice and reason of every quiz."""
+    for key, questions in quizzes.QUIZZES.items():
+        for q in questions:
+            for text in (q.prompt, *(t for c in q.choices for t in (c.text, c.why))):
+                yield key, " ".join(text.split())
+
+
+def chapter_sections() -> dict[str, dict]:
+    """Every labelled heading of the chapters: label -> its notebook, cell id, heading and section number.
+
+    The number is the one Sphinx gives the heading: the chapter's place in the numbered Chapters part of
+    _toc.yml, then the heading's place among the headings of its level (every heading counts, labelled or not).
+    """
+    parts = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))["parts"]
+    files = next(part for part in parts if part["caption"] == "Chapters")["chapters"]
+    found = {}
+    for n, entry in enumerate(files, 1):
+        path = ROOT / f"{entry['file']}.ipynb"
+        numbers = [n]
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type != "markdown":
+                continue
+            fenced, label = False, None
+            for line in cell.source.splitlines():
+                if line.lstrip().startswith(("```", "~~~")):
+                    fenced = not fenced
+                if fenced or not line.strip() or line.lstrip().startswith(("```", "~~~")):
+                    continue
+                if m := re.fullmatch(r"\(([\w-]+)\)=\s*", line):
+                    label = m.group(1)
+                    continue
+                if m := re.fullmatch(r"(#{1,6})\s+(.*?)\s*", line):
+                    level = len(m.group(1))
+                    if level > 1:
+                        numbers = (numbers + [0] * level)[:level]
+                        numbers[-1] += 1
+                    if label:
+                        found[label] = {
+                            "notebook": path.stem,
+                            "cell": cell.id,
+                            "heading": m.group(2),
+                            "number": ".".join(map(str, numbers)),
+                        }
+                label = None
+    return found
 
 
 HOW_TO = (
@@ -78,9 +137,15 @@ def test_html_is_self_contained_accessible_and_deterministic(key):
     assert len(re.findall(choice, text)) == n_choices
     assert text.count('role="status" aria-live="polite"') == len(quizzes.QUIZZES[key])
     assert text.count("<legend>") == len(quizzes.QUIZZES[key])
-    # nothing to fetch: no URLs, no external resources, no imports
-    for forbidden in ("http:", "https:", "//cdn", " src=", " href=", "@import", "url(", "fetch(", "XMLHttpRequest"):
+    # nothing to fetch: no URLs, no external resources, no imports; the only links are the sections', to pages
+    # of the book beside this one
+    for forbidden in ("http:", "https:", "//", " src=", "@import", "url(", "fetch(", "XMLHttpRequest"):
         assert forbidden not in text, forbidden
+    links = LINK.findall(text)
+    assert len(links) == text.count(" href=") == text.count("<a "), "every link is a section's link"
+    for notebook, _cell, label, page, anchor, _shown in links:
+        assert re.fullmatch(r"\d\d_\w+\.ipynb", notebook) and page == notebook.replace(".ipynb", ".html"), links
+        assert anchor == label
     assert text.count("<script>") == 1 and text.count("<style>") == 1
     # ... both of them the package's files, inlined
     assert f"<style>{quizzes.STYLE.read_text().strip()}</style>" in text
@@ -105,6 +170,71 @@ def test_dollar_math_becomes_mathjax_spans_and_is_escaped():
     assert '<span class="math notranslate nohighlight">\\(\\omega_i = b^{-2i/d}\\)</span>' in text
     assert 'since <span class="math notranslate nohighlight">\\(p - q\\)</span> &amp; more' in text
     assert "$" not in re.sub(r"<code>.*?</code>", "", text.split("<script>")[0])
+
+
+def test_every_section_a_quiz_names_is_a_labelled_heading_of_the_chapters():
+    """Each {ref}`text <label>` names a label of the chapters, shows that section's number (or, for a chapter,
+    its number), and quizzes.SECTIONS has its notebook and cell as they are now."""
+    sections = chapter_sections()
+    wrong, named = [], set()
+    for key, text in quiz_texts():
+        for shown, label in REFERENCE.findall(text):
+            named.add(label)
+            if label not in sections:
+                wrong.append(f"quiz {key}: {label!r} is no label of a chapter heading (in {text!r})")
+            elif re.findall(r"\d+(?:\.\d+)*", shown) != [sections[label]["number"]]:
+                found = sections[label]
+                wrong.append(
+                    f"quiz {key}: {shown!r} links {label!r}, which is section {found['number']} ({found['heading']!r})"
+                )
+    assert not wrong, "\n".join(wrong)
+    expected = {label: (sections[label]["notebook"], sections[label]["cell"]) for label in named}
+    in_order = sorted(expected, key=lambda label: [int(n) for n in re.findall(r"\d+", label)])
+    entries = "".join(f'    "{label}": {expected[label]!r},\n'.replace("'", '"') for label in in_order)
+    assert quizzes.SECTIONS == expected, (
+        "quizzes.SECTIONS is not where the chapters hold the sections the quizzes name; write it as\n"
+        f"SECTIONS = {{\n{entries}}}"
+    )
+
+
+def test_quizzes_name_sections_by_link_not_by_plain_number():
+    plain = [
+        f"quiz {key}: {m.group(0)!r} in {text!r}"
+        for key, text in quiz_texts()
+        for m in [*PLAIN_REFERENCE.finditer(prose(text)), *re.finditer(r"§\s*\d", text)]
+    ]
+    assert not plain, "write these as {ref}`section 2.5 <sec-2-5>`:\n" + "\n".join(plain)
+    assert sum(len(REFERENCE.findall(text)) for _, text in quiz_texts()) >= 60
+
+
+def test_a_section_reference_becomes_a_link_to_the_book_and_to_the_notebook():
+    q = Question(
+        "See {ref}`section 2.5 <sec-2-5>` & `x`.",
+        (Choice("a", True, "as {ref}`Section 1.2 <sec-1-2>` shows"), Choice("b", False, "y")),
+    )
+    text = render("t", [q])
+    notebook, cell = quizzes.SECTIONS["sec-2-5"]
+    assert (
+        f'See <a class="pe-quiz-ref" href="{notebook}.ipynb#cell-id={cell}" data-label="sec-2-5" '
+        f'data-book="{notebook}.html#sec-2-5">section 2.5</a> &amp; <code>x</code>.'
+    ) in text
+    assert text.count('data-label="sec-1-2"') == 2  # the reason, and the written-out answers
+    assert "{ref}" not in text
+    assert repr(Quiz("t", [q])).splitlines()[1] == "1. See section 2.5 & `x`."
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("see {ref}`section 9.9 <sec-9-9>`", "not in quizzes.SECTIONS"),
+        ("see {ref}`<sec-2-5>`", "no text to show"),
+        ("see {numref}`Figure 2.1 <fig-02-1>`", "role other than"),
+        ("see {ref}`sec-2-5`", "role other than"),
+    ],
+)
+def test_a_section_the_quizzes_cannot_link_is_refused(text, message):
+    with pytest.raises(ValueError, match=message):
+        Question("Which?", (Choice("a", True, text), Choice("b", False, "y")))
 
 
 def test_unbalanced_dollars_are_refused():
@@ -283,3 +413,106 @@ def test_a_chosen_answer_keeps_its_colour_under_the_pointer(chromium):
     buttons.nth(0).hover()
     assert len(colours["right"]) == 1 and len(colours["wrong"]) == 1 and colours["right"] != colours["wrong"]
     page.close()
+
+
+@pytest.mark.parametrize("where", ["jupyter", "book", "book, section on this page", "colab"])
+def test_section_links_point_where_the_reader_can_follow_them(chromium, where):
+    """Jupyter gets the chapter notebook at the section's cell as written (JupyterLab resolves it before any script
+    runs); a page Sphinx built gets the book's page, or "#label" for a section on the same page (which the
+    single-page book and its PDF need); Colab, where no chapter is beside the notebook, plain text."""
+    html_attributes = ' data-content_root="../"' if where.startswith("book") else ""
+    head = "<script>window.google = {colab: {kernel: {}}};</script>" if where == "colab" else ""  # as Colab has it
+    # a section further down the page than the quiz: not parsed yet when the quiz's script runs
+    after = '<section><span id="sec-2-5"></span><h2>2.5. A section</h2></section>' if "this page" in where else ""
+    page = chromium.new_page()
+    page.set_content(
+        f"<!doctype html><html{html_attributes}><head>{head}</head><body>"
+        f"<main>{check_yourself('02')._repr_html_()}</main>{after}</body></html>"
+    )
+    links = page.locator("a.pe-quiz-ref")
+    written = LINK.findall(check_yourself("02")._repr_html_())
+    assert links.count() == len(written) > 0
+    for n, (notebook, cell, label, book_page, anchor, _shown) in enumerate(written):
+        expected = {
+            "jupyter": f"{notebook}#cell-id={cell}",
+            "book": f"{book_page}#{anchor}",
+            "book, section on this page": f"#{label}" if label == "sec-2-5" else f"{book_page}#{anchor}",
+            "colab": None,
+        }[where]
+        assert links.nth(n).get_attribute("href") == expected, (label, where)
+    assert links.first.inner_text().strip()  # a link or plain text, the section's name is shown
+    if where == "colab":
+        colours = page.evaluate(
+            "() => { const a = document.querySelector('a.pe-quiz-ref'), p = a.parentElement;"
+            " return [getComputedStyle(a).color, getComputedStyle(p).color]; }"
+        )
+        assert colours[0] == colours[1]  # plain text, not something that looks like a link
+    page.close()
+
+
+# --------------------------------------------------------------------------
+# In the built book (the strict build, shared with tests/test_book.py)
+# --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def build():
+    return strict_build()
+
+
+def landing(page: Path, target: str, anchor: str) -> str | None:
+    """The section number of the heading that carries ``#anchor`` on the built page ``target`` (relative to
+    ``page``), or None where there is no such page or numbered heading."""
+    where = (page.parent / target).resolve()
+    if not where.is_file() or HTML.resolve() not in where.parents:
+        return None
+    heading = re.search(
+        rf'<span id="{re.escape(anchor)}"></span><h[1-6]><span class="section-number">([\d.]+)\. </span>',
+        where.read_text(encoding="utf-8"),
+    )
+    return heading and heading.group(1)
+
+
+def shown_number(shown: str) -> list[str]:
+    return re.findall(r"\d+(?:\.\d+)*", html.unescape(shown))
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_every_section_link_of_a_built_quiz_lands_on_its_heading(build, path):
+    """Each quiz link of a built chapter page names, for the book, an existing page of the book and the label's
+    anchor there, which sits on the heading whose number the link shows."""
+    page = HTML / "chapters" / f"{path.stem}.html"
+    assert page.exists(), build["stdout"][-3000:] + build["stderr"][-3000:]
+    links = LINK.findall(page.read_text(encoding="utf-8"))
+    assert links == LINK.findall(check_yourself(path.name[:2])._repr_html_()), "the page shows another quiz"
+    wrong = []
+    for _notebook, _cell, label, target, anchor, shown in links:
+        number = landing(page, target, anchor)
+        if anchor != label or number is None:
+            wrong.append(f"{shown!r}: {target}#{anchor} is no numbered heading of the book")
+        elif shown_number(shown) != [number]:
+            wrong.append(f"{shown!r}: {target}#{anchor} is section {number}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_built_book_links_its_own_pages(book, chromium):
+    """In the browser, a built chapter's quiz links point at the book (the script moved them off the notebooks),
+    each at a numbered heading of the book with the number the link shows."""
+    from book_build.book_server import serve
+
+    wrong = []
+    with serve(book) as base:
+        tab = chromium.new_page()
+        for path in CHAPTERS:
+            tab.goto(f"{base}chapters/{path.stem}.html", wait_until="load")
+            links = tab.eval_on_selector_all(
+                "a.pe-quiz-ref", "links => links.map(a => [a.getAttribute('href'), a.textContent])"
+            )
+            assert links, path.name
+            for href, shown in links:
+                target, _, anchor = href.partition("#")
+                number = landing(book / "chapters" / f"{path.stem}.html", target or f"{path.stem}.html", anchor)
+                if number is None or shown_number(shown) != [number]:
+                    wrong.append(f"{path.name}: {shown!r} -> {href} ({number})")
+        tab.close()
+    assert not wrong, "\n".join(wrong)

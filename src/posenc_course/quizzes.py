@@ -33,8 +33,23 @@ the script only shows the feedback a click picks.
   and only revealed on a click (where a MathJax 3 runs in the page, the script
   asks it to typeset the revealed element, in case it was skipped while hidden).
 
+* Sections: a question names a section as the chapters' prose does, by its MyST label,
+  ``{ref}`section 2.5 <sec-2-5>``` (the text shown, then the label). ``SECTIONS`` says where
+  each label is: its chapter notebook and the id of the cell holding the label and the heading.
+  The link's ``href`` is that notebook at that cell (``02_sinusoidal_formula.ipynb#cell-id=ch02-19``),
+  which JupyterLab opens and scrolls to by itself (a notebook it has just opened for the link may
+  stay at the top: JupyterLab 4.6 can apply the fragment before the notebook has cells). A learner
+  in Jupyter has the chapters beside the notebook, offline, in the version they run, while the book
+  may not be published yet or may be another version. JupyterLab resolves an output's links when it
+  renders it, before the output's script can run, so the link Jupyter follows is the one written
+  here. On a page Sphinx built, the script puts the book's page and the anchor Sphinx gives the
+  label instead (``data-book``, ``02_sinusoidal_formula.html#sec-2-5``). A label and a cell id stay
+  put when a heading is reworded; ``tests/test_quizzes.py`` checks every label, cell id and section
+  number against the chapters, and every link against the built book.
+
 Nothing is graded or recorded: the graded practice lives in ``exercises/``.
-Question text is plain text, HTML-escaped; `backticks` mark code, ``$...$`` math.
+Question text is plain text, HTML-escaped; `backticks` mark code, ``$...$`` math, ``{ref}`text <label>``` a
+section.
 """
 
 from __future__ import annotations
@@ -47,11 +62,61 @@ from pathlib import Path
 from posenc_course.arguments import InstanceOf, Items, OneOf, Text, accepts, refuse
 from posenc_course.choices import LETTERS, Choice, ChoiceQuestion
 
-__all__ = ["Choice", "Question", "Quiz", "QUIZZES", "check_yourself", "render"]
+__all__ = ["Choice", "Question", "Quiz", "QUIZZES", "SECTIONS", "check_yourself", "render"]
 
 TITLE = "Check yourself"
 STYLE = Path(__file__).with_name("quizzes.css")
 SCRIPT = Path(__file__).with_name("quizzes.js")
+
+# Where each section a quiz names is: its MyST label -> (the chapter notebook's name, the id of the cell holding the
+# label and its heading). The learner's package has no chapters to look in, so the quizzes carry this much of them;
+# tests/test_quizzes.py compares it with chapters/ and prints the entries to write when a cell or a label moved.
+SECTIONS: dict[str, tuple[str, str]] = {
+    "ch-1": ("01_order_problem", "ch01-00"),
+    "sec-1-2": ("01_order_problem", "ch01-05"),
+    "sec-1-2-1": ("01_order_problem", "7310bdc9"),
+    "sec-1-3": ("01_order_problem", "ch01-08"),
+    "sec-1-4": ("01_order_problem", "ch01-16"),
+    "sec-1-5": ("01_order_problem", "ch01-20"),
+    "sec-2-1": ("02_sinusoidal_formula", "ch02-03"),
+    "sec-2-5": ("02_sinusoidal_formula", "ch02-19"),
+    "sec-2-8": ("02_sinusoidal_formula", "ch02-42"),
+    "sec-2-9": ("02_sinusoidal_formula", "ch02-50"),
+    "sec-2-10": ("02_sinusoidal_formula", "ch02-57"),
+    "sec-3-1": ("03_frequency_analysis", "ch03-03"),
+    "sec-3-5": ("03_frequency_analysis", "ch03-27"),
+    "sec-3-6": ("03_frequency_analysis", "ch03-37"),
+    "sec-3-8": ("03_frequency_analysis", "ch03-54"),
+    "ch-4": ("04_linearity", "ch04-00"),
+    "sec-4-3": ("04_linearity", "ch04-15"),
+    "sec-4-5": ("04_linearity", "ch04-21"),
+    "sec-4-6": ("04_linearity", "ch04-24"),
+    "sec-4-7": ("04_linearity", "ch04-37"),
+    "sec-4-8": ("04_linearity", "ch04-49"),
+    "ch-5": ("05_learned_vs_fixed", "ch05-00"),
+    "sec-5-1": ("05_learned_vs_fixed", "ch05-03"),
+    "sec-5-2": ("05_learned_vs_fixed", "ch05-07"),
+    "sec-5-5": ("05_learned_vs_fixed", "ch05-28"),
+    "sec-5-7": ("05_learned_vs_fixed", "ch05-43"),
+    "sec-5-8": ("05_learned_vs_fixed", "ch05-53"),
+    "sec-6-3": ("06_precision_and_bugs", "ch06-18"),
+    "sec-6-6": ("06_precision_and_bugs", "ch06-49"),
+    "sec-7-1": ("07_rope_and_alibi", "ch07-03"),
+    "sec-7-3": ("07_rope_and_alibi", "ch07-17"),
+    "sec-7-4": ("07_rope_and_alibi", "ch07-21"),
+    "sec-7-6": ("07_rope_and_alibi", "ch07-46"),
+    "sec-7-7": ("07_rope_and_alibi", "ch07-56"),
+    "sec-8-1": ("08_rope_in_practice", "ch08-03"),
+    "sec-8-2": ("08_rope_in_practice", "ch08-07"),
+    "sec-8-2-3": ("08_rope_in_practice", "ch08-12"),
+    "sec-8-2-5": ("08_rope_in_practice", "ch08-18"),
+    "sec-8-2-7": ("08_rope_in_practice", "ch08-22"),
+    "sec-8-4": ("08_rope_in_practice", "ch08-31"),
+}
+
+# {ref}`text <label>`, as in the chapters' prose; any other role is refused
+_REFERENCE = re.compile(r"\{ref\}`([^`<>]*?)\s*<([\w-]+)>`")
+_ROLE = re.compile(r"\{[\w:-]+\}`")
 
 
 @accepts(
@@ -72,6 +137,13 @@ class Question(ChoiceQuestion):
         for name, text in (("prompt", self.prompt), *(("choices", t) for c in self.choices for t in (c.text, c.why))):
             if re.sub(r"`[^`]+`", "", text).count("$") % 2:
                 refuse(name, message=f"{name} has an unbalanced $ (math is written $...$): {text!r}.")
+            for shown, label in _REFERENCE.findall(text):
+                if label not in SECTIONS:
+                    refuse(name, message=f"{name} names {label!r}, which is not in quizzes.SECTIONS: {text!r}.")
+                if not shown:
+                    refuse(name, message=f"{name} links {label!r} with no text to show: {text!r}.")
+            if _ROLE.search(_REFERENCE.sub("", text)):
+                refuse(name, message=f"{name} has a role other than {{ref}}`text <label>`: {text!r}.")
 
     def __repr__(self) -> str:
         return f"Question({self.prompt!r}, {self.choices!r})"
@@ -87,24 +159,41 @@ def _q(prompt: str, *choices: tuple[str, bool, str], right: str | None = None) -
     return Question(prompt, tuple(Choice(*c) for c in order))
 
 
-_MARKUP = re.compile(r"`([^`]+)`|\$([^$]+)\$")
+_MARKUP = re.compile(_REFERENCE.pattern + r"|`([^`]+)`|\$([^$]+)\$")
+
+
+def _link(shown: str, label: str) -> str:
+    """A section's link: the chapter notebook at the section's cell, and (for the script, in the book) the book's
+    page and anchor."""
+    notebook, cell = SECTIONS[label]
+    return (
+        f'<a class="pe-quiz-ref" href="{notebook}.ipynb#cell-id={html.escape(cell)}" data-label="{label}" '
+        f'data-book="{notebook}.html#{label}">{html.escape(shown, quote=False)}</a>'
+    )
 
 
 def _inline(text: str) -> str:
-    """Question text to HTML: `code` -> <code>, ``$tex$`` -> a MathJax span ``\\(tex\\)``,
-    everything else (and the inside of both) HTML-escaped."""
+    """Question text to HTML: `code` -> <code>, ``$tex$`` -> a MathJax span ``\\(tex\\)``, ``{ref}`text <label>```
+    -> a link to that section, everything else (and the inside of all three) HTML-escaped."""
     text = " ".join(text.split())
     parts, end = [], 0
     for m in _MARKUP.finditer(text):
         parts.append(html.escape(text[end : m.start()], quote=False))
-        code, tex = m.groups()
-        if code is not None:
+        shown, label, code, tex = m.groups()
+        if label is not None:
+            parts.append(_link(shown, label))
+        elif code is not None:
             parts.append(f"<code>{html.escape(code, quote=False)}</code>")
         else:
             parts.append(f'<span class="math notranslate nohighlight">\\({html.escape(tex, quote=False)}\\)</span>')
         end = m.end()
     parts.append(html.escape(text[end:], quote=False))
     return "".join(parts)
+
+
+def _plain(text: str) -> str:
+    """Question text as plain text: a section reference shows its text."""
+    return " ".join(_REFERENCE.sub(r"\1", text).split())
 
 
 @functools.cache
@@ -185,14 +274,14 @@ class Quiz:
             "or read the book to answer them)"
         ]
         for n, q in enumerate(self.questions, 1):
-            lines.append(f"{n}. {' '.join(q.prompt.split())}")
-            lines += [f"   {letter}. {' '.join(c.text.split())}" for letter, c in zip(q.letters, q.choices)]
+            lines.append(f"{n}. {_plain(q.prompt)}")
+            lines += [f"   {letter}. {_plain(c.text)}" for letter, c in zip(q.letters, q.choices)]
         return "\n".join(lines)
 
 
 # ---------------------------------------------------------------------------
 # The questions. Each restates something its chapter checks in code; the
-# reasons point to the section that does. No numbers that code computes.
+# reasons link the section that does ({ref}`section 2.5 <sec-2-5>`). No numbers that code computes.
 # ---------------------------------------------------------------------------
 
 QUIZZES: dict[str, tuple[Question, ...]] = {
@@ -205,8 +294,8 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
                 "The softmax blurs small differences between the two orders, so the outputs are only "
                 "approximately the same.",
                 False,
-                "The match is exact, not approximate: section 1.2 finds differences at rounding level. The "
-                "softmax only normalises each row of scores.",
+                "The match is exact, not approximate: {ref}`section 1.2 <sec-1-2>` finds differences at rounding "
+                "level. The softmax only normalises each row of scores.",
             ),
             (
                 "Each output row is computed from its own token's query and from every token's key and "
@@ -214,19 +303,21 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
                 "reorders the output.",
                 True,
                 "Attention is permutation equivariant: $\\operatorname{Attn}(PX) = P\\,\\operatorname{Attn}(X)$, "
-                "exactly, so a mean over positions is identical for both sentences (sections 1.2 and 1.3).",
+                "exactly, so a mean over positions is identical for both sentences (sections {ref}`1.2 <sec-1-2>` and "
+                "{ref}`1.3 <sec-1-3>`).",
             ),
             (
                 "The attention-weight matrix is the same matrix for both sentences.",
                 False,
-                "It is the same matrix with its rows and columns reordered (the figure of section 1.3), "
+                "It is the same matrix with its rows and columns reordered (the figure of "
+                "{ref}`section 1.3 <sec-1-3>`), "
                 "which is in general a different matrix.",
             ),
             (
                 "The word embeddings are random here; trained embeddings would keep the order.",
                 False,
                 "Equivariance follows from the form of the computation, whatever the embeddings are. "
-                "Only a position signal, or a causal mask (section 1.2.1), breaks it.",
+                "Only a position signal, or a causal mask ({ref}`section 1.2.1 <sec-1-2-1>`), breaks it.",
             ),
         ),
         _q(
@@ -245,7 +336,7 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
                 "It grows with the position, so late tokens are swamped by it, and a longer input brings "
                 "values the model never saw in training.",
                 True,
-                "Section 1.4 measures both: the position part outgrows the token by far in long "
+                "{ref}`Section 1.4 <sec-1-4>` measures both: the position part outgrows the token by far in long "
                 "sequences, and positions past the training length lie outside every value seen.",
             ),
         ),
@@ -255,8 +346,8 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
                 "One value means different positions at different lengths: 0.4 is position 2 when "
                 "$L = 5$ and position 4 when $L = 10$.",
                 True,
-                "Section 1.5 checks it; neighbours also move closer together as $L$ grows, and $L$ is not "
-                "even known while a decoder is still generating.",
+                "{ref}`Section 1.5 <sec-1-5>` checks it; neighbours also move closer together as $L$ grows, and $L$ is "
+                "not even known while a decoder is still generating.",
             ),
             ("The values still grow without bound.", False, "$p/L$ is below 1 at every position of every sequence."),
             (
@@ -275,13 +366,13 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
                 "Channels: $i$ runs over $0, \\dots, d - 1$.",
                 False,
                 "Then the exponent $2i/d$ would run up to almost 2, and half of the frequencies would fall "
-                "below $1/\\mathrm{base}$: the doubled-exponent bug of section 2.5.",
+                "below $1/\\mathrm{base}$: the doubled-exponent bug of {ref}`section 2.5 <sec-2-5>`.",
             ),
             (
                 "Sine/cosine pairs: pair $i$ fills channels $2i$ and $2i + 1$.",
                 True,
                 "There are $\\lceil d/2 \\rceil$ pairs, and the exponent $2i/d$ runs from 0 towards, but never "
-                "reaching, 1 (section 2.1).",
+                "reaching, 1 ({ref}`section 2.1 <sec-2-1>`).",
             ),
             ("Positions in the sequence.", False, "The position is $p$; $i$ picks the frequency."),
         ),
@@ -302,13 +393,13 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
                 "It returns a plausible-looking table with the wrong frequencies: pair $i$ gets the "
                 "frequency of pair $2i$.",
                 True,
-                "Section 2.5 catches it two ways: against a reference table, and by the frequency of pair "
-                "$d/4$, which must be $\\mathrm{base}^{-1/2}$.",
+                "{ref}`Section 2.5 <sec-2-5>` catches it two ways: against a reference table, and by the frequency of "
+                "pair $d/4$, which must be $\\mathrm{base}^{-1/2}$.",
             ),
             (
                 "Only an odd `d_model` is affected.",
                 False,
-                "Every width is affected; odd widths have a different problem (section 2.9).",
+                "Every width is affected; odd widths have a different problem ({ref}`section 2.9 <sec-2-9>`).",
             ),
         ),
         _q(
@@ -329,7 +420,7 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
                 "It adds them entry by entry; both have width $d$.",
                 True,
                 "Addition keeps the width and costs no parameters. How much of the sum is position depends "
-                "on the embeddings' scale, including the $\\sqrt{d}$ factor (section 2.8).",
+                "on the embeddings' scale, including the $\\sqrt{d}$ factor ({ref}`section 2.8 <sec-2-8>`).",
             ),
         ),
         _q(
@@ -345,13 +436,13 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
                 "give wrong results with the other, without any error.",
                 True,
                 "Norms and dot products are the same, but a trained model's weights are tied to the "
-                "channel order: the read-out of section 2.10 fails until it is permuted too.",
+                "channel order: the read-out of {ref}`section 2.10 <sec-2-10>` fails until it is permuted too.",
             ),
             (
                 "They are interchangeable even for pretrained models, since dot products are the same.",
                 False,
                 "Dot products between positions are preserved, but each weight multiplies a particular "
-                "channel (section 2.10).",
+                "channel ({ref}`section 2.10 <sec-2-10>`).",
             ),
             right="A",
         ),
@@ -370,7 +461,7 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
                 "Pair 255, the last one, with a wavelength a little below $2\\pi\\,\\mathrm{base}$.",
                 True,
                 "Its exponent is $510/512$, just under 1, so its frequency is just above $1/\\mathrm{base}$ "
-                "(section 3.1).",
+                "({ref}`section 3.1 <sec-3-1>`).",
             ),
         ),
         _q(
@@ -378,15 +469,15 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             (
                 "More pairs stay at high frequency, so neighbours are told apart better.",
                 False,
-                "That is backwards, although it circulates in tutorials: section 3.5 counts fewer fast "
-                "pairs for a larger base.",
+                "That is backwards, although it circulates in tutorials: {ref}`section 3.5 <sec-3-5>` counts fewer "
+                "fast pairs for a larger base.",
             ),
             (
                 "Frequencies fall faster with $i$: fewer fast pairs and a longer longest wavelength, so "
                 "longer contexts are covered at a coarser resolution.",
                 True,
                 "The ratio between neighbouring frequencies is $\\mathrm{base}^{-2/d}$, so a larger base makes it "
-                "smaller. This is why long-context models raise the base (section 3.5).",
+                "smaller. This is why long-context models raise the base ({ref}`section 3.5 <sec-3-5>`).",
             ),
             (
                 "Positions are just rescaled, as if $p$ were divided by the base.",
@@ -406,12 +497,12 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             (
                 "Only on the offset $p - q$: it is $\\sum_i \\cos(\\omega_i (p - q))$.",
                 True,
-                "So the matrix of all dot products is constant along its diagonals (section 3.6).",
+                "So the matrix of all dot products is constant along its diagonals ({ref}`section 3.6 <sec-3-6>`).",
             ),
             (
                 "Only on $p + q$.",
                 False,
-                "The sum $p + q$ would appear if sine and cosine were weighted differently (chapter 5); "
+                "The sum $p + q$ would appear if sine and cosine were weighted differently ({ref}`chapter 5 <ch-5>`); "
                 "with equal weights it cancels.",
             ),
             right="A",
@@ -428,7 +519,7 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
                 "the next positions are the same as for any other position.",
                 True,
                 "Distances depend only on the offset, so going from $0$ to $k$ is like going from $p$ to $p + k$ "
-                "(section 3.8).",
+                "({ref}`section 3.8 <sec-3-8>`).",
             ),
             (
                 "It is far from all other positions, so the first token stands out.",
@@ -445,7 +536,7 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             (
                 "Values that grow with the position, and the same vector for neighbouring positions.",
                 False,
-                "Growing values are the problem of the raw index (chapter 1), and identical neighbours "
+                "Growing values are the problem of the raw index ({ref}`chapter 1 <ch-1>`), and identical neighbours "
                 "could not be told apart.",
             ),
             (
@@ -453,13 +544,13 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
                 "rotation $T(k)$, the same at every position.",
                 True,
                 "The first says where; the second makes offsets a linear, position-independent operation, "
-                "so dot products depend only on $k$ (sections 4.3 and 4.7).",
+                "so dot products depend only on $k$ (sections {ref}`4.3 <sec-4-3>` and {ref}`4.7 <sec-4-7>`).",
             ),
             (
                 "Vectors learned in training, each orthogonal to all the others.",
                 False,
                 "The encoding has no parameters, and its vectors are not orthogonal: the dot product of "
-                "neighbours is large (section 4.7).",
+                "neighbours is large ({ref}`section 4.7 <sec-4-7>`).",
             ),
             right="A",
         ),
@@ -471,8 +562,8 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
                 "Because shifting an angle needs both its sine and its cosine (angle addition); with sines "
                 "only, $\\mathrm{PE}(0)$ is the zero vector and no matrix maps it to $\\mathrm{PE}(k)$.",
                 True,
-                "Section 4.6 proves it and measures a large residual for the best sine-only fit; an odd "
-                "`d_model` has one such lone sine, and `posenc.rotation` refuses it.",
+                "{ref}`Section 4.6 <sec-4-6>` proves it and measures a large residual for the best sine-only fit; an "
+                "odd `d_model` has one such lone sine, and `posenc.rotation` refuses it.",
             ),
         ),
         _q(
@@ -480,13 +571,15 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             (
                 "It decreases steadily: a larger offset always means a smaller dot product.",
                 False,
-                "The curve of section 4.7 has bumps: some offsets are slightly more similar than smaller ones.",
+                "The curve of {ref}`section 4.7 <sec-4-7>` has bumps: some offsets are slightly more similar than "
+                "smaller ones.",
             ),
             (
                 "It depends on $k$ only, is largest at $k = 0$ and is symmetric, $f(k) = f(-k)$, but it is not "
                 "monotone.",
                 True,
-                "Each pair adds $\\cos(k\\,\\omega_i)$; the fast pairs wrap around and make ripples (section 4.7). "
+                "Each pair adds $\\cos(k\\,\\omega_i)$; the fast pairs wrap around and make ripples "
+                "({ref}`section 4.7 <sec-4-7>`). "
                 "The symmetry means the dot product cannot tell ahead from behind, while $T(k)$ can.",
             ),
             (
@@ -506,7 +599,8 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
                 "They rotate the query at position $p$ by $T(p)^\\top$ and the key at position $s$ by $T(s)^\\top$, so "
                 "the score depends on the positions only through $k = p - s$.",
                 True,
-                "$T(p)\\,T(s)^\\top = T(p - s)$ by the algebra of shifts (sections 4.5 and 4.8).",
+                "$T(p)\\,T(s)^\\top = T(p - s)$ by the algebra of shifts (sections {ref}`4.5 <sec-4-5>` and "
+                "{ref}`4.8 <sec-4-8>`).",
             ),
             (
                 "They multiply each attention score by $\\cos(p - s)$.",
@@ -523,21 +617,22 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             (
                 "A learned table takes a large share of the model's weights.",
                 False,
-                "For a BERT-sized model it is below one percent of the weights (section 5.1); its price is "
-                "the length limit.",
+                "For a BERT-sized model it is below one percent of the weights ({ref}`section 5.1 <sec-5-1>`); its "
+                "price is the length limit.",
             ),
             (
                 "A learned table fits whatever the task needs but has no row past `max_len`; the formula "
                 "has a vector for every position and no parameters, yet a trained model still handles "
                 "positions past its training length poorly.",
                 True,
-                "Section 5.2 shows the hard stop, section 5.5 measures the sinusoidal models beyond the "
+                "{ref}`Section 5.2 <sec-5-2>` shows the hard stop, {ref}`section 5.5 <sec-5-5>` measures the "
+                "sinusoidal models beyond the "
                 "training length: far below their training accuracy.",
             ),
             (
                 "The sinusoidal encoding extends to any length with no loss of accuracy, so there is no trade-off.",
                 False,
-                "The formula extends; the trained model mostly does not (section 5.5).",
+                "The formula extends; the trained model mostly does not ({ref}`section 5.5 <sec-5-5>`).",
             ),
             right="C",
         ),
@@ -547,14 +642,14 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             (
                 "Equally at every position.",
                 False,
-                "The positions before $L$ kept their accuracy (figure of section 5.5).",
+                "The positions before $L$ kept their accuracy (figure of {ref}`section 5.5 <sec-5-5>`).",
             ),
             (
                 "At the positions from $L$ on, whose rows never received a gradient; the positions before $L$ "
                 "stayed accurate.",
                 True,
                 "Untrained rows keep their small random initial values, so those positions look almost "
-                "position-less (section 5.5).",
+                "position-less ({ref}`section 5.5 <sec-5-5>`).",
             ),
             (
                 "Only before $L$, because the new positions disturbed the old ones.",
@@ -578,30 +673,31 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             (
                 "Rotary embeddings (RoPE), and some use ALiBi: both act inside attention.",
                 True,
-                "LLaMA and most open models since use RoPE; BLOOM and MPT use ALiBi (section 5.8).",
+                "LLaMA and most open models since use RoPE; BLOOM and MPT use ALiBi ({ref}`section 5.8 <sec-5-8>`).",
             ),
         ),
         _q(
             "The input is $x + w \\odot \\mathrm{PE}$ with one learned weight per channel, all nonzero, and the sine "
-            "and cosine of a pair get different weights. Which of chapter 4's properties survive?",
+            "and cosine of a pair get different weights. Which of {ref}`chapter 4 <ch-4>`'s properties survive?",
             (
                 "Both: the waves are still sines and cosines, so nothing changes.",
                 False,
                 "Unequal weights within a pair add a $\\cos(a + b)$ term to each pair's share of the dot product, an "
-                "absolute-position component (section 5.7).",
+                "absolute-position component ({ref}`section 5.7 <sec-5-7>`).",
             ),
             (
                 "Neither: once the weights are learned, no fixed map relates $p$ and $p + k$.",
                 False,
                 "With $D = \\operatorname{diag}(w)$ the map $D\\,T(k)\\,D^{-1}$ shifts every scaled encoding by $k$ "
-                "(section 5.7 checks it for many $p$ and $k$).",
+                "({ref}`section 5.7 <sec-5-7>` checks it for many $p$ and $k$).",
             ),
             (
                 "A shift by $k$ is still one fixed linear map, $D\\,T(k)\\,D^{-1}$ with $D = \\operatorname{diag}(w)$, "
                 "but not a rotation, and dot products no longer depend on $p - q$ alone.",
                 True,
                 "The map exists for any $w$ without zeros; dot products depend only on $p - q$, and the map is a "
-                "rotation, only when the two weights of each pair are equal in size, $|w_s| = |w_c|$ (section 5.7).",
+                "rotation, only when the two weights of each pair are equal in size, $|w_s| = |w_c|$ "
+                "({ref}`section 5.7 <sec-5-7>`).",
             ),
             (
                 "Dot products still depend only on $p - q$, but no linear map shifts the positions any more.",
@@ -625,7 +721,7 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
                 "float16 holds every integer only up to 2048; above that its spacing is 2, then 4, so "
                 "4097 is rounded to 4096 before any angle is formed.",
                 True,
-                "Same position in, same angles out: section 6.3 counts such collisions.",
+                "Same position in, same angles out: {ref}`section 6.3 <sec-6-3>` counts such collisions.",
             ),
             (
                 "The sine of a float16 angle is only accurate to three digits.",
@@ -642,13 +738,13 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
                 "Its Gram matrix $\\mathrm{PE}\\,\\mathrm{PE}^\\top$, which is no longer constant along diagonals.",
                 False,
                 "It still is: every pair is a sine and a cosine of one frequency, so dot products depend "
-                "only on $p - q$ (the scorecard of section 6.6).",
+                "only on $p - q$ (the scorecard of {ref}`section 6.6 <sec-6-6>`).",
             ),
             (
                 "Comparing it with posenc's table, or applying posenc's $T(k)$: the frequencies are wrong.",
                 True,
                 "Pair $i$ runs at the frequency of pair $2i$; only a check that knows the right frequencies "
-                "sees it (section 6.6).",
+                "sees it ({ref}`section 6.6 <sec-6-6>`).",
             ),
             (
                 "A search for duplicate rows.",
@@ -668,7 +764,7 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
                 "No: the angles were exact, only the final values are rounded (errors of a few $10^{-4}$), and "
                 "the two rows still differ.",
                 True,
-                "Section 6.3 counts 0 collisions for the accurate table cast to float16.",
+                "{ref}`Section 6.3 <sec-6-3>` counts 0 collisions for the accurate table cast to float16.",
             ),
             (
                 "Only in the slowest pairs, which change by less than float16's spacing.",
@@ -685,18 +781,20 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             (
                 "On the two contents and on both positions $p$ and $s$.",
                 False,
-                "That is the added encoding: its cross terms mix content with absolute positions (section 7.3).",
+                "That is the added encoding: its cross terms mix content with absolute positions "
+                "({ref}`section 7.3 <sec-7-3>`).",
             ),
             (
                 "On the two contents and on the offset $k = p - s$ only.",
                 True,
                 "$T(p)\\,T(s)^\\top = T(p - s)$: the score is $q^\\top T(k)\\, \\kappa$ (key vector $\\kappa$), "
-                "checked for $200 \\times 200$ position pairs in section 7.1.",
+                "checked for $200 \\times 200$ position pairs in {ref}`section 7.1 <sec-7-1>`.",
             ),
             (
                 "On the offset $p - s$ only, not on the contents.",
                 False,
-                "Rotations keep norms and only turn $q$ and $\\kappa$; the contents still set the score (section 7.1).",
+                "Rotations keep norms and only turn $q$ and $\\kappa$; the contents still set the score "
+                "({ref}`section 7.1 <sec-7-1>`).",
             ),
             right="B",
         ),
@@ -707,21 +805,21 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
                 "Evenly over all earlier keys.",
                 False,
                 "The bias $-m\\,(p - s)$ is still there: the softmax turns it into weights that fall with the "
-                "distance (section 7.4).",
+                "distance ({ref}`section 7.4 <sec-7-4>`).",
             ),
             (
                 "Only on the key a fixed number of steps back.",
                 False,
                 "The bias ranks every nearer key above every farther one; it cannot single out one "
-                "distance, which is why the one-layer ALiBi model of section 7.6 could not copy the token "
-                "two back.",
+                "distance, which is why the one-layer ALiBi model of {ref}`section 7.6 <sec-7-6>` could not copy the "
+                "token two back.",
             ),
             (
                 "It decays geometrically with the distance: steep heads look at the last few tokens, "
                 "heads with small slopes spread their attention far back.",
                 True,
                 "The weights are proportional to $e^{-m(p - s)}$; the half-attention distance roughly "
-                "doubles from one head to the next (section 7.4).",
+                "doubles from one head to the next ({ref}`section 7.4 <sec-7-4>`).",
             ),
             right="C",
         ),
@@ -732,17 +830,18 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
                 "They copied the token $s\\,k$ places back: the angle they learned for $k$ now belongs to the "
                 "offset $s\\,k$.",
                 True,
-                "Scored against that target they were right far more often than the no-order baseline (section 7.7).",
+                "Scored against that target they were right far more often than the no-order baseline "
+                "({ref}`section 7.7 <sec-7-7>`).",
             ),
             (
                 "They improved at the new positions and kept the old ones intact.",
                 False,
-                "That was the raised base; interpolation broke the models (section 7.7).",
+                "That was the raised base; interpolation broke the models ({ref}`section 7.7 <sec-7-7>`).",
             ),
             (
                 "Nothing changed before the training length; only the new positions suffered.",
                 False,
-                "Interpolation rescales every position, so the old positions broke too (section 7.7).",
+                "Interpolation rescales every position, so the old positions broke too ({ref}`section 7.7 <sec-7-7>`).",
             ),
             right="A",
         ),
@@ -755,18 +854,19 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
                 "Every pair: all angles grow with the position.",
                 False,
                 "A pair with $\\lambda_i \\le L$ already went through its whole circle in training; at $4L$ it "
-                "only repeats angles it has seen (section 8.1).",
+                "only repeats angles it has seen ({ref}`section 8.1 <sec-8-1>`).",
             ),
             (
                 "Only the pairs whose wavelength is longer than $L$, which never completed a turn.",
                 True,
                 "They saw only an arc of their circle; that is why YaRN and Llama 3 interpolate exactly those "
-                "pairs (sections 8.1, 8.2).",
+                "pairs (sections {ref}`8.1 <sec-8-1>`, {ref}`8.2 <sec-8-2>`).",
             ),
             (
                 "Only the fastest pairs, which turn most often.",
                 False,
-                "The fastest pairs turn many times in training and know their whole circle (section 8.1).",
+                "The fastest pairs turn many times in training and know their whole circle "
+                "({ref}`section 8.1 <sec-8-1>`).",
             ),
             right="B",
         ),
@@ -776,18 +876,19 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
                 "They divide their frequency by $s$, like position interpolation.",
                 False,
                 "That is the rule for the slow pairs only; dividing the fast ones would squeeze neighbouring "
-                "tokens together (section 8.2.3).",
+                "tokens together ({ref}`section 8.2.3 <sec-8-2-3>`).",
             ),
             (
                 "They raise their frequency to make up for the slow pairs.",
                 False,
-                "No rule of this chapter makes any pair faster (section 8.2.7).",
+                "No rule of this chapter makes any pair faster ({ref}`section 8.2.7 <sec-8-2-7>`).",
             ),
             (
                 "They keep them as trained.",
                 True,
                 "Pairs with more than $\\beta_\\text{fast}$ turns (YaRN) or a wavelength below "
-                "$L / \\mathtt{high\\_freq\\_factor}$ (Llama 3) keep $\\omega_i$ (sections 8.2.3, 8.2.5).",
+                "$L / \\mathtt{high\\_freq\\_factor}$ (Llama 3) keep $\\omega_i$ (sections {ref}`8.2.3 <sec-8-2-3>`, "
+                "{ref}`8.2.5 <sec-8-2-5>`).",
             ),
             right="C",
         ),
@@ -797,18 +898,19 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
                 "The contents of the tokens $0, \\dots, p$ and how many there are, but not their order.",
                 True,
                 "Shuffling the first $p$ tokens leaves the output at $p$ unchanged, while a uniform average "
-                "reads $1/(p+1)$ (section 8.4).",
+                "reads $1/(p+1)$ ({ref}`section 8.4 <sec-8-4>`).",
             ),
             (
                 "Nothing about position: it is permutation equivariant.",
                 False,
                 "That holds without the causal mask; with it, each position sees a prefix of its own length "
-                "(chapter 1.2.1, section 8.4).",
+                "(sections {ref}`1.2.1 <sec-1-2-1>` and {ref}`8.4 <sec-8-4>`).",
             ),
             (
                 "The exact offset to every earlier token.",
                 False,
-                "Its weights depend on contents only; offsets need RoPE or another encoding (section 8.4).",
+                "Its weights depend on contents only; offsets need RoPE or another encoding "
+                "({ref}`section 8.4 <sec-8-4>`).",
             ),
             right="A",
         ),
