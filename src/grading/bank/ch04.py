@@ -241,7 +241,7 @@ _add(
             "C": "the sinusoidal encoding is fixed by a formula; nothing in it is learned.",
             "D": "the formula is defined at every position, but a model trained on short sequences has never seen "
             "the larger phases, and measured extrapolation is poor.",
-            "E": "PE(p)·PE(q) = Σ cos((p - q)ω_i), which is not zero in general.",
+            "E": "PE(p)·PE(s) = Σ cos((p - s)ω_i), which is not zero in general.",
         },
         right={
             "A": "distinct positions get distinct vectors: the encoding says where a token is.",

@@ -262,7 +262,7 @@ _add(
         },
         right={
             "A": "each pair is still (sin, cos) of one angle, so each pair has norm 1 whatever its frequency.",
-            "B": "PE(p)·PE(q) = Σ cos((p - q)ω_i) depends on p - q only, for any set of frequencies.",
+            "B": "PE(p)·PE(s) = Σ cos((p - s)ω_i) depends on p - s only, for any set of frequencies.",
             "E": "each pair still turns by a fixed angle per position: a rotation, just at the wrong speed.",
         },
         nudge=(
