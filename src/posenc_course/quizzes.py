@@ -487,22 +487,22 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             ),
         ),
         _q(
-            "For an even `d_model`, what does the dot product $\\mathrm{PE}(p) \\cdot \\mathrm{PE}(q)$ depend on?",
+            "For an even `d_model`, what does the dot product $\\mathrm{PE}(p) \\cdot \\mathrm{PE}(s)$ depend on?",
             (
-                "On $p$ and $q$ separately.",
+                "On $p$ and $s$ separately.",
                 False,
                 "Each pair contributes $\\sin a \\sin b + \\cos a \\cos b = \\cos(a - b)$, which involves only the "
                 "difference.",
             ),
             (
-                "Only on the offset $p - q$: it is $\\sum_i \\cos(\\omega_i (p - q))$.",
+                "Only on the offset $p - s$: it is $\\sum_i \\cos(\\omega_i (p - s))$.",
                 True,
                 "So the matrix of all dot products is constant along its diagonals ({ref}`section 3.6 <sec-3-6>`).",
             ),
             (
-                "Only on $p + q$.",
+                "Only on $p + s$.",
                 False,
-                "The sum $p + q$ would appear if sine and cosine were weighted differently ({ref}`chapter 5 <ch-5>`); "
+                "The sum $p + s$ would appear if sine and cosine were weighted differently ({ref}`chapter 5 <ch-5>`); "
                 "with equal weights it cancels.",
             ),
             right="A",
@@ -693,14 +693,14 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             ),
             (
                 "A shift by $k$ is still one fixed linear map, $D\\,T(k)\\,D^{-1}$ with $D = \\operatorname{diag}(w)$, "
-                "but not a rotation, and dot products no longer depend on $p - q$ alone.",
+                "but not a rotation, and dot products no longer depend on $p - s$ alone.",
                 True,
-                "The map exists for any $w$ without zeros; dot products depend only on $p - q$, and the map is a "
+                "The map exists for any $w$ without zeros; dot products depend only on $p - s$, and the map is a "
                 "rotation, only when the two weights of each pair are equal in size, $|w_s| = |w_c|$ "
                 "({ref}`section 5.7 <sec-5-7>`).",
             ),
             (
-                "Dot products still depend only on $p - q$, but no linear map shifts the positions any more.",
+                "Dot products still depend only on $p - s$, but no linear map shifts the positions any more.",
                 False,
                 "It is the other way round: the dot-product property needs weights of equal size within each pair, the "
                 "linear shift map does not.",
@@ -738,7 +738,7 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
                 "Its Gram matrix $\\mathrm{PE}\\,\\mathrm{PE}^\\top$, which is no longer constant along diagonals.",
                 False,
                 "It still is: every pair is a sine and a cosine of one frequency, so dot products depend "
-                "only on $p - q$ (the scorecard of {ref}`section 6.6 <sec-6-6>`).",
+                "only on $p - s$ (the scorecard of {ref}`section 6.6 <sec-6-6>`).",
             ),
             (
                 "Comparing it with posenc's table, or applying posenc's $T(k)$: the frequencies are wrong.",
