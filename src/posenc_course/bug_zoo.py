@@ -17,7 +17,7 @@ bug   buggy                                       fixed
 
 The checks that catch them:
 
-* ``toeplitz_defect``: ``PE @ PE.T`` of a correct table depends on ``p - q``
+* ``toeplitz_defect``: ``PE @ PE.T`` of a correct table depends on ``p - s``
   only; this measures how far a table is from that.
 * ``rotation_residual``: how far ``PE(p + k)`` is from ``T(k) PE(p)`` with
   ``posenc.rotation``; ``best_linear_residual``: how far it is from *any*
@@ -359,9 +359,9 @@ def toeplitz_defect(table) -> float:
     """Largest spread (max - min) along any diagonal of ``PE @ PE.T``, relative to
     the mean squared norm of the rows (``d/2`` for a correct table).
 
-    A correct sinusoidal table of even width gives ``sum_i cos((p - q) omega_i)``,
-    the same on each diagonal ``p - q = const``: the defect is 0 up to rounding.
-    (For odd width the lone last sine adds ``sin(p w) sin(q w)``, which is not.)
+    A correct sinusoidal table of even width gives ``sum_i cos((p - s) omega_i)``,
+    the same on each diagonal ``p - s = const``: the defect is 0 up to rounding.
+    (For odd width the lone last sine adds ``sin(p w) sin(s w)``, which is not.)
     """
     g = gram(table)
     n = g.shape[0]
