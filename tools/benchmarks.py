@@ -23,6 +23,7 @@ import math
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -153,7 +154,8 @@ def bench_memory_states() -> None:
     for name, settings in MEMORY_STATES.items():
         print(f"\n[float32 with {name}: {' '.join(f'{k}={v}' for k, v in settings.items())}]", flush=True)
         subprocess.run(
-            [sys.executable, "-c", "import benchmarks; benchmarks.bench_float32()"],
+            [sys.executable, "-c", "from tools import benchmarks; benchmarks.bench_float32()"],
+            cwd=Path(__file__).resolve().parents[1],  # the repository's root, where the tools package is
             env={**os.environ, **settings},
             check=True,
         )
