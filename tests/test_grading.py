@@ -43,7 +43,7 @@ def problems(selected) -> list[str]:
 
 
 def test_every_chapter_has_six_questions_of_mixed_kinds():
-    assert CHAPTERS == ["01", "02", "03", "04", "05", "06", "07", "08"]
+    assert CHAPTERS == ["01", "02", "03", "04", "05", "06", "07", "08", "09"]
     for chapter in CHAPTERS:
         kinds = [q.kind for qid, q in QUESTIONS.items() if qid.startswith(chapter + ".")]
         assert len(kinds) >= 6, chapter
@@ -350,10 +350,10 @@ def test_chapter_06_answers_agree_with_the_chapter_tools():
 
 
 def test_chapter_07_answers_agree_with_the_chapter():
-    stretch = posenc.wavelengths(128, QUESTIONS["07.6"].reference()) / posenc.wavelengths(128)
+    stretch = posenc.wavelengths(128, QUESTIONS["08.6"].reference()) / posenc.wavelengths(128)
     assert math.isclose(stretch[0], 1.0) and math.isclose(stretch[-1], 4.0)  # fastest pair kept, slowest slowed by s
-    assert QUESTIONS["07.3"].reference() == posenc.alibi_slopes(16)[2] == 2**-1.5
-    assert np.array_equal(QUESTIONS["07.7"].reference(), -(5 - np.arange(6)) / 16)
+    assert QUESTIONS["08.3"].reference() == posenc.alibi_slopes(16)[2] == 2**-1.5
+    assert np.array_equal(QUESTIONS["08.7"].reference(), -(5 - np.arange(6)) / 16)
     q, k = np.random.default_rng(7).normal(size=(2, 1, 32))
     score = lambda p, s: float((posenc.apply_rope(q, [p]) @ posenc.apply_rope(k, [s]).T)[0, 0])  # noqa: E731
     assert math.isclose(score(3, 10), score(103, 110)) and math.isclose(score(0, 7), score(1000, 1007))

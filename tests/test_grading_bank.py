@@ -4,7 +4,7 @@ Every question's text in solutions/ and exercises/ carries the sentence
 ``requirement(question)`` ("**Accepted:** ... within ... of the exact value"),
 written there by ``make_exercises`` from the question's declaration; the grader accepts answers just
 inside that tolerance and rejects answers just outside it, in the stated dtype
-only. The test inputs cover what the texts promise, and the hints of 07.7 say
+only. The test inputs cover what the texts promise, and the hints of 08.7 say
 the right numbers. Each question declares its own test data (known mistakes,
 alternative answers, promised coverage), from which tests/support/battery.py
 builds its tries.
@@ -272,7 +272,7 @@ def test_0303_the_distances_its_options_and_explanations_state_are_right():
 
 
 # --------------------------------------------------------------------------
-# 07.7: each hint comes from its own mistake, and its numbers are right
+# 08.7: each hint comes from its own mistake, and its numbers are right
 # --------------------------------------------------------------------------
 
 RIGHT_SLOPE = posenc.alibi_slopes(4)[1]  # head 2 of 4
@@ -287,27 +287,27 @@ MISTAKES_0707 = [  # (a learner's wrong answer, computed as the learner would, a
     (posenc.alibi_bias(4, 6)[3, 5], "that is head 4"),
     (-(5.0 - np.arange(6)), "the slope is missing"),
 ]
-HINTS_0707 = [hint for _, hint in QUESTIONS["07.7"].mistakes]
+HINTS_0807 = [hint for _, hint in QUESTIONS["08.7"].mistakes]
 
 
 @pytest.mark.parametrize("n", range(len(MISTAKES_0707)))
 def test_0707_each_mistake_gets_exactly_its_own_hint(n, capsys):
     answer, words = MISTAKES_0707[n]
-    ok, out = verdict("07.7", answer, capsys)
+    ok, out = verdict("08.7", answer, capsys)
     assert not ok
-    given = [hint for hint in HINTS_0707 if hint in out]
-    assert len(given) == 1 and words in given[0] and out == f"07.7 ✗ {given[0]}\n", out
+    given = [hint for hint in HINTS_0807 if hint in out]
+    assert len(given) == 1 and words in given[0] and out == f"08.7 ✗ {given[0]}\n", out
 
 
 def test_0707_every_hint_is_reachable():
     reached = set()
     for answer, _ in MISTAKES_0707:
-        reached |= {hint for hint in HINTS_0707 if np.allclose(answer, _hint_value(hint), atol=1e-6)}
-    assert reached == set(HINTS_0707)
+        reached |= {hint for hint in HINTS_0807 if np.allclose(answer, _hint_value(hint), atol=1e-6)}
+    assert reached == set(HINTS_0807)
 
 
 def _hint_value(hint):
-    return next(value() for value, h in QUESTIONS["07.7"].mistakes if h == hint)
+    return next(value() for value, h in QUESTIONS["08.7"].mistakes if h == hint)
 
 
 def _power(expression):
@@ -315,7 +315,7 @@ def _power(expression):
     return 2.0 ** eval(expression.replace("·", "*"), {})  # eval of our own hint text
 
 
-@pytest.mark.parametrize("hint", HINTS_0707, ids=range(len(HINTS_0707)))
+@pytest.mark.parametrize("hint", HINTS_0807, ids=range(len(HINTS_0807)))
 def test_0707_the_numbers_in_each_hint_are_right(hint):
     wrong = np.asarray(_hint_value(hint))
     used = -wrong[0] / 5  # the slope the mistaken row was built with (key 0 is 5 positions back)
@@ -383,7 +383,7 @@ def float32_recipe(positions, d_model):
 
 
 def table_fn(bug, dtype=np.float64):
-    """A learner's answer to 02.6 (and 03.7, 06.4, 06.7 in their dtypes) with ``bug``."""
+    """A learner's answer to 02.6 (and 03.7, 06.4, 07.3 in their dtypes) with ``bug``."""
 
     def sinusoidal_table(positions, d_model, layout="interleaved"):
         return learner_table(positions, d_model, layout, bug).astype(dtype)
@@ -397,7 +397,7 @@ def add_fn(bug):
 
 
 def batch_fn(bug):
-    """06.8: a batch-first input plus the table, with ``bug``."""
+    """07.4: a batch-first input plus the table, with ``bug``."""
     return lambda x: x + learner_table(np.arange(x.shape[1]), x.shape[2], bug=bug)
 
 
@@ -417,7 +417,7 @@ def layer(bug):
 
 
 def rope_fn(bug):
-    """07.2 written with a loop over pairs, with ``bug``."""
+    """08.2 written with a loop over pairs, with ``bug``."""
 
     def rope(x, p, layout="interleaved"):
         d, out = len(x), np.array(x, dtype=np.float64)
@@ -486,14 +486,14 @@ NAMED = [  # (question, a learner's wrong answer, the hint it must get)
     ("06.4", table_fn("swapped", np.float16), "SWAP_HINT"),
     ("06.4", table_fn("sine twice", np.float16), "COSINE_HINT"),
     ("06.4", table_fn("positions ignored", np.float16), "POSITIONS_HINT"),
-    ("06.7", table_fn("no cosine"), "COSINE_HINT"),
-    ("06.7", table_fn("positions ignored"), "POSITIONS_HINT"),
-    ("06.7", table_fn("degrees"), "DEGREES_HINT"),
-    ("06.7", table_fn("pairs from 1"), "PAIR_SHIFT_HINT"),
-    ("06.8", batch_fn("swapped"), "SWAP_HINT"),
-    ("06.8", batch_fn("sine twice"), "COSINE_HINT"),
-    ("07.2", rope_fn("degrees"), "DEGREES_HINT"),
-    ("07.2", rope_fn("pairs from 1"), "PAIR_SHIFT_HINT"),
+    ("07.3", table_fn("no cosine"), "COSINE_HINT"),
+    ("07.3", table_fn("positions ignored"), "POSITIONS_HINT"),
+    ("07.3", table_fn("degrees"), "DEGREES_HINT"),
+    ("07.3", table_fn("pairs from 1"), "PAIR_SHIFT_HINT"),
+    ("07.4", batch_fn("swapped"), "SWAP_HINT"),
+    ("07.4", batch_fn("sine twice"), "COSINE_HINT"),
+    ("08.2", rope_fn("degrees"), "DEGREES_HINT"),
+    ("08.2", rope_fn("pairs from 1"), "PAIR_SHIFT_HINT"),
 ]
 
 
@@ -512,7 +512,7 @@ def test_a_common_mistake_is_named(qid, answer, name, capsys):
     [
         ("02.5", lambda d, base=10000.0: base ** (-2.0 * (np.arange(d) // 2) / d), "not one per channel"),
         ("03.2", int(np.sum(360 / W512 <= 1000)), "in degrees (360/ω_i)"),
-        ("07.2", rope_fn("position ignored"), "the position p is ignored"),
+        ("08.2", rope_fn("position ignored"), "the position p is ignored"),
     ],
 )
 def test_a_question_specific_mistake_is_named(qid, answer, words, capsys):

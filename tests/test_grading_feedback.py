@@ -187,7 +187,7 @@ def solved_by_blind_guessing():
 
 
 def test_blind_guessing_from_the_feedback_solves_no_numeric_question(monkeypatch):
-    assert len(NUMERIC) == 19  # three of them chapter 08's
+    assert len(NUMERIC) == 19  # three of them chapter 09's
     assert solved_by_blind_guessing() == []
     monkeypatch.setattr(grading.kinds, "how_far", leaky_how_far)  # the same attack against leaky wording
     assert len(solved_by_blind_guessing()) >= 13
@@ -232,20 +232,20 @@ def test_named_mistakes_are_kept_and_said_only_when_undoing_them_gives_the_answe
 @pytest.mark.parametrize(
     "qid,answer",
     [
-        ("07.5", torch.tensor(0.25, dtype=torch.bfloat16)),
-        ("07.5", torch.tensor([0.25], dtype=torch.float16)),
-        ("07.5", np.float16(0.25)),
-        ("07.5", np.array([[0.25]], dtype=np.float16)),
-        ("07.5", np.longdouble(0.25)),
+        ("08.5", torch.tensor(0.25, dtype=torch.bfloat16)),
+        ("08.5", torch.tensor([0.25], dtype=torch.float16)),
+        ("08.5", np.float16(0.25)),
+        ("08.5", np.array([[0.25]], dtype=np.float16)),
+        ("08.5", np.longdouble(0.25)),
         ("05.3", np.int16(476)),
         ("05.3", np.uint16(476)),
         ("05.3", torch.tensor(476, dtype=torch.int32)),
         ("05.3", np.float16(476)),
         ("05.3", torch.tensor(476.0, dtype=torch.float16)),
-        ("07.7", torch.tensor(QUESTIONS["07.7"].reference(), dtype=torch.bfloat16)),
-        ("07.7", torch.tensor(QUESTIONS["07.7"].reference(), dtype=torch.float16)),
-        ("07.7", QUESTIONS["07.7"].reference().astype(np.float16)),
-        ("07.7", QUESTIONS["07.7"].reference().astype(np.float32).tolist()),
+        ("08.7", torch.tensor(QUESTIONS["08.7"].reference(), dtype=torch.bfloat16)),
+        ("08.7", torch.tensor(QUESTIONS["08.7"].reference(), dtype=torch.float16)),
+        ("08.7", QUESTIONS["08.7"].reference().astype(np.float16)),
+        ("08.7", QUESTIONS["08.7"].reference().astype(np.float32).tolist()),
         ("04.1", torch.from_numpy(QUESTIONS["04.1"].reference()).float()),
     ],
 )
@@ -291,7 +291,7 @@ def test_complex_input_is_refused_with_a_message(qid, answer, capsys):
         ("02.5", lambda d, base=10000.0: own_frequencies(d, base).astype(np.float16), "right to float16 precision"),
         ("02.5", lambda d, base=10000.0: own_frequencies(d, base) + 0j, "complex"),
         (
-            "07.2",
+            "08.2",
             lambda x, p, layout="interleaved": posenc.apply_rope(x[None], [p], layout=layout)[0].astype(np.complex128),
             "complex",
         ),
@@ -430,7 +430,7 @@ def test_an_unknown_chapter_names_the_chapters(chapter, capsys):
     ],
 )
 def test_array_tricks_are_not_accepted_by_a_function_question(answer, words, capsys):
-    verdict, out = feedback(capsys, "06.7", answer)
+    verdict, out = feedback(capsys, "07.3", answer)
     assert not verdict and "06.7 ✗" in out and words in out, out
 
 
@@ -554,7 +554,7 @@ def test_the_deepest_line_of_the_learners_code_is_quoted_not_numpys_or_the_grade
         "table",
         namespace,
     )
-    verdict, out = feedback(capsys, "06.7", f)
+    verdict, out = feedback(capsys, "07.3", f)
     assert not verdict and "your code raised ValueError: cannot reshape" in out, out
     assert out.rstrip().endswith(", at line 3 of your cell: return np.outer(p, w).reshape(len(p), 2 * len(w))"), out
 

@@ -432,8 +432,8 @@ def rope_via_closure():
         ("02.6", lambda p, d, layout="interleaved": pe.sinusoidal(p, d, layout=layout), "sinusoidal"),
         ("02.6", pe_with_a_helper, "sinusoidal"),
         ("04.2", lambda k, d: posenc.rotation(k, d), "rotation"),
-        ("06.7", lambda p, d: table(p, d), "sinusoidal"),
-        ("07.2", rope_via_closure(), "apply_rope"),
+        ("07.3", lambda p, d: table(p, d), "sinusoidal"),
+        ("08.2", rope_via_closure(), "apply_rope"),
     ],
 )
 def test_a_function_that_calls_posenc_is_told_to_write_the_formula(qid, answer, name, capsys):

@@ -13,7 +13,7 @@ import pytest
 
 import grading
 from grading import store
-from grading.store import FORMAT, VERSION, Store
+from grading.store import FORMAT, RENUMBERED, VERSION, Store
 from tests.support.grading_session import feedback
 
 pytestmark = pytest.mark.usefixtures("fresh_progress")  # every test: progress of its own
@@ -95,6 +95,44 @@ def test_a_file_of_version_1_is_upgraded_not_discarded(tmp_path):
         "02.4": (True, 2, "correct"),
         "02.6": (False, 1, "interrupted"),
     }
+
+
+def test_a_file_of_the_eight_chapter_book_keeps_its_questions_under_their_new_ids(tmp_path):
+    """Versions 1 and 2 numbered the questions of the book before its chapter 6 was split: what a learner earned
+    there stays with the same question, now under its new id."""
+    path = tmp_path / "progress.json"
+    entry = {"solved": True, "tries": 2, "last": "wrong", "when": "2026-12-01T10:00:00Z"}
+    old_ids = ["05.7", "06.4", "06.5", "06.8", "07.1", "07.2", "07.8", "08.1", "08.4", "08.7"]
+    path.write_text(
+        json.dumps(
+            {
+                "format": FORMAT,
+                "version": 2,
+                "questions": {q: entry for q in old_ids},
+                "revealed": ["06.6", "08.1"],
+            }
+        )
+    )
+    s = Store(path)
+    assert s.load() == ""
+    assert sorted(s.entries) == ["05.7", "06.4", "07.1", "07.4", "08.1", "08.2", "08.8", "09.1", "09.4", "09.7"]
+    assert all(e == entry for e in s.entries.values()) and s.revealed == {"07.2", "09.1"}
+    s.record("07.3", "correct")
+    assert saved(path)["version"] == VERSION and "06.5" not in saved(path)["questions"]
+    assert Store(path).load() == "" and sorted(results(path)) == sorted([*s.entries])  # version 3: read as it is
+
+
+def test_the_renumbering_is_one_to_one_and_lands_on_the_questions_that_moved():
+    from grading.bank import QUESTIONS
+    from grading.kinds import Function
+
+    assert len(set(RENUMBERED.values())) == len(RENUMBERED)
+    assert set(RENUMBERED.values()) <= set(QUESTIONS)
+    kept = {q for q in QUESTIONS if q < "06.5"}  # ids before the split chapter keep their questions
+    assert not kept & set(RENUMBERED) and not kept & set(RENUMBERED.values())
+    # the coding questions that moved are coding questions under their new ids (the batch-first table, RoPE, YaRN)
+    for old in ("06.7", "06.8", "07.2", "08.4"):
+        assert isinstance(QUESTIONS[RENUMBERED[old]], Function), old
 
 
 def test_a_write_that_fails_halfway_leaves_the_old_file_whole(tmp_path, monkeypatch):

@@ -143,33 +143,32 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("05_learned_vs_fixed", "3072"): "cited: the feed-forward width of GPT-2 small and BERT-base, from their "
     "published shapes (radford2019, devlin2019); the cell after reproduces the checkpoints' parameter counts",
     ("05_learned_vs_fixed", "1.5"): "parameter: the middle test length 1.5L (LENGTHS = (L, 3 * L // 2, 2 * L))",
-    ("06_precision_and_bugs", "10^6"): "parameter: the position, one million, at which the errors are compared",
-    ("06_precision_and_bugs", "10,000"): "definition: the base of the original Transformer (vaswani2017), the "
-    "chapter's base",
-    ("06_precision_and_bugs", "0.5"): "definition: half a position, the error at which a position shifts "
+    ("06_precision", "10^6"): "parameter: the position, one million, at which the errors are compared",
+    ("06_precision", "10,000"): "definition: the base of the original Transformer (vaswani2017), the chapter's base",
+    ("06_precision", "0.5"): "definition: half a position, the error at which a position shifts "
     "(0.5 / (3 * unit) in the cell after)",
-    ("06_precision_and_bugs", "4097"): "parameter: the example position of 6.3; the collision cell checks that rows "
+    ("06_precision", "4097"): "parameter: the example position of 6.3; the collision cell checks that rows "
     "4096 and 4097 coincide in float16",
-    ("06_precision_and_bugs", "8192"): "parameter: the positions over which collisions are counted (n = 8192)",
-    ("06_precision_and_bugs", "0.15"): "parameter: how close to pi an angle error counts as saying nothing "
+    ("06_precision", "8192"): "parameter: the positions over which collisions are counted (n = 8192)",
+    ("06_precision", "0.15"): "parameter: how close to pi an angle error counts as saying nothing "
     "(np.pi - 0.15 in the cell after)",
-    ("06_precision_and_bugs", "0.1"): "parameter: an example value of the Toeplitz defect, to say what its scale means",
-    ("06_precision_and_bugs", "10^{-6}"): "parameter: the line above which a check's value counts as a flag "
+    ("07_implementations", "0.1"): "parameter: an example value of the Toeplitz defect, to say what its scale means",
+    ("07_implementations", "10^{-6}"): "parameter: the line above which a check's value counts as a flag "
     "(v > 1e-6 in the scorecard)",
-    ("07_rope_and_alibi", "1,024"): "parameter: the sequence length of the ALiBi attention example (n_long = 1024)",
-    ("07_rope_and_alibi", "3,000"): "parameter: an example distance, to say that the penalty keeps growing with it",
-    ("07_rope_and_alibi", "10^4"): "definition: the base of the original Transformer and of LLaMA (touvron2023), "
+    ("08_rope_and_alibi", "1,024"): "parameter: the sequence length of the ALiBi attention example (n_long = 1024)",
+    ("08_rope_and_alibi", "3,000"): "parameter: an example distance, to say that the penalty keeps growing with it",
+    ("08_rope_and_alibi", "10^4"): "definition: the base of the original Transformer and of LLaMA (touvron2023), "
     "posenc's default, which the cell uses",
-    ("07_rope_and_alibi", "2,048"): "parameter: the training length of the LLaMA-sized setting (settings in the "
+    ("08_rope_and_alibi", "2,048"): "parameter: the training length of the LLaMA-sized setting (settings in the "
     "cell after), LLaMA's own context (touvron2023)",
-    ("07_rope_and_alibi", "8,192"): "parameter: the stretched length of the LLaMA-sized setting (settings in the "
+    ("08_rope_and_alibi", "8,192"): "parameter: the stretched length of the LLaMA-sized setting (settings in the "
     "cell after)",
-    ("08_rope_in_practice", "500,000"): "cited: Llama 3's RoPE base (dubey2024llama3), one of the configs of 8.6",
-    ("08_rope_in_practice", "1,000,000"): "cited: the RoPE base of Qwen2.5 and Qwen2-VL (qwen2024qwen25, "
-    "wang2024qwen2vl), configs of 8.6",
-    ("08_rope_in_practice", "8192"): "cited: the context Llama 3 was trained at before its extension (dubey2024llama3)",
-    ("08_rope_in_practice", "0.1"): "definition: the constant of YaRN's attention temperature 0.1 ln s + 1 (peng2024)",
-    ("08_rope_in_practice", "1,500"): "parameter: the longer training of the NoPE-only model (LONGER = 1500)",
+    ("09_rope_in_practice", "500,000"): "cited: Llama 3's RoPE base (dubey2024llama3), one of the configs of 9.6",
+    ("09_rope_in_practice", "1,000,000"): "cited: the RoPE base of Qwen2.5 and Qwen2-VL (qwen2024qwen25, "
+    "wang2024qwen2vl), configs of 9.6",
+    ("09_rope_in_practice", "8192"): "cited: the context Llama 3 was trained at before its extension (dubey2024llama3)",
+    ("09_rope_in_practice", "0.1"): "definition: the constant of YaRN's attention temperature 0.1 ln s + 1 (peng2024)",
+    ("09_rope_in_practice", "1,500"): "parameter: the longer training of the NoPE-only model (LONGER = 1500)",
     ("fast_angles", "10^6"): "parameter: the position, one million, at which the errors are measured",
     ("fast_angles", "10,000"): "definition: the base of the original Transformer (vaswani2017), the appendix's base",
     ("fast_angles", "4096"): "definition: the coarse block of posenc's split p = 4096a + 64b + r (and, as a "

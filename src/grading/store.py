@@ -17,12 +17,14 @@ answer was shown::
 * It is written after every check, atomically (a temporary file in the same folder, then ``os.replace``): a
   kernel killed halfway leaves the old file or the new one, never half of one. Two notebooks open at once
   do not undo each other: each check is applied to what the file holds when it is written.
-* A file of an earlier version is read and upgraded (version 1 kept only the latest status of each question:
-  "correct" becomes solved, every status but "unanswered" one try); it is written in the current version at
-  the next check. A file that cannot be read as a progress file (damaged, another program's, a newer release's)
-  is refused with a message saying what is wrong and where it is; the grader then keeps progress in memory
-  only and never writes over that file. ``grading.reset()`` moves it aside (``progress.json.refused``, kept
-  for you to look at) and starts a new one.
+* A file of an earlier version is read and upgraded, and written in the current version at the next check.
+  Version 1 kept only the latest status of each question: "correct" becomes solved, every status but
+  "unanswered" one try. Versions 1 and 2 number the questions of the eight-chapter book, whose chapter 6
+  became chapters 6 and 7: ``RENUMBERED`` gives their ids in this book.
+* A file that cannot be read as a progress file (damaged, another program's, a newer release's) is refused
+  with a message saying what is wrong and where it is; the grader then keeps progress in memory only and
+  never writes over that file. ``grading.reset()`` moves it aside (``progress.json.refused``, kept for you to
+  look at) and starts a new one.
 """
 
 from __future__ import annotations
@@ -34,11 +36,20 @@ import tempfile
 from pathlib import Path
 
 FORMAT = "posenc-course progress"
-VERSION = 2
+VERSION = 3
 CORRECT, WRONG, INTERRUPTED, UNCHECKABLE = "correct", "wrong", "interrupted", "could not check"
 RESULTS = {CORRECT, WRONG, INTERRUPTED, UNCHECKABLE}  # what a graded check leaves as "last"
 TRIES = {CORRECT, WRONG, INTERRUPTED}  # ... and which of them count as a try
 _V1_STATUSES = {"correct", "wrong", "unanswered", "interrupted"}
+
+# The question ids of versions 1 and 2 that changed when chapter 6 (precision and implementations) was split in
+# two: its last four questions moved to the new chapter 7, and chapters 7 and 8 became 8 and 9. Every other id
+# kept its question.
+RENUMBERED = (
+    {f"06.{n}": f"07.{n - 4}" for n in range(5, 9)}
+    | {f"07.{n}": f"08.{n}" for n in range(1, 9)}
+    | {f"08.{n}": f"09.{n}" for n in range(1, 8)}
+)
 
 
 def default_path() -> Path:
@@ -196,8 +207,13 @@ def _valid_entry(entry) -> bool:
 
 
 def _upgrade_v1(questions: dict) -> dict:
-    """Version 1's latest status of each question as version 2's records (nothing for "unanswered")."""
+    """Version 1's latest status of each question as the later versions' records (nothing for "unanswered")."""
     return {qid: _apply(None, status, None) for qid, status in questions.items() if status != "unanswered"}
+
+
+def _renumber(questions: dict, revealed: list) -> tuple[dict, list]:
+    """Versions 1 and 2's ids as this version's (RENUMBERED)."""
+    return {RENUMBERED.get(q, q): e for q, e in questions.items()}, [RENUMBERED.get(q, q) for q in revealed]
 
 
 def _read(path: Path):
@@ -216,7 +232,7 @@ def _read(path: Path):
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         return None, "is not a progress file of this course"
     version = data.get("version")
-    if version not in (1, VERSION):
+    if version not in (1, 2, VERSION):
         newer = isinstance(version, int) and not isinstance(version, bool) and version > VERSION
         return None, (
             f"is a progress file of version {version!r}, "
@@ -239,6 +255,8 @@ def _read(path: Path):
         return None, 'has a "questions" entry that is not a map of question ids to their records'
     if not isinstance(revealed, list) or not all(isinstance(q, str) for q in revealed):
         return None, 'has a "revealed" entry that is not a list of question ids'
+    if version < VERSION:
+        questions, revealed = _renumber(questions, revealed)
     return {"questions": questions, "revealed": revealed}, ""
 
 

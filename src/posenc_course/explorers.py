@@ -491,7 +491,7 @@ ROPE_SCALING_SLIDERS = {
 
 @accepts(**_specs(ROPE_SCALING_SLIDERS))
 class RopeScalingExplorer(Explorer):
-    """Chapter 07: how interpolation or an NTK-aware raised base move RoPE's wavelengths."""
+    """Chapter 08: how interpolation or an NTK-aware raised base move RoPE's wavelengths."""
 
     kind = "rope"
     alt = (
@@ -520,7 +520,7 @@ ROPE_RULES_SLIDERS = {
 
 @accepts(**_specs(ROPE_RULES_SLIDERS, rule=Either(OneOf(*ROPE_RULES), ROPE_RULES_SLIDERS["rule"].spec())))
 class RopeRulesExplorer(Explorer):
-    """Chapter 08: every pair's wavelength before and after a scaling rule (linear, dynamic, YaRN, Llama 3)."""
+    """Chapter 09: every pair's wavelength before and after a scaling rule (linear, dynamic, YaRN, Llama 3)."""
 
     kind = "rope_rules"
     alt = (

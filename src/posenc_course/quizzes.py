@@ -99,19 +99,21 @@ SECTIONS: dict[str, tuple[str, str]] = {
     "sec-5-5": ("05_learned_vs_fixed", "ch05-28"),
     "sec-5-7": ("05_learned_vs_fixed", "ch05-43"),
     "sec-5-8": ("05_learned_vs_fixed", "ch05-53"),
-    "sec-6-3": ("06_precision_and_bugs", "ch06-18"),
-    "sec-6-6": ("06_precision_and_bugs", "ch06-49"),
-    "sec-7-1": ("07_rope_and_alibi", "ch07-03"),
-    "sec-7-3": ("07_rope_and_alibi", "ch07-17"),
-    "sec-7-4": ("07_rope_and_alibi", "ch07-21"),
-    "sec-7-6": ("07_rope_and_alibi", "ch07-46"),
-    "sec-7-7": ("07_rope_and_alibi", "ch07-56"),
-    "sec-8-1": ("08_rope_in_practice", "ch08-03"),
-    "sec-8-2": ("08_rope_in_practice", "ch08-07"),
-    "sec-8-2-3": ("08_rope_in_practice", "ch08-12"),
-    "sec-8-2-5": ("08_rope_in_practice", "ch08-18"),
-    "sec-8-2-7": ("08_rope_in_practice", "ch08-22"),
-    "sec-8-4": ("08_rope_in_practice", "ch08-31"),
+    "sec-6-3": ("06_precision", "ch06-18"),
+    "sec-7-2": ("07_implementations", "ch07-40"),
+    "sec-7-3": ("07_implementations", "ch07-49"),
+    "sec-7-7": ("07_implementations", "ch07-74"),
+    "sec-8-1": ("08_rope_and_alibi", "ch08-03"),
+    "sec-8-3": ("08_rope_and_alibi", "ch08-17"),
+    "sec-8-4": ("08_rope_and_alibi", "ch08-21"),
+    "sec-8-6": ("08_rope_and_alibi", "ch08-46"),
+    "sec-8-7": ("08_rope_and_alibi", "ch08-56"),
+    "sec-9-1": ("09_rope_in_practice", "ch09-03"),
+    "sec-9-2": ("09_rope_in_practice", "ch09-07"),
+    "sec-9-2-3": ("09_rope_in_practice", "ch09-12"),
+    "sec-9-2-5": ("09_rope_in_practice", "ch09-18"),
+    "sec-9-2-7": ("09_rope_in_practice", "ch09-22"),
+    "sec-9-4": ("09_rope_in_practice", "ch09-31"),
 }
 
 # {ref}`text <label>`, as in the chapters' prose; any other role is refused
@@ -732,28 +734,6 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             right="B",
         ),
         _q(
-            "A table built with the doubled exponent (`2 * i / d` with `i` the channel index) is still made "
-            "of sine and cosine pairs. Which check catches it?",
-            (
-                "Its Gram matrix $\\mathrm{PE}\\,\\mathrm{PE}^\\top$, which is no longer constant along diagonals.",
-                False,
-                "It still is: every pair is a sine and a cosine of one frequency, so dot products depend "
-                "only on $p - s$ (the scorecard of {ref}`section 6.6 <sec-6-6>`).",
-            ),
-            (
-                "Comparing it with posenc's table, or applying posenc's $T(k)$: the frequencies are wrong.",
-                True,
-                "Pair $i$ runs at the frequency of pair $2i$; only a check that knows the right frequencies "
-                "sees it ({ref}`section 6.6 <sec-6-6>`).",
-            ),
-            (
-                "A search for duplicate rows.",
-                False,
-                "Its positions stay distinct; the encoding is valid, just not the one the paper defines.",
-            ),
-            right="B",
-        ),
-        _q(
             "A float64 table from posenc is cast to float16 at the end. Do positions 4096 and 4097 collide now?",
             (
                 "Yes: any float16 table collides above 2048.",
@@ -776,25 +756,95 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
     ),
     "07": (
         _q(
+            "Row 0 of a table of unknown origin reads sixteen 0s, then sixteen 1s ($d = 32$). What does that "
+            "row tell you?",
+            (
+                "The sines come first; whether it is posenc's concatenated layout or the $h - 1$ schedule of "
+                "tensor2tensor and fairseq, only the slowest frequency, read off row 1, can say.",
+                True,
+                "At $p = 0$ every sine is 0 and every cosine 1, so row 0 shows where the cosines are; both "
+                "sines-first variants share it ({ref}`section 7.2 <sec-7-2>`).",
+            ),
+            (
+                "It is the paper's interleaved table.",
+                False,
+                "The interleaved row 0 alternates: 0, 1, 0, 1, ...",
+            ),
+            (
+                "It is fairseq's table: fairseq is the one that puts the sines first.",
+                False,
+                "posenc's concatenated layout puts the sines first too; the two differ in their frequencies, "
+                "not in row 0 ({ref}`section 7.2 <sec-7-2>`).",
+            ),
+            right="A",
+        ),
+        _q(
+            "A table built with the doubled exponent (`2 * i / d` with `i` the channel index) is still made "
+            "of sine and cosine pairs. Which check catches it?",
+            (
+                "Its Gram matrix $\\mathrm{PE}\\,\\mathrm{PE}^\\top$, which is no longer constant along diagonals.",
+                False,
+                "It still is: every pair is a sine and a cosine of one frequency, so dot products depend "
+                "only on $p - s$ (the scorecard of {ref}`section 7.3 <sec-7-3>`).",
+            ),
+            (
+                "Comparing it with posenc's table, or applying posenc's $T(k)$: the frequencies are wrong.",
+                True,
+                "Pair $i$ runs at the frequency of pair $2i$; only a check that knows the right frequencies "
+                "sees it ({ref}`section 7.3 <sec-7-3>`).",
+            ),
+            (
+                "A search for duplicate rows.",
+                False,
+                "Its positions stay distinct; the encoding is valid, just not the one the paper defines.",
+            ),
+            right="B",
+        ),
+        _q(
+            "A module adds `pe[:x.size(0)]`, with a table `pe` of shape `(max_len, d)`, to a batch-first input. "
+            "A test feeds 10 sequences of length 10 and compares the output with posenc. Does it fail?",
+            (
+                "Yes: any comparison with posenc catches a wrong slice.",
+                False,
+                "Not this one: with batch equal to seq the slice happens to select positions "
+                "$0 \\dots 9$ ({ref}`section 7.7 <sec-7-7>`).",
+            ),
+            (
+                "No: a batch exactly as long as the sequence makes the wrong slice right by coincidence; a "
+                "test should use a batch size different from the sequence length.",
+                True,
+                "With batch 1 every position would get $\\mathrm{PE}(0)$, and batch 4 crashes "
+                "({ref}`section 7.7 <sec-7-7>`).",
+            ),
+            (
+                "No: the output has the right shape, and a shape test is all it needs.",
+                False,
+                "The shape is right for every batch size that does not crash; the values are what is wrong.",
+            ),
+            right="B",
+        ),
+    ),
+    "08": (
+        _q(
             "RoPE rotates the query at position $p$ and the key at position $s$ by angles that grow with "
             "their positions. On what does their attention score depend?",
             (
                 "On the two contents and on both positions $p$ and $s$.",
                 False,
                 "That is the added encoding: its cross terms mix content with absolute positions "
-                "({ref}`section 7.3 <sec-7-3>`).",
+                "({ref}`section 8.3 <sec-8-3>`).",
             ),
             (
                 "On the two contents and on the offset $k = p - s$ only.",
                 True,
                 "$T(p)\\,T(s)^\\top = T(p - s)$: the score is $q^\\top T(k)\\, \\kappa$ (key vector $\\kappa$), "
-                "checked for $200 \\times 200$ position pairs in {ref}`section 7.1 <sec-7-1>`.",
+                "checked for $200 \\times 200$ position pairs in {ref}`section 8.1 <sec-8-1>`.",
             ),
             (
                 "On the offset $p - s$ only, not on the contents.",
                 False,
                 "Rotations keep norms and only turn $q$ and $\\kappa$; the contents still set the score "
-                "({ref}`section 7.1 <sec-7-1>`).",
+                "({ref}`section 8.1 <sec-8-1>`).",
             ),
             right="B",
         ),
@@ -805,13 +855,13 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
                 "Evenly over all earlier keys.",
                 False,
                 "The bias $-m\\,(p - s)$ is still there: the softmax turns it into weights that fall with the "
-                "distance ({ref}`section 7.4 <sec-7-4>`).",
+                "distance ({ref}`section 8.4 <sec-8-4>`).",
             ),
             (
                 "Only on the key a fixed number of steps back.",
                 False,
                 "The bias ranks every nearer key above every farther one; it cannot single out one "
-                "distance, which is why the one-layer ALiBi model of {ref}`section 7.6 <sec-7-6>` could not copy the "
+                "distance, which is why the one-layer ALiBi model of {ref}`section 8.6 <sec-8-6>` could not copy the "
                 "token two back.",
             ),
             (
@@ -819,7 +869,7 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
                 "heads with small slopes spread their attention far back.",
                 True,
                 "The weights are proportional to $e^{-m(p - s)}$; the half-attention distance roughly "
-                "doubles from one head to the next ({ref}`section 7.4 <sec-7-4>`).",
+                "doubles from one head to the next ({ref}`section 8.4 <sec-8-4>`).",
             ),
             right="C",
         ),
@@ -831,22 +881,22 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
                 "offset $s\\,k$.",
                 True,
                 "Scored against that target they were right far more often than the no-order baseline "
-                "({ref}`section 7.7 <sec-7-7>`).",
+                "({ref}`section 8.7 <sec-8-7>`).",
             ),
             (
                 "They improved at the new positions and kept the old ones intact.",
                 False,
-                "That was the raised base; interpolation broke the models ({ref}`section 7.7 <sec-7-7>`).",
+                "That was the raised base; interpolation broke the models ({ref}`section 8.7 <sec-8-7>`).",
             ),
             (
                 "Nothing changed before the training length; only the new positions suffered.",
                 False,
-                "Interpolation rescales every position, so the old positions broke too ({ref}`section 7.7 <sec-7-7>`).",
+                "Interpolation rescales every position, so the old positions broke too ({ref}`section 8.7 <sec-8-7>`).",
             ),
             right="A",
         ),
     ),
-    "08": (
+    "09": (
         _q(
             "A RoPE head was trained at $L = 8192$. Which of its pairs meet rotation angles at $4L$ that they "
             "never took in training?",
@@ -854,19 +904,19 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
                 "Every pair: all angles grow with the position.",
                 False,
                 "A pair with $\\lambda_i \\le L$ already went through its whole circle in training; at $4L$ it "
-                "only repeats angles it has seen ({ref}`section 8.1 <sec-8-1>`).",
+                "only repeats angles it has seen ({ref}`section 9.1 <sec-9-1>`).",
             ),
             (
                 "Only the pairs whose wavelength is longer than $L$, which never completed a turn.",
                 True,
                 "They saw only an arc of their circle; that is why YaRN and Llama 3 interpolate exactly those "
-                "pairs (sections {ref}`8.1 <sec-8-1>`, {ref}`8.2 <sec-8-2>`).",
+                "pairs (sections {ref}`9.1 <sec-9-1>`, {ref}`9.2 <sec-9-2>`).",
             ),
             (
                 "Only the fastest pairs, which turn most often.",
                 False,
                 "The fastest pairs turn many times in training and know their whole circle "
-                "({ref}`section 8.1 <sec-8-1>`).",
+                "({ref}`section 9.1 <sec-9-1>`).",
             ),
             right="B",
         ),
@@ -876,19 +926,19 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
                 "They divide their frequency by $s$, like position interpolation.",
                 False,
                 "That is the rule for the slow pairs only; dividing the fast ones would squeeze neighbouring "
-                "tokens together ({ref}`section 8.2.3 <sec-8-2-3>`).",
+                "tokens together ({ref}`section 9.2.3 <sec-9-2-3>`).",
             ),
             (
                 "They raise their frequency to make up for the slow pairs.",
                 False,
-                "No rule of this chapter makes any pair faster ({ref}`section 8.2.7 <sec-8-2-7>`).",
+                "No rule of this chapter makes any pair faster ({ref}`section 9.2.7 <sec-9-2-7>`).",
             ),
             (
                 "They keep them as trained.",
                 True,
                 "Pairs with more than $\\beta_\\text{fast}$ turns (YaRN) or a wavelength below "
-                "$L / \\mathtt{high\\_freq\\_factor}$ (Llama 3) keep $\\omega_i$ (sections {ref}`8.2.3 <sec-8-2-3>`, "
-                "{ref}`8.2.5 <sec-8-2-5>`).",
+                "$L / \\mathtt{high\\_freq\\_factor}$ (Llama 3) keep $\\omega_i$ (sections {ref}`9.2.3 <sec-9-2-3>`, "
+                "{ref}`9.2.5 <sec-9-2-5>`).",
             ),
             right="C",
         ),
@@ -898,19 +948,19 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
                 "The contents of the tokens $0, \\dots, p$ and how many there are, but not their order.",
                 True,
                 "Shuffling the first $p$ tokens leaves the output at $p$ unchanged, while a uniform average "
-                "reads $1/(p+1)$ ({ref}`section 8.4 <sec-8-4>`).",
+                "reads $1/(p+1)$ ({ref}`section 9.4 <sec-9-4>`).",
             ),
             (
                 "Nothing about position: it is permutation equivariant.",
                 False,
                 "That holds without the causal mask; with it, each position sees a prefix of its own length "
-                "(sections {ref}`1.2.1 <sec-1-2-1>` and {ref}`8.4 <sec-8-4>`).",
+                "(sections {ref}`1.2.1 <sec-1-2-1>` and {ref}`9.4 <sec-9-4>`).",
             ),
             (
                 "The exact offset to every earlier token.",
                 False,
                 "Its weights depend on contents only; offsets need RoPE or another encoding "
-                "({ref}`section 8.4 <sec-8-4>`).",
+                "({ref}`section 9.4 <sec-9-4>`).",
             ),
             right="A",
         ),
@@ -920,5 +970,5 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
 
 @accepts(chapter=OneOf(*QUIZZES, what=f"one of {', '.join(map(repr, QUIZZES))} (the chapters with a quiz)"))
 def check_yourself(chapter: str) -> Quiz:
-    """The self-check quiz of ``chapter`` ("01" ... "08")."""
+    """The self-check quiz of ``chapter`` ("01" ... "09")."""
     return Quiz(f"ch{chapter}", QUIZZES[chapter])

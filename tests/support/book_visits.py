@@ -51,9 +51,9 @@ EXPLORER_PAGES = [
     "chapters/02_sinusoidal_formula",
     "chapters/03_frequency_analysis",
     "chapters/04_linearity",
-    "chapters/06_precision_and_bugs",
-    "chapters/07_rope_and_alibi",
-    "chapters/08_rope_in_practice",
+    "chapters/06_precision",
+    "chapters/08_rope_and_alibi",
+    "chapters/09_rope_in_practice",
     "exercises/02_sinusoidal_formula",
 ]
 EXPLORER_SHOTS = SCREENSHOTS / "explorers"  # every explorer of the book, per mode: book-<mode>/<page>-<n>.png
