@@ -169,7 +169,7 @@ def test_an_answer_too_strange_to_inspect_gets_a_message(capsys):
 def test_unknown_question_id(capsys):
     for qid, said in [
         ("02.99", "'02.99' is not a question id (chapter 02 has 02.1 to 02.7)"),
-        ("12.1", "'12.1' is not a question id (ids look like \"02.3\", chapters 01 to 08)"),
+        ("12.1", "'12.1' is not a question id (ids look like \"02.3\", chapters 01 to 09)"),
         (2.3, 'the question id must be a string such as "02.3", not 2.3'),
         (None, 'check needs a question id, the first argument: e.g. check("02.3", answer)'),
     ]:
@@ -296,7 +296,7 @@ def test_tries_are_counted_and_a_solved_question_is_never_unsolved():
 @pytest.mark.parametrize("function", ["summary", "progress", "reset", "assert_all_correct"])
 def test_an_unknown_chapter_gets_one_line_naming_the_chapters(function, capsys):
     said = (
-        f"{function}: chapter must be one of 01, 02, 03, 04, 05, 06, 07, 08 (or left out for the whole course), "
+        f"{function}: chapter must be one of 01, 02, 03, 04, 05, 06, 07, 08, 09 (or left out for the whole course), "
         "not '99'."
     )
     if function == "assert_all_correct":
@@ -338,15 +338,28 @@ def test_solution_notebook_checks_every_question_once_and_asserts_last(path):
 # --------------------------------------------------------------------------
 
 
-def test_chapter_06_answers_agree_with_the_chapter_tools():
+def test_chapters_06_and_07_answers_agree_with_the_chapter_tools():
     assert QUESTIONS["06.3"].reference() == bug_zoo.duplicate_rows(
         bug_zoo.low_precision_table(np.arange(20000), 8, dtype=torch.float16)
     )
     assert bug_zoo.identify_variant(bug_zoo.mystery_table(2)) == "concatenated"
-    assert QUESTIONS["06.5"].reference() == "B"
+    assert QUESTIONS["07.1"].reference() == "B"
     assert QUESTIONS["06.2"].reference() == "D"
     rows = bug_zoo.low_precision_table([1000, 1001], 8, dtype=torch.float16)
     assert not np.array_equal(rows[0], rows[1])  # float16 keeps them apart, bfloat16 does not
+    # 06.5's bound is the chapter's 3u·p; 06.6: A and B hold, C does not (the base cannot undo a merged position)
+    assert QUESTIONS["06.5"].reference() == 3 * torch.finfo(torch.float16).eps / 2 * 1000
+    cast = torch.from_numpy(posenc.sinusoidal(8192, 64, dtype=np.float32)).half()
+    assert bug_zoo.duplicate_rows(cast.double().numpy()) == 0
+    on_the_fly = bug_zoo.HalfAngleEncoding(64).half()(torch.zeros(1, 2100, 64, dtype=torch.float16))[0]
+    assert bug_zoo.duplicate_rows(on_the_fly.double().numpy()) > 0
+    assert bug_zoo.duplicate_rows(bug_zoo.low_precision_table(np.arange(2100), 64, 5e5, dtype=torch.float16)) > 0
+    assert QUESTIONS["06.6"].reference() == "AB"
+    # 07.5: the frequency read off the fairseq table at p = 1; 07.6: the permutation the chapter uses
+    fairseq = bug_zoo.variant_table(2, 32, "fairseq")
+    assert math.isclose(math.atan2(fairseq[1, 5], fairseq[1, 16 + 5]), QUESTIONS["07.5"].reference())
+    perm = QUESTIONS["07.6"].reference().astype(int)
+    assert np.array_equal(posenc.sinusoidal(3, 8)[:, perm], posenc.sinusoidal(3, 8, layout="concatenated"))
 
 
 def test_chapter_07_answers_agree_with_the_chapter():

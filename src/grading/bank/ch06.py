@@ -219,3 +219,65 @@ _add(
         covers={"positions above 50,000": lambda p, d: np.max(p) > 5e4, "odd d_model": lambda p, d: d % 2 == 1},
     )
 )
+
+
+def _angle_bound(dtype, p=1000):
+    """The bound 3u·p of section 6.1: three roundings (p, ω_i, their product), each of relative size u."""
+    return 3 * (torch.finfo(dtype).eps / 2) * p
+
+
+_add(
+    Numeric(
+        "06.5",
+        "the angle bound in float16 at p = 1000",
+        lambda: _angle_bound(torch.float16),
+        mistakes=[
+            (
+                lambda: 2 * _angle_bound(torch.float16),
+                "that uses the machine epsilon, torch.finfo(...).eps, the spacing just above 1; a rounding moves a "
+                "number by at most half a spacing, the unit roundoff u = eps / 2.",
+            ),
+            (
+                lambda: _angle_bound(torch.float16) / 3,
+                "that is one rounding; the angle goes through three (the position, the frequency and their "
+                "product), so the bound is 3u·p.",
+            ),
+            (lambda: _angle_bound(torch.bfloat16), "that is bfloat16's u (8 significant bits); float16 keeps 11."),
+            (lambda: _angle_bound(torch.float32), "that is float32's u (24 significant bits); float16 keeps 11."),
+        ],
+        known_mistakes=[
+            (2 * 3 * 2**-11 * 1000, "epsilon"),
+            (2**-11 * 1000, "three"),
+            (3 * 2**-8 * 1000, "bfloat16"),
+            (3 * 2**-24 * 1000, "float32"),
+        ],
+    )
+)
+
+_add(
+    Choice(
+        "06.6",
+        "a model cast with .half()",
+        "ABCD",
+        "AB",
+        {
+            "C": "the collisions happen before any frequency is used: 4097 is stored as 4096, and no base can tell "
+            "the two apart again.",
+            "D": "bfloat16 has float32's range but only 8 significant bits: its positions collide from 256 on, "
+            "sooner than float16's.",
+        },
+        right={
+            "A": "the angles were formed accurately; the cast rounds each finished value once, by at most u, and "
+            "the rows stay distinct (section 6.3 counts no collision).",
+            "B": "that is the bug from real code of section 6.4: the cast rounds the buffer, and the positions "
+            "are then created in its dtype.",
+        },
+        nudge="Ask of each option where the rounding happens: before the angle is formed, or after.",
+        known_mistakes=[
+            ("B", "not the right set"),
+            ("ABC", "where the rounding happens"),
+            ("ABD", "not the right set"),
+            ("ABCD", "every option"),
+        ],
+    )
+)

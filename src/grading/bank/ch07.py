@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import math
 
 import numpy as np
 import torch
 
 from grading.reference import posenc
 from grading.bank import _add
-from grading.kinds import Case, Choice, Function
+from grading.kinds import Array, Case, Choice, Function, Numeric
 from grading.bank.learner_code import doubled_table, float32_table, loop_table, swapped_table, torch_table
 from grading.feedback import matches_model
 from grading.bank.common import (
@@ -269,5 +270,65 @@ _add(
             "batch equal to seq": lambda x: x.shape[0] == x.shape[1],
             "odd d_model": lambda x: x.shape[2] % 2 == 1,
         },
+    )
+)
+
+
+def _fairseq_omega(i, d=32, base=10000.0):
+    """tensor2tensor's and fairseq's schedule: ω_i = base^(-i/(h-1)), h = d/2."""
+    return base ** (-i / (d // 2 - 1))
+
+
+_add(
+    Numeric(
+        "07.5",
+        "a frequency of the h - 1 schedule",
+        lambda: _fairseq_omega(5),
+        mistakes=[
+            (
+                lambda: posenc.frequencies(32)[5],
+                "that is the paper's ω_5 = base^(-2i/d) = base^(-i/h); the h - 1 schedule divides the exponent "
+                "by h - 1 = 15 instead of h = 16.",
+            ),
+            (lambda: 2 * math.pi / _fairseq_omega(5), "that is the wavelength 2π/ω_5; the question asks for ω_5."),
+            (lambda: _fairseq_omega(6), "that is pair 6's frequency: pairs count from 0, so pair 5 is the sixth."),
+            (lambda: _fairseq_omega(4), "that is pair 4's frequency; pair i = 5 has the exponent -5/15."),
+        ],
+        known_mistakes=[
+            (10000 ** (-10 / 32), "paper"),
+            (2 * math.pi * 10000 ** (5 / 15), "wavelength"),
+            (10000 ** (-6 / 15), "count from 0"),
+            (10000 ** (-4 / 15), "pair 4"),
+        ],
+    )
+)
+
+
+def _inverse(perm):
+    return np.argsort(perm)
+
+
+_add(
+    Array(
+        "07.6",
+        "the permutation from interleaved to concatenated",
+        lambda: posenc.layout_permutation(8),
+        atol=0.0,
+        mistakes=[
+            (
+                lambda: _inverse(posenc.layout_permutation(8)),
+                "that is the inverse permutation: it turns a concatenated table back into an interleaved one. "
+                "Column j of the concatenated table is column perm[j] of the interleaved one.",
+            ),
+            (
+                lambda: np.roll(posenc.layout_permutation(8), 4),
+                "that puts the cosines first (channels 1, 3, 5, 7); the concatenated layout starts with the sines.",
+            ),
+        ],
+        known_mistakes=[
+            ([0, 4, 1, 5, 2, 6, 3, 7], "inverse"),
+            ([1, 3, 5, 7, 0, 2, 4, 6], "cosines first"),
+            ([0, 2, 4, 6, 1, 3, 5], "shape"),
+        ],
     )
 )
