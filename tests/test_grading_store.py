@@ -335,3 +335,9 @@ def test_importing_the_grader_reads_nothing_and_a_refused_file_is_named_once_at_
     assert lines[1].startswith(f"grading: the file {path} is not valid JSON"), lines
     assert sum("is not valid JSON" in line for line in lines) == 2  # the first use, and summary's where-line
     assert lines[-1] == "02.3 ✓ correct" and path.read_text() == "{damaged"
+
+
+def test_the_learners_page_states_the_renumbering_as_the_store_does():
+    page = (Path(__file__).resolve().parent.parent / "how_to_take_this_course.md").read_text(encoding="utf-8")
+    stated = re.findall(r"(\d\d\.\d+) is now (\d\d\.\d+)", page)
+    assert len(stated) >= 2 and all(RENUMBERED[old] == new for old, new in stated), stated
