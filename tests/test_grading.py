@@ -362,16 +362,19 @@ def test_chapters_06_and_07_answers_agree_with_the_chapter_tools():
     assert np.array_equal(posenc.sinusoidal(3, 8)[:, perm], posenc.sinusoidal(3, 8, layout="concatenated"))
 
 
-def test_chapter_07_answers_agree_with_the_chapter():
-    stretch = posenc.wavelengths(128, QUESTIONS["08.6"].reference()) / posenc.wavelengths(128)
-    assert math.isclose(stretch[0], 1.0) and math.isclose(stretch[-1], 4.0)  # fastest pair kept, slowest slowed by s
+def test_chapter_08_answers_agree_with_the_chapter():
     assert QUESTIONS["08.3"].reference() == posenc.alibi_slopes(16)[2] == 2**-1.5
-    assert np.array_equal(QUESTIONS["08.7"].reference(), -(5 - np.arange(6)) / 16)
+    assert np.array_equal(QUESTIONS["08.6"].reference(), -(5 - np.arange(6)) / 16)
     q, k = np.random.default_rng(7).normal(size=(2, 1, 32))
     score = lambda p, s: float((posenc.apply_rope(q, [p]) @ posenc.apply_rope(k, [s]).T)[0, 0])  # noqa: E731
     assert math.isclose(score(3, 10), score(103, 110)) and math.isclose(score(0, 7), score(1000, 1007))
     assert math.isclose(score(5, 5), score(9, 9)) and not math.isclose(score(3, 10), score(10, 3))
     assert not math.isclose(score(2, 4), score(4, 8))
+
+
+def test_chapter_09_raised_base_agrees_with_the_chapter():
+    stretch = posenc.wavelengths(128, QUESTIONS["09.8"].reference()) / posenc.wavelengths(128)
+    assert math.isclose(stretch[0], 1.0) and math.isclose(stretch[-1], 4.0)  # fastest pair kept, slowest slowed by s
 
 
 # --------------------------------------------------------------------------

@@ -4,7 +4,7 @@ Every question's text in solutions/ and exercises/ carries the sentence
 ``requirement(question)`` ("**Accepted:** ... within ... of the exact value"),
 written there by ``make_exercises`` from the question's declaration; the grader accepts answers just
 inside that tolerance and rejects answers just outside it, in the stated dtype
-only. The test inputs cover what the texts promise, and the hints of 08.7 say
+only. The test inputs cover what the texts promise, and the hints of 08.6 say
 the right numbers. Each question declares its own test data (known mistakes,
 alternative answers, promised coverage), from which tests/support/battery.py
 builds its tries.
@@ -272,7 +272,7 @@ def test_0303_the_distances_its_options_and_explanations_state_are_right():
 
 
 # --------------------------------------------------------------------------
-# 08.7: each hint comes from its own mistake, and its numbers are right
+# 08.6: each hint comes from its own mistake, and its numbers are right
 # --------------------------------------------------------------------------
 
 RIGHT_SLOPE = posenc.alibi_slopes(4)[1]  # head 2 of 4
@@ -287,27 +287,27 @@ MISTAKES_0707 = [  # (a learner's wrong answer, computed as the learner would, a
     (posenc.alibi_bias(4, 6)[3, 5], "that is head 4"),
     (-(5.0 - np.arange(6)), "the slope is missing"),
 ]
-HINTS_0807 = [hint for _, hint in QUESTIONS["08.7"].mistakes]
+HINTS_0806 = [hint for _, hint in QUESTIONS["08.6"].mistakes]
 
 
 @pytest.mark.parametrize("n", range(len(MISTAKES_0707)))
 def test_0707_each_mistake_gets_exactly_its_own_hint(n, capsys):
     answer, words = MISTAKES_0707[n]
-    ok, out = verdict("08.7", answer, capsys)
+    ok, out = verdict("08.6", answer, capsys)
     assert not ok
-    given = [hint for hint in HINTS_0807 if hint in out]
-    assert len(given) == 1 and words in given[0] and out == f"08.7 ✗ {given[0]}\n", out
+    given = [hint for hint in HINTS_0806 if hint in out]
+    assert len(given) == 1 and words in given[0] and out == f"08.6 ✗ {given[0]}\n", out
 
 
 def test_0707_every_hint_is_reachable():
     reached = set()
     for answer, _ in MISTAKES_0707:
-        reached |= {hint for hint in HINTS_0807 if np.allclose(answer, _hint_value(hint), atol=1e-6)}
-    assert reached == set(HINTS_0807)
+        reached |= {hint for hint in HINTS_0806 if np.allclose(answer, _hint_value(hint), atol=1e-6)}
+    assert reached == set(HINTS_0806)
 
 
 def _hint_value(hint):
-    return next(value() for value, h in QUESTIONS["08.7"].mistakes if h == hint)
+    return next(value() for value, h in QUESTIONS["08.6"].mistakes if h == hint)
 
 
 def _power(expression):
@@ -315,7 +315,7 @@ def _power(expression):
     return 2.0 ** eval(expression.replace("·", "*"), {})  # eval of our own hint text
 
 
-@pytest.mark.parametrize("hint", HINTS_0807, ids=range(len(HINTS_0807)))
+@pytest.mark.parametrize("hint", HINTS_0806, ids=range(len(HINTS_0806)))
 def test_0707_the_numbers_in_each_hint_are_right(hint):
     wrong = np.asarray(_hint_value(hint))
     used = -wrong[0] / 5  # the slope the mistaken row was built with (key 0 is 5 positions back)

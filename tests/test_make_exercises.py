@@ -443,7 +443,7 @@ def test_a_changed_tolerance_changes_the_line(question_repo, monkeypatch, capsys
     [
         ("02.5", None, "question 02.5 states no line starting with **Accepted:**"),
         ("02.1", "**Accepted:** B", "question 02.1 is a choice question"),
-        ("09.9", "**Accepted:** x", "question 09.9 is not in the grader's bank"),
+        ("99.9", "**Accepted:** x", "question 99.9 is not in the grader's bank"),
     ],
 )
 def test_a_question_text_that_cannot_carry_its_line_is_named(question_repo, qid, line, words, capsys):

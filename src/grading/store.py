@@ -43,11 +43,14 @@ TRIES = {CORRECT, WRONG, INTERRUPTED}  # ... and which of them count as a try
 _V1_STATUSES = {"correct", "wrong", "unanswered", "interrupted"}
 
 # The question ids of versions 1 and 2 that changed when chapter 6 (precision and implementations) was split in
-# two: its last four questions moved to the new chapter 7, and chapters 7 and 8 became 8 and 9. Every other id
-# kept its question.
+# two: its last four questions moved to the new chapter 7, and chapters 7 and 8 became 8 and 9. Two questions of
+# the old chapter 7 (the raised base, and interpolation against a raised base) moved on to chapter 9 with the
+# section that teaches them, after its own questions; the one between them closes the gap. Every other id kept
+# its question.
 RENUMBERED = (
     {f"06.{n}": f"07.{n - 4}" for n in range(5, 9)}
-    | {f"07.{n}": f"08.{n}" for n in range(1, 9)}
+    | {f"07.{n}": f"08.{n}" for n in range(1, 6)}
+    | {"07.6": "09.8", "07.7": "08.6", "07.8": "09.9"}
     | {f"08.{n}": f"09.{n}" for n in range(1, 8)}
 )
 

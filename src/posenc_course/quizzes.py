@@ -107,13 +107,13 @@ SECTIONS: dict[str, tuple[str, str]] = {
     "sec-8-3": ("08_rope_and_alibi", "ch08-17"),
     "sec-8-4": ("08_rope_and_alibi", "ch08-21"),
     "sec-8-6": ("08_rope_and_alibi", "ch08-46"),
-    "sec-8-7": ("08_rope_and_alibi", "ch08-56"),
     "sec-9-1": ("09_rope_in_practice", "ch09-03"),
-    "sec-9-2": ("09_rope_in_practice", "ch09-07"),
-    "sec-9-2-3": ("09_rope_in_practice", "ch09-12"),
-    "sec-9-2-5": ("09_rope_in_practice", "ch09-18"),
-    "sec-9-2-7": ("09_rope_in_practice", "ch09-22"),
-    "sec-9-4": ("09_rope_in_practice", "ch09-31"),
+    "sec-9-2-2": ("09_rope_in_practice", "ch09-63"),
+    "sec-9-3": ("09_rope_in_practice", "ch09-07"),
+    "sec-9-3-3": ("09_rope_in_practice", "ch09-12"),
+    "sec-9-3-5": ("09_rope_in_practice", "ch09-18"),
+    "sec-9-3-7": ("09_rope_in_practice", "ch09-22"),
+    "sec-9-5": ("09_rope_in_practice", "ch09-31"),
 }
 
 # {ref}`text <label>`, as in the chapters' prose; any other role is refused
@@ -873,28 +873,6 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             ),
             right="C",
         ),
-        _q(
-            "Position interpolation was applied, without fine-tuning, to RoPE models trained to copy "
-            "the token $k$ places back. What happened?",
-            (
-                "They copied the token $s\\,k$ places back: the angle they learned for $k$ now belongs to the "
-                "offset $s\\,k$.",
-                True,
-                "Scored against that target they were right far more often than the no-order baseline "
-                "({ref}`section 8.7 <sec-8-7>`).",
-            ),
-            (
-                "They improved at the new positions and kept the old ones intact.",
-                False,
-                "That was the raised base; interpolation broke the models ({ref}`section 8.7 <sec-8-7>`).",
-            ),
-            (
-                "Nothing changed before the training length; only the new positions suffered.",
-                False,
-                "Interpolation rescales every position, so the old positions broke too ({ref}`section 8.7 <sec-8-7>`).",
-            ),
-            right="A",
-        ),
     ),
     "09": (
         _q(
@@ -910,7 +888,7 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
                 "Only the pairs whose wavelength is longer than $L$, which never completed a turn.",
                 True,
                 "They saw only an arc of their circle; that is why YaRN and Llama 3 interpolate exactly those "
-                "pairs (sections {ref}`9.1 <sec-9-1>`, {ref}`9.2 <sec-9-2>`).",
+                "pairs (sections {ref}`9.1 <sec-9-1>`, {ref}`9.3 <sec-9-3>`).",
             ),
             (
                 "Only the fastest pairs, which turn most often.",
@@ -921,24 +899,47 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             right="B",
         ),
         _q(
+            "Position interpolation was applied, without fine-tuning, to RoPE models trained to copy "
+            "the token $k$ places back. What happened?",
+            (
+                "They copied the token $s\\,k$ places back: the angle they learned for $k$ now belongs to the "
+                "offset $s\\,k$.",
+                True,
+                "Scored against that target they were right far more often than the no-order baseline "
+                "({ref}`section 9.2.2 <sec-9-2-2>`).",
+            ),
+            (
+                "They improved at the new positions and kept the old ones intact.",
+                False,
+                "That was the raised base; interpolation broke the models ({ref}`section 9.2.2 <sec-9-2-2>`).",
+            ),
+            (
+                "Nothing changed before the training length; only the new positions suffered.",
+                False,
+                "Interpolation rescales every position, so the old positions broke too "
+                "({ref}`section 9.2.2 <sec-9-2-2>`).",
+            ),
+            right="A",
+        ),
+        _q(
             "How do YaRN and Llama 3.1 treat the fastest pairs of a head they stretch by $s$?",
             (
                 "They divide their frequency by $s$, like position interpolation.",
                 False,
                 "That is the rule for the slow pairs only; dividing the fast ones would squeeze neighbouring "
-                "tokens together ({ref}`section 9.2.3 <sec-9-2-3>`).",
+                "tokens together ({ref}`section 9.3.3 <sec-9-3-3>`).",
             ),
             (
                 "They raise their frequency to make up for the slow pairs.",
                 False,
-                "No rule of this chapter makes any pair faster ({ref}`section 9.2.7 <sec-9-2-7>`).",
+                "No rule of this chapter makes any pair faster ({ref}`section 9.3.7 <sec-9-3-7>`).",
             ),
             (
                 "They keep them as trained.",
                 True,
                 "Pairs with more than $\\beta_\\text{fast}$ turns (YaRN) or a wavelength below "
-                "$L / \\mathtt{high\\_freq\\_factor}$ (Llama 3) keep $\\omega_i$ (sections {ref}`9.2.3 <sec-9-2-3>`, "
-                "{ref}`9.2.5 <sec-9-2-5>`).",
+                "$L / \\mathtt{high\\_freq\\_factor}$ (Llama 3) keep $\\omega_i$ (sections {ref}`9.3.3 <sec-9-3-3>`, "
+                "{ref}`9.3.5 <sec-9-3-5>`).",
             ),
             right="C",
         ),
@@ -948,19 +949,19 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
                 "The contents of the tokens $0, \\dots, p$ and how many there are, but not their order.",
                 True,
                 "Shuffling the first $p$ tokens leaves the output at $p$ unchanged, while a uniform average "
-                "reads $1/(p+1)$ ({ref}`section 9.4 <sec-9-4>`).",
+                "reads $1/(p+1)$ ({ref}`section 9.5 <sec-9-5>`).",
             ),
             (
                 "Nothing about position: it is permutation equivariant.",
                 False,
                 "That holds without the causal mask; with it, each position sees a prefix of its own length "
-                "(sections {ref}`1.2.1 <sec-1-2-1>` and {ref}`9.4 <sec-9-4>`).",
+                "(sections {ref}`1.2.1 <sec-1-2-1>` and {ref}`9.5 <sec-9-5>`).",
             ),
             (
                 "The exact offset to every earlier token.",
                 False,
                 "Its weights depend on contents only; offsets need RoPE or another encoding "
-                "({ref}`section 9.4 <sec-9-4>`).",
+                "({ref}`section 9.5 <sec-9-5>`).",
             ),
             right="A",
         ),

@@ -327,3 +327,53 @@ _add(
         ],
     )
 )
+
+
+def _ntk_base():
+    return 10000.0 * 4.0 ** (128 / 126)
+
+
+_add(
+    Numeric(
+        "09.8",
+        "NTK-aware base",
+        _ntk_base,
+        mistakes=[
+            (
+                lambda: 10000.0 * 4,
+                "with base·s the last pair slows down by only s^((d-2)/d); the exponent d/(d-2) makes it exactly s.",
+            ),
+            (lambda: 10000.0 * 4.0 ** (126 / 128), "the exponent is upside down: d/(d-2), not (d-2)/d."),
+            (lambda: 10000.0 / 4, "the base must grow: a larger base means slower pairs and longer wavelengths."),
+        ],
+        known_mistakes=[
+            (40000, "d/(d-2) makes it exactly s"),
+            (1e4 * 4 ** (126 / 128), "upside down"),
+            (2500, "must grow"),
+        ],
+    )
+)
+
+_add(
+    Choice(
+        "09.9",
+        "interpolation and a raised base",
+        "ABCD",
+        "AB",
+        {
+            "C": "that is position interpolation; a raised base leaves the fastest pair as it is and slows the last "
+            "one by s.",
+            "D": "the interpolated model still attends to the angle it learned for k, which now belongs to the "
+            "offset s·k: it copies the token s·k back. Interpolation is meant to be followed by fine-tuning.",
+        },
+        right={
+            "A": "position interpolation divides every angle p·ω_i by s: every wavelength is s times longer.",
+            "B": "pair 0 has ω_0 = base^0 = 1 whatever the base.",
+        },
+        nudge=(
+            "Write pair i's wavelength 2π·base^(2i/d) for i = 0 and for the last i, under each method, and compare "
+            "them with s."
+        ),
+        known_mistakes=[("C", "wavelength 2π·base^(2i/d)"), ("ABD", "not the right set"), ("ABCD", "every option")],
+    )
+)
