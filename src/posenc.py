@@ -79,6 +79,7 @@ __all__ = [
     "SinusoidalPositionalEncoding",
     "LearnedPositionalEmbedding",
     "apply_rope",
+    "apply_rope_complex",
     "apply_rope_axes",
     "ROPE_TYPES",
     "rope_parameters",
@@ -406,9 +407,7 @@ def apply_rope(
         raise ValueError(f"apply_rope needs an even last dimension d, got {d}: RoPE rotates channel pairs")
     if not plain:
         r, inv, scale = _check_rope_keywords(d, inv_freq, rotary_dim, attention_factor)
-        pos = _check_positions(seq if positions is None else positions)
-        if pos.shape[0] != seq:
-            raise ValueError(f"positions has {pos.shape[0]} entries but x has seq={seq} rows")
+        pos = _check_rope_positions(positions, seq)
         if inv is None:  # the default frequencies of the rotated width: the accurate table
             table = sinusoidal(pos, r, base)
             sin, cos = table[:, 0::2], table[:, 1::2]
@@ -430,9 +429,7 @@ def apply_rope(
         sin, cos = (t.to(x.dtype) for t in _sin_cos_torch(pos, d, base))
         cat = torch.cat
     else:
-        pos = _check_positions(seq if positions is None else positions)
-        if pos.shape[0] != seq:
-            raise ValueError(f"positions has {pos.shape[0]} entries but x has seq={seq} rows")
+        pos = _check_rope_positions(positions, seq)
         table = sinusoidal(pos, d, base, dtype=np.float64 if x.dtype == np.float64 else np.float32)
         sin, cos = table[:, 0::2].astype(x.dtype), table[:, 1::2].astype(x.dtype)
         cat = np.concatenate
@@ -445,6 +442,60 @@ def apply_rope(
         return cat([ra, rb], -1)
     stacked = torch.stack([ra, rb], -1) if is_torch else np.stack([ra, rb], -1)
     return stacked.reshape(x.shape)
+
+
+def apply_rope_complex(x, positions=None, base=10000.0, *, layout="interleaved"):
+    """RoPE in complex numbers, as Meta's LLaMA reference code and EleutherAI's rotary post write it.
+
+    Read each rotated pair as one complex number ``z = x_a + i x_b``. Turning
+    the pair by the angle ``t = p * w_i`` is then a single multiplication by
+    ``e^{i t} = cos t + i sin t``::
+
+        (x_a + i x_b)(cos t + i sin t) = (x_a cos t - x_b sin t) + i (x_a sin t + x_b cos t)
+
+    whose real and imaginary parts are ``apply_rope``'s two lines. This
+    function does exactly that: it views the pairs of ``x`` as complex numbers
+    (``torch.view_as_complex``), multiplies them by a table of unit complex
+    numbers ``e^{i p w_i}`` (LLaMA's ``freqs_cis``, shape (seq, d/2)) and reads
+    the pairs back (``torch.view_as_real``). The unit numbers are built from
+    the accurate sines and cosines of ``sinusoidal``, not from ``p * w_i``
+    rounded and handed to a complex exponential, so the result equals
+    ``apply_rope(x, positions, base, layout=layout)`` to rounding.
+
+    Arguments as in ``apply_rope``: ``x`` a numpy array or torch tensor of
+    shape (..., seq, d) with even ``d``; ``positions`` (default ``0 ... seq-1``);
+    pair ``i`` is channels (2i, 2i+1) when ``"interleaved"`` (Meta's LLaMA
+    code) and (i, i + d/2) when ``"concatenated"``. Returns the same type,
+    dtype and device as ``x``. float64 inputs are multiplied in complex128,
+    float32 in complex64; float16 and bfloat16 inputs are computed in float32
+    (complex64) and the result is rounded to their dtype once, because torch
+    supports complex numbers of half precision in few operations.
+    """
+    layout = _check_layout(layout)
+    base = _check_base(base)
+    x, is_torch, seq, d = _rope_input(x)
+    if d % 2:
+        raise ValueError(f"apply_rope_complex needs an even last dimension d, got {d}: each pair is one complex number")
+    pos = _check_rope_positions(positions, seq)
+    table = sinusoidal(pos, d, base)
+    h = d // 2
+    t = x if is_torch else torch.from_numpy(np.ascontiguousarray(x))
+    work = torch.float64 if t.dtype == torch.float64 else torch.float32  # half types: complex32 is barely supported
+    t = t.to(work)
+    freqs_cis = torch.complex(torch.from_numpy(table[:, 1::2]), torch.from_numpy(table[:, 0::2]))  # cos + i sin
+    freqs_cis = freqs_cis.to(device=t.device, dtype=torch.complex128 if work == torch.float64 else torch.complex64)
+    if layout == "interleaved":
+        pairs = t.reshape(*t.shape[:-1], h, 2)
+    else:
+        pairs = torch.stack([t[..., :h], t[..., h:]], -1)
+    turned = torch.view_as_real(torch.view_as_complex(pairs.contiguous()) * freqs_cis)
+    if layout == "interleaved":
+        out = turned.flatten(-2)
+    else:
+        out = torch.cat([turned[..., 0], turned[..., 1]], -1)
+    if is_torch:
+        return out.to(x.dtype)
+    return out.numpy().astype(x.dtype, copy=False)
 
 
 def _rotate_channels(x, sin, cos, layout: str, r: int):
@@ -1090,6 +1141,14 @@ def _rope_input(x):
     if x.ndim < 2:
         raise ValueError(f"x must have shape (..., seq, d), got shape {tuple(x.shape)}")
     return x, is_torch, x.shape[-2], int(x.shape[-1])  # int(): under torch.jit.trace a size is a tensor
+
+
+def _check_rope_positions(positions, seq: int) -> np.ndarray:
+    """RoPE's ``positions`` (default ``0 ... seq-1``) checked: one position per row of ``x``."""
+    pos = _check_positions(seq if positions is None else positions)
+    if pos.shape[0] != seq:
+        raise ValueError(f"positions has {pos.shape[0]} entries but x has seq={seq} rows")
+    return pos
 
 
 def _check_rope_keywords(d: int, inv_freq, rotary_dim, attention_factor):
