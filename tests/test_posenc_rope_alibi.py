@@ -85,15 +85,20 @@ def test_rope_torch_keeps_type_and_matches_numpy(dtype):
     assert np.abs(y.double().numpy() - ref).max() < tol
 
 
-def test_rope_bad_input():
-    with pytest.raises(ValueError, match="even last dimension"):
-        posenc.apply_rope(np.zeros((3, 5)))
+@pytest.mark.parametrize("rope", [posenc.apply_rope, posenc.apply_rope_complex])
+def test_rope_bad_input(rope):
+    with pytest.raises(ValueError, match="even last dimension d, got 5"):
+        rope(np.zeros((3, 5)))
     with pytest.raises(ValueError, match="positions has 2 entries.*seq=3"):
-        posenc.apply_rope(np.zeros((3, 4)), [0, 1])
-    with pytest.raises(ValueError, match="shape"):
-        posenc.apply_rope(np.zeros(4))
-    with pytest.raises(ValueError, match="layout"):
-        posenc.apply_rope(np.zeros((3, 4)), layout="halves")
+        rope(np.zeros((3, 4)), [0, 1])
+    with pytest.raises(ValueError, match="positions must be finite"):
+        rope(np.zeros((2, 4)), [0.0, float("nan")])
+    with pytest.raises(ValueError, match="x must have shape"):
+        rope(np.zeros(4))
+    with pytest.raises(ValueError, match="layout must be one of"):
+        rope(np.zeros((3, 4)), layout="halves")
+    with pytest.raises(ValueError, match="base must be a finite number > 1"):
+        rope(np.zeros((3, 4)), base=1.0)
 
 
 def test_alibi_slopes_are_the_standard_ones():
@@ -189,18 +194,3 @@ def test_rope_complex_half_precision_computes_in_float32(dtype):
     as_numpy = posenc.apply_rope_complex(x.float().numpy().astype(np.float16))
     assert as_numpy.dtype == np.float16
     np.testing.assert_array_equal(as_numpy, posenc.apply_rope_complex(x.float().numpy()).astype(np.float16))
-
-
-def test_rope_complex_bad_input():
-    with pytest.raises(ValueError, match="even last dimension d, got 5"):
-        posenc.apply_rope_complex(np.zeros((3, 5)))
-    with pytest.raises(ValueError, match="positions has 2 entries.*seq=3"):
-        posenc.apply_rope_complex(np.zeros((3, 4)), [0, 1])
-    with pytest.raises(ValueError, match="positions must be finite"):
-        posenc.apply_rope_complex(np.zeros((2, 4)), [0.0, float("nan")])
-    with pytest.raises(ValueError, match="x must have shape"):
-        posenc.apply_rope_complex(np.zeros(4))
-    with pytest.raises(ValueError, match="layout must be one of"):
-        posenc.apply_rope_complex(np.zeros((3, 4)), layout="halves")
-    with pytest.raises(ValueError, match="base must be a finite number > 1"):
-        posenc.apply_rope_complex(np.zeros((3, 4)), base=1.0)
