@@ -79,6 +79,7 @@ __all__ = [
     "SinusoidalPositionalEncoding",
     "LearnedPositionalEmbedding",
     "apply_rope",
+    "apply_rope_complex",
     "apply_rope_axes",
     "ROPE_TYPES",
     "rope_parameters",
@@ -87,6 +88,9 @@ __all__ = [
     "axial_frequencies",
     "alibi_slopes",
     "alibi_bias",
+    "t5_relative_position_bucket",
+    "t5_bias",
+    "shaw_relative_positions",
     "attention_weights",
     "self_attention",
 ]
@@ -406,9 +410,7 @@ def apply_rope(
         raise ValueError(f"apply_rope needs an even last dimension d, got {d}: RoPE rotates channel pairs")
     if not plain:
         r, inv, scale = _check_rope_keywords(d, inv_freq, rotary_dim, attention_factor)
-        pos = _check_positions(seq if positions is None else positions)
-        if pos.shape[0] != seq:
-            raise ValueError(f"positions has {pos.shape[0]} entries but x has seq={seq} rows")
+        pos = _check_rope_positions(positions, seq)
         if inv is None:  # the default frequencies of the rotated width: the accurate table
             table = sinusoidal(pos, r, base)
             sin, cos = table[:, 0::2], table[:, 1::2]
@@ -430,9 +432,7 @@ def apply_rope(
         sin, cos = (t.to(x.dtype) for t in _sin_cos_torch(pos, d, base))
         cat = torch.cat
     else:
-        pos = _check_positions(seq if positions is None else positions)
-        if pos.shape[0] != seq:
-            raise ValueError(f"positions has {pos.shape[0]} entries but x has seq={seq} rows")
+        pos = _check_rope_positions(positions, seq)
         table = sinusoidal(pos, d, base, dtype=np.float64 if x.dtype == np.float64 else np.float32)
         sin, cos = table[:, 0::2].astype(x.dtype), table[:, 1::2].astype(x.dtype)
         cat = np.concatenate
@@ -445,6 +445,60 @@ def apply_rope(
         return cat([ra, rb], -1)
     stacked = torch.stack([ra, rb], -1) if is_torch else np.stack([ra, rb], -1)
     return stacked.reshape(x.shape)
+
+
+def apply_rope_complex(x, positions=None, base=10000.0, *, layout="interleaved"):
+    """RoPE in complex numbers, as Meta's LLaMA reference code and EleutherAI's rotary post write it.
+
+    Read each rotated pair as one complex number ``z = x_a + i x_b``. Turning
+    the pair by the angle ``t = p * w_i`` is then a single multiplication by
+    ``e^{i t} = cos t + i sin t``::
+
+        (x_a + i x_b)(cos t + i sin t) = (x_a cos t - x_b sin t) + i (x_a sin t + x_b cos t)
+
+    whose real and imaginary parts are ``apply_rope``'s two lines. This
+    function does exactly that: it views the pairs of ``x`` as complex numbers
+    (``torch.view_as_complex``), multiplies them by a table of unit complex
+    numbers ``e^{i p w_i}`` (LLaMA's ``freqs_cis``, shape (seq, d/2)) and reads
+    the pairs back (``torch.view_as_real``). The unit numbers are built from
+    the accurate sines and cosines of ``sinusoidal``, not from ``p * w_i``
+    rounded and handed to a complex exponential, so the result equals
+    ``apply_rope(x, positions, base, layout=layout)`` to rounding.
+
+    Arguments as in ``apply_rope``: ``x`` a numpy array or torch tensor of
+    shape (..., seq, d) with even ``d``; ``positions`` (default ``0 ... seq-1``);
+    pair ``i`` is channels (2i, 2i+1) when ``"interleaved"`` (Meta's LLaMA
+    code) and (i, i + d/2) when ``"concatenated"``. Returns the same type,
+    dtype and device as ``x``. float64 inputs are multiplied in complex128,
+    float32 in complex64; float16 and bfloat16 inputs are computed in float32
+    (complex64) and the result is rounded to their dtype once, because torch
+    supports complex numbers of half precision in few operations.
+    """
+    layout = _check_layout(layout)
+    base = _check_base(base)
+    x, is_torch, seq, d = _rope_input(x)
+    if d % 2:
+        raise ValueError(f"apply_rope_complex needs an even last dimension d, got {d}: each pair is one complex number")
+    pos = _check_rope_positions(positions, seq)
+    table = sinusoidal(pos, d, base)
+    h = d // 2
+    t = x if is_torch else torch.from_numpy(np.ascontiguousarray(x))
+    work = torch.float64 if t.dtype == torch.float64 else torch.float32  # half types: complex32 is barely supported
+    t = t.to(work)
+    freqs_cis = torch.complex(torch.from_numpy(table[:, 1::2]), torch.from_numpy(table[:, 0::2]))  # cos + i sin
+    freqs_cis = freqs_cis.to(device=t.device, dtype=torch.complex128 if work == torch.float64 else torch.complex64)
+    if layout == "interleaved":
+        pairs = t.reshape(*t.shape[:-1], h, 2)
+    else:
+        pairs = torch.stack([t[..., :h], t[..., h:]], -1)
+    turned = torch.view_as_real(torch.view_as_complex(pairs.contiguous()) * freqs_cis)
+    if layout == "interleaved":
+        out = turned.flatten(-2)
+    else:
+        out = torch.cat([turned[..., 0], turned[..., 1]], -1)
+    if is_torch:
+        return out.to(x.dtype)
+    return out.numpy().astype(x.dtype, copy=False)
 
 
 def _rotate_channels(x, sin, cos, layout: str, r: int):
@@ -945,6 +999,138 @@ def alibi_bias(n_heads, q_len, k_len=None, *, causal=True) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------
+# Learned relative positions: one learned entry per offset, or per range of offsets
+# (T5's buckets, Shaw et al.'s clipped offsets)
+# --------------------------------------------------------------------------
+
+
+def t5_relative_position_bucket(offset, *, bidirectional=True, num_buckets=32, max_distance=128) -> np.ndarray:
+    """T5's bucket of each offset ``k = p - s``: int64, of ``offset``'s shape, values in ``0 ... num_buckets-1``.
+
+    T5 (Raffel et al.) learns one number per head and bucket and adds it to
+    the attention score of every query-key pair whose offset falls in that
+    bucket. Near offsets get a bucket each, far ones share logarithmically
+    wider buckets. With ``n`` buckets per direction, ``e = n // 2`` and
+    ``M = max_distance``, a distance ``r >= 0`` goes to:
+
+    * bucket ``r`` when ``r < e`` (one bucket per distance);
+    * otherwise bucket ``e + j``, ``j`` the largest integer ``<= n - e - 1``
+      with ``(r / e) ** (n - e) >= (M / e) ** j``, i.e.
+      ``j = floor((n - e) log(r / e) / log(M / e))``: bucket ``e + j`` starts at
+      the distance ``e (M / e) ** (j / (n - e))``, rounded up. The last bucket,
+      ``n - 1``, holds every longer distance; it starts before ``M`` (with the
+      defaults, bidirectional, at distance 91): ``M`` is where the ramp would
+      reach a bucket past the last.
+
+    ``bidirectional=True`` (T5's encoder): ``n = num_buckets // 2`` per
+    direction and ``r = |k|``; keys at or behind the query (``k >= 0``) use
+    buckets ``0 ... n-1``, keys ahead of it (``k < 0``) buckets ``n ... 2n-1``,
+    so bucket ``n`` (distance 0, ahead) is never used, nor, for odd
+    ``num_buckets``, the last one. ``bidirectional=False`` (the decoder):
+    ``n = num_buckets`` and ``r = max(k, 0)``: keys ahead share bucket 0 with
+    the query's own position (the causal mask hides them anyway).
+
+    Sign. ``offset`` is the book's ``k = p - s``, the query's position minus
+    the key's (``k > 0``: the key lies ``k`` tokens back). Hugging Face's
+    ``T5Attention._relative_position_bucket`` takes the opposite,
+    ``s - p`` (memory position minus query position): this function of ``k``
+    is that one of ``-k``.
+
+    Arithmetic. The bucket boundaries are computed exactly, with integers
+    (``r ** (n - e) * e ** j >= M ** j * e ** (n - e)``), so a distance lying on
+    a boundary opens its bucket. transformers evaluates the logarithms in
+    float32: for T5's settings, and for every ``num_buckets`` in 8, 32, 64
+    with any ``max_distance`` up to 400 (tested), the buckets are the same at
+    every offset; for a few unusual settings float32 rounding puts a distance
+    on or next to a boundary into the neighbouring bucket (causal,
+    ``num_buckets=17``, ``max_distance=27``: ``(18/8) ** 9 = (27/8) ** 6``, so
+    distance 18 opens bucket 14, where transformers says 13).
+
+    ``num_buckets`` is an integer from 4 (bidirectional) or 2 (causal), so
+    that ``e >= 1``, to 4096; ``max_distance`` an integer from ``e + 1`` to 2**40.
+    """
+    n, exact, max_distance = _check_t5_buckets(bidirectional, num_buckets, max_distance)
+    k = np.clip(_check_offset(offset), -max_distance, max_distance)  # every longer distance shares the last bucket
+    r = np.abs(k) if bidirectional else np.maximum(k, 0)
+    far = exact + np.searchsorted(_t5_starts(n, exact, max_distance), r, side="right")
+    bucket = np.where(r < exact, r, far).astype(np.int64)
+    return bucket + n * (k < 0) if bidirectional else bucket
+
+
+@functools.lru_cache(maxsize=64)
+def _t5_starts(n: int, exact: int, max_distance: int) -> np.ndarray:
+    """The distance where each logarithmic bucket ``exact + j``, j = 1 ... n - exact - 1, starts (read-only int64)."""
+    wide = n - exact
+    starts = []
+    for j in range(1, wide):
+        # the least r with r**wide >= target, from a float estimate off by a step at most (max_distance <= 2**40)
+        target = max_distance**j * exact ** (wide - j)
+        r = max(exact, int(exact * (max_distance / exact) ** (j / wide)))
+        while r**wide < target:
+            r += 1
+        while (r - 1) ** wide >= target:
+            r -= 1
+        starts.append(r)
+    starts = np.array(starts, dtype=np.int64)
+    starts.setflags(write=False)
+    return starts
+
+
+def t5_bias(table, q_len, k_len=None, *, bidirectional=True, num_buckets=32, max_distance=128):
+    """T5's additive attention bias from its learned table: shape (n_heads, q_len, k_len).
+
+    ``table`` has shape (num_buckets, n_heads), one learned number per bucket
+    and head (the weight of T5's ``relative_attention_bias`` embedding): a
+    numpy array or torch tensor, and the result is of the same kind (a tensor
+    keeps the table's gradient). Queries sit at positions ``0 ... q_len-1``
+    and keys at ``0 ... k_len-1`` (``k_len`` defaults to ``q_len``)::
+
+        bias[h, p, s] = table[t5_relative_position_bucket(p - s), h]
+
+    ``bidirectional``, ``num_buckets`` and ``max_distance`` as in
+    ``t5_relative_position_bucket`` (an encoder's self-attention is
+    bidirectional, a decoder's is not). It depends on ``p - s`` only, like
+    ALiBi's bias, but is learned and flat beyond the last bucket's start.
+    """
+    _check_t5_buckets(bidirectional, num_buckets, max_distance)
+    q_len, k_len = _check_lengths(q_len, k_len)
+    table = _check_bias_table(table, num_buckets)
+    offsets = np.arange(q_len)[:, None] - np.arange(k_len)[None, :]
+    buckets = t5_relative_position_bucket(
+        offsets, bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance
+    )
+    if isinstance(table, torch.Tensor):
+        return table[torch.from_numpy(buckets).to(table.device)].permute(2, 0, 1)
+    return np.ascontiguousarray(table[buckets].transpose(2, 0, 1))
+
+
+def shaw_relative_positions(q_len, k_len=None, *, max_distance) -> np.ndarray:
+    """Shaw et al.'s clipped relative positions: the row of each (query, key) pair in a table of 2M + 1 embeddings.
+
+    Shaw, Uszkoreit and Vaswani (2018) learn ``2M + 1`` vectors, for the
+    relative positions ``-M ... M`` (``M = max_distance``), and give the pair
+    of query ``i`` and key ``j`` the one for ``clip(j - i, -M, M)``: every key
+    further than ``M`` tokens away, on either side, shares an end vector. This
+    returns the int64 array of shape (q_len, k_len) with::
+
+        index[i, j] = clip(j - i, -M, M) + M        (0 ... 2M)
+
+    the row of that vector when the table's row 0 is position ``-M``. Queries
+    sit at positions ``0 ... q_len-1``, keys at ``0 ... k_len-1`` (``k_len``
+    defaults to ``q_len``); the diagonal (a token and itself) is ``M``.
+
+    Sign. Shaw's relative position ``j - i`` is the key's position minus the
+    query's, the opposite of the book's offset ``k = p - s``: a key ``k``
+    tokens back (``k > 0``) has index ``M - min(k, M)``, below ``M``.
+    ``max_distance`` is an integer >= 1; ``q_len`` and ``k_len`` integers >= 1.
+    """
+    max_distance = _positive("max_distance", max_distance, integer=True)
+    q_len, k_len = _check_lengths(q_len, k_len)
+    relative = np.arange(k_len, dtype=np.int64)[None, :] - np.arange(q_len, dtype=np.int64)[:, None]
+    return np.clip(relative, -max_distance, max_distance) + max_distance
+
+
+# --------------------------------------------------------------------------
 # Attention (numpy), for the chapters' experiments
 # --------------------------------------------------------------------------
 
@@ -1037,16 +1223,7 @@ def _check_positions(positions) -> np.ndarray:
         if positions < 0:
             raise ValueError(f"positions, given as a count, must be >= 0, got {positions}")
         return np.arange(int(positions), dtype=np.int64)
-    if isinstance(positions, torch.Tensor):
-        positions = positions.detach().cpu().numpy()
-    try:
-        arr = np.asarray(positions)
-    except Exception as exc:  # ragged lists and the like
-        raise TypeError(f"positions must be a 1-D array of numbers: {exc}") from None
-    if arr.dtype == bool or arr.dtype.kind not in "iuf":
-        raise TypeError(
-            f"positions must be an int count or a 1-D array of real numbers, got an array of dtype {arr.dtype}"
-        )
+    arr = _number_array("positions", positions, "iuf", "an int count or a 1-D array of real numbers")
     if arr.ndim != 1:
         raise ValueError(f"positions must be a 1-D array (one position per row), got an array of shape {arr.shape}")
     if arr.dtype.kind == "f":
@@ -1060,6 +1237,22 @@ def _check_positions(positions) -> np.ndarray:
             "positions; accuracy is documented for |p| < 2**24)"
         )
     return arr.astype(np.int64)
+
+
+def _number_array(name: str, value, kinds: str, what: str) -> np.ndarray:
+    """``value`` (a torch tensor, numpy array, nested list or number) as a numpy array of dtype kind in ``kinds``.
+
+    ``what`` says what ``name`` must be, for the TypeError raised otherwise (ragged lists, text, bools).
+    """
+    if isinstance(value, torch.Tensor):
+        value = value.detach().cpu().numpy()
+    try:
+        arr = np.asarray(value)
+    except Exception as exc:  # ragged lists and the like
+        raise TypeError(f"{name} must be {what}: {exc}") from None
+    if arr.dtype == bool or arr.dtype.kind not in kinds:
+        raise TypeError(f"{name} must be {what}, got an array of dtype {arr.dtype}")
+    return arr
 
 
 def _check_input(x, d_model: int, name: str):
@@ -1090,6 +1283,14 @@ def _rope_input(x):
     if x.ndim < 2:
         raise ValueError(f"x must have shape (..., seq, d), got shape {tuple(x.shape)}")
     return x, is_torch, x.shape[-2], int(x.shape[-1])  # int(): under torch.jit.trace a size is a tensor
+
+
+def _check_rope_positions(positions, seq: int) -> np.ndarray:
+    """RoPE's ``positions`` (default ``0 ... seq-1``) checked: one position per row of ``x``."""
+    pos = _check_positions(seq if positions is None else positions)
+    if pos.shape[0] != seq:
+        raise ValueError(f"positions has {pos.shape[0]} entries but x has seq={seq} rows")
+    return pos
 
 
 def _check_rope_keywords(d: int, inv_freq, rotary_dim, attention_factor):
@@ -1135,6 +1336,71 @@ def _check_inv_freq(inv_freq) -> np.ndarray:
     if not np.all(np.isfinite(inv)) or np.any(inv < 0):
         raise ValueError("inv_freq must hold finite frequencies >= 0 (radians per position)")
     return inv
+
+
+def _check_lengths(q_len, k_len) -> tuple:
+    """``(q_len, k_len)``, both integers >= 1; ``k_len`` defaults to ``q_len``."""
+    q_len = _positive("q_len", q_len, integer=True)
+    return q_len, q_len if k_len is None else _positive("k_len", k_len, integer=True)
+
+
+# Bounds on T5's settings, far beyond any model's (32 buckets up to 128): they keep _t5_starts' integer powers
+# small, and max_distance exact in int64 and in the float estimate of each bucket's start.
+_T5_MAX_BUCKETS = 4096
+_T5_MAX_DISTANCE = 2**40
+
+
+def _check_t5_buckets(bidirectional, num_buckets, max_distance) -> tuple:
+    """``(n, e, max_distance)``: buckets per direction, exact buckets among them, and the checked distance."""
+    if not isinstance(bidirectional, (bool, np.bool_)):
+        raise ValueError(f"bidirectional must be True or False, got {bidirectional!r}")
+    least = 4 if bidirectional else 2  # so that each direction has at least one exact bucket
+    if (
+        isinstance(num_buckets, bool)
+        or not isinstance(num_buckets, numbers.Integral)
+        or not least <= num_buckets <= _T5_MAX_BUCKETS
+    ):
+        why = "half for each direction, half of those exact" if bidirectional else "half of them exact"
+        raise ValueError(
+            f"num_buckets must be an integer from {least} to {_T5_MAX_BUCKETS} when bidirectional="
+            f"{bool(bidirectional)} ({why}), got {num_buckets!r}"
+        )
+    n = int(num_buckets) // 2 if bidirectional else int(num_buckets)
+    exact = n // 2
+    if (
+        isinstance(max_distance, bool)
+        or not isinstance(max_distance, numbers.Integral)
+        or not exact < max_distance <= _T5_MAX_DISTANCE
+    ):
+        raise ValueError(
+            f"max_distance must be an integer from {exact + 1} to 2**40: more than the {exact} exact buckets (the "
+            f"logarithmic buckets span the distances {exact} ... max_distance), got {max_distance!r}"
+        )
+    return n, exact, int(max_distance)
+
+
+def _check_offset(offset) -> np.ndarray:
+    """Offsets as an int64 array (any shape)."""
+    arr = _number_array("offset", offset, "iu", "an integer or an array of integers")
+    if arr.dtype.kind == "u" and arr.size and arr.max() > np.iinfo(np.int64).max:
+        raise ValueError(f"offset must be below 2**63, got {int(arr.max())}")
+    return arr.astype(np.int64)
+
+
+def _check_bias_table(table, num_buckets: int):
+    """A learned table of shape (num_buckets, n_heads): a floating torch tensor, or a float numpy array."""
+    if isinstance(table, torch.Tensor):
+        if not table.is_floating_point():
+            raise TypeError(f"table must hold floating-point numbers, got dtype {table.dtype}")
+    else:
+        table = _number_array("table", table, "iuf", f"an array of real numbers of shape ({num_buckets}, n_heads)")
+        if table.dtype.kind != "f":
+            table = table.astype(np.float64)
+    if table.ndim != 2 or table.shape[0] != num_buckets or table.shape[1] < 1:
+        raise ValueError(
+            f"table must have shape (num_buckets, n_heads) = ({num_buckets}, n_heads >= 1), got {tuple(table.shape)}"
+        )
+    return table
 
 
 def _check_weights(x: np.ndarray, **weights) -> list:

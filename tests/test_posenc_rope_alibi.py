@@ -85,15 +85,20 @@ def test_rope_torch_keeps_type_and_matches_numpy(dtype):
     assert np.abs(y.double().numpy() - ref).max() < tol
 
 
-def test_rope_bad_input():
-    with pytest.raises(ValueError, match="even last dimension"):
-        posenc.apply_rope(np.zeros((3, 5)))
+@pytest.mark.parametrize("rope", [posenc.apply_rope, posenc.apply_rope_complex])
+def test_rope_bad_input(rope):
+    with pytest.raises(ValueError, match="even last dimension d, got 5"):
+        rope(np.zeros((3, 5)))
     with pytest.raises(ValueError, match="positions has 2 entries.*seq=3"):
-        posenc.apply_rope(np.zeros((3, 4)), [0, 1])
-    with pytest.raises(ValueError, match="shape"):
-        posenc.apply_rope(np.zeros(4))
-    with pytest.raises(ValueError, match="layout"):
-        posenc.apply_rope(np.zeros((3, 4)), layout="halves")
+        rope(np.zeros((3, 4)), [0, 1])
+    with pytest.raises(ValueError, match="positions must be finite"):
+        rope(np.zeros((2, 4)), [0.0, float("nan")])
+    with pytest.raises(ValueError, match="x must have shape"):
+        rope(np.zeros(4))
+    with pytest.raises(ValueError, match="layout must be one of"):
+        rope(np.zeros((3, 4)), layout="halves")
+    with pytest.raises(ValueError, match="base must be a finite number > 1"):
+        rope(np.zeros((3, 4)), base=1.0)
 
 
 def test_alibi_slopes_are_the_standard_ones():
@@ -134,3 +139,58 @@ def test_alibi_bad_input():
         posenc.alibi_bias(2, 0)
     with pytest.raises(ValueError, match="cannot exceed"):
         posenc.alibi_bias(2, 5, 3)
+
+
+# --- RoPE in complex numbers -------------------------------------------------
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    h=st.integers(1, 12),
+    batch=st.lists(st.integers(1, 3), max_size=2),
+    positions=st.lists(st.integers(-(10**6), 10**6) | st.floats(-1e4, 1e4), min_size=1, max_size=9),
+    layout=st.sampled_from(posenc.LAYOUTS),
+    dtype=st.sampled_from([np.float32, np.float64]),
+    as_torch=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_rope_complex_equals_rope(h, batch, positions, layout, dtype, as_torch, seed):
+    x = np.random.default_rng(seed).normal(size=(*batch, len(positions), 2 * h)).astype(dtype)
+    if as_torch:
+        x = torch.from_numpy(x)
+    y = posenc.apply_rope_complex(x, positions, layout=layout)
+    ref = posenc.apply_rope(x, positions, layout=layout)
+    assert type(y) is type(x) and y.dtype == x.dtype and tuple(y.shape) == tuple(x.shape)
+    tol = 1e-12 if dtype == np.float64 else 2e-6
+    np.testing.assert_allclose(np.asarray(y), np.asarray(ref), atol=tol, rtol=tol)
+
+
+@pytest.mark.parametrize("shape", [(5, 8), (2, 5, 8), (2, 3, 5, 8), (1, 1, 1, 2)])
+@pytest.mark.parametrize("layout", posenc.LAYOUTS)
+def test_rope_complex_default_positions_and_shapes(shape, layout):
+    x = np.random.default_rng(2).normal(size=shape)
+    np.testing.assert_allclose(
+        posenc.apply_rope_complex(x, layout=layout), posenc.apply_rope(x, layout=layout), atol=1e-13
+    )
+
+
+def test_rope_complex_is_llamas_freqs_cis():
+    """Meta's formulation: freqs_cis = polar(1, p w_i), pairs (2i, 2i+1) as complex numbers, one product."""
+    x = torch.randn(2, 4, 6, 16, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
+    angles = torch.outer(torch.arange(6, dtype=torch.float64), torch.from_numpy(posenc.frequencies(16)))
+    freqs_cis = torch.polar(torch.ones_like(angles), angles)
+    llama = torch.view_as_real(torch.view_as_complex(x.reshape(2, 4, 6, 8, 2)) * freqs_cis).flatten(-2)
+    torch.testing.assert_close(posenc.apply_rope_complex(x), llama, atol=1e-14, rtol=0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_rope_complex_half_precision_computes_in_float32(dtype):
+    x = torch.randn(2, 9, 8, generator=torch.Generator().manual_seed(0)).to(dtype)
+    y = posenc.apply_rope_complex(x, layout="concatenated")
+    assert y.dtype == dtype and y.shape == x.shape
+    # rounded once from the float32 result: exactly the float32 computation, cast
+    expected = posenc.apply_rope_complex(x.float(), layout="concatenated").to(dtype)
+    assert torch.equal(y, expected)
+    as_numpy = posenc.apply_rope_complex(x.float().numpy().astype(np.float16))
+    assert as_numpy.dtype == np.float16
+    np.testing.assert_array_equal(as_numpy, posenc.apply_rope_complex(x.float().numpy()).astype(np.float16))
