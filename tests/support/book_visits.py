@@ -52,7 +52,6 @@ EXPLORER_PAGES = [
     "chapters/03_frequency_analysis",
     "chapters/04_linearity",
     "chapters/06_precision",
-    "chapters/08_rope_and_alibi",
     "chapters/09_rope_in_practice",
     "exercises/02_sinusoidal_formula",
 ]
