@@ -327,6 +327,7 @@ GOOD = {  # arguments that work, as a function: some calls change what they are 
     "explorers.RopeScalingExplorer": dict,
     "explorers.RopeRulesExplorer": dict,
     "explorers.PrecisionExplorer": dict,
+    "explorers.AttentionExplorer": dict,
     "choices.Choice": lambda: dict(text="a", correct=True, why="b"),
     "choices.ChoiceQuestion": lambda: dict(
         prompt="Which?", choices=(choices.Choice("a", True, "x"), choices.Choice("b", True, "y")), nudge="Think."

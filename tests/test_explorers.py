@@ -184,10 +184,13 @@ def test_rope_scores_depend_only_on_the_offset():
 def test_attention_arguments_are_checked():
     with pytest.raises(ArgumentError, match="scheme"):
         explorers.attention_data(11, 6, 10000.0, 16)
+    with pytest.raises(ArgumentError, match="scheme"):
+        explorers.AttentionExplorer(scheme="xpos")
     with pytest.raises(ArgumentError, match="query"):
         explorers.attention_data(12, 0, 10000.0, 16)
     with pytest.raises(ArgumentError, match="tokens"):
         explorers.attention_data(3, 0, 10000.0, 16, tokens=np.zeros((12, 8)))
+    assert explorers.AttentionExplorer(scheme="alibi").scheme == explorers.ATTENTION_SCHEMES.index("alibi")
 
 
 # --------------------------------------------------------------------------
@@ -409,6 +412,9 @@ def caption_failures(kind, label, want, values, got) -> list[str]:
             f"{want['kept']} kept",
             f"{want['turn_in_target']} within the target",
         ]
+    elif kind == "attention":
+        top = want["argmax"]
+        expected = [f"attends most to “{explorers.SENTENCE[top]}” at {top}", f"on key {top}"]
     else:
         expected = [f"identical vectors in: {', '.join(want['collides']) or 'none'}"]
     out = [f"{label}: {piece!r} not in the title or text alternative" for piece in expected if piece not in text]

@@ -697,3 +697,43 @@ class PrecisionExplorer(Explorer):
 
     def __init__(self, log_position=3.0, base=10000.0, d_model=64):
         super().__init__(position=10.0**log_position, base=float(base), d_model=d_model)
+
+
+ATTENTION_SLIDERS = {
+    "scheme": _Slider("scheme: none, sinusoidal, learned, RoPE, ALiBi, T5", 0, len(ATTENTION_SCHEMES) - 1),
+    "query": _Slider("query position", 0, len(SENTENCE) - 1),
+    "base": _Slider("base", 1, 6, 0.1, log=True),
+    "d": _Slider("head width d", 2, 64, 2),
+}
+
+
+@accepts(**_specs(ATTENTION_SLIDERS, scheme=Either(OneOf(*ATTENTION_SCHEMES), ATTENTION_SLIDERS["scheme"].spec())))
+class AttentionExplorer(Explorer):
+    """What a position scheme does to one query's attention over a 12-word sentence (causal: keys 0 ... query).
+
+    The scheme slider picks none, sinusoidal, learned, RoPE, ALiBi or T5 (:data:`ATTENTION_SCHEMES`);
+    the panels show the query's scores, its softmax weights, and how the weights differ from those without
+    positions (``attention_data`` computes the same numbers)::
+
+        from posenc_course.explorers import AttentionExplorer
+        AttentionExplorer(scheme="alibi", query=11)
+    """
+
+    kind = "attention"
+    alt = (
+        "For one query word of a 12-word sentence, its attention scores over the keys up to it, its softmax "
+        "weights, and how the weights differ from attention without positions, for the chosen position scheme"
+    )
+    SLIDERS = ATTENTION_SLIDERS
+    scheme = traitlets.Int(3).tag(sync=True)
+    query = traitlets.Int(10).tag(sync=True)
+    base = traitlets.Float(10000.0).tag(sync=True)
+    d = traitlets.Int(16).tag(sync=True)
+
+    def __init__(self, scheme="rope", query=10, base=10000.0, d=16):
+        super().__init__(
+            scheme=ATTENTION_SCHEMES.index(scheme) if isinstance(scheme, str) else scheme,
+            query=query,
+            base=float(base),
+            d=d,
+        )
