@@ -318,6 +318,8 @@ GOOD = {  # arguments that work, as a function: some calls change what they are 
     "explorers.rope_scaling_data": lambda: dict(base=1e4, scale=4, d_model=128, length=2048),
     "explorers.rope_rules_data": lambda: dict(base=5e5, d_head=128, length=8192, target=32768, rule=2),
     "explorers.precision_data": lambda: dict(position=100, base=1e4, d_model=16),
+    "explorers.attention_setup": lambda: dict(d=16),
+    "explorers.attention_data": lambda: dict(query=11, scheme="rope", base=1e4, d=16, tokens=None),
     "explorers.Explorer": dict,
     "explorers.FormulaExplorer": dict,
     "explorers.BaseExplorer": dict,
@@ -325,6 +327,7 @@ GOOD = {  # arguments that work, as a function: some calls change what they are 
     "explorers.RopeScalingExplorer": dict,
     "explorers.RopeRulesExplorer": dict,
     "explorers.PrecisionExplorer": dict,
+    "explorers.AttentionExplorer": dict,
     "choices.Choice": lambda: dict(text="a", correct=True, why="b"),
     "choices.ChoiceQuestion": lambda: dict(
         prompt="Which?", choices=(choices.Choice("a", True, "x"), choices.Choice("b", True, "y")), nudge="Think."

@@ -28,6 +28,7 @@ import numpy as np
 import pytest
 
 from posenc_course import explorers
+from posenc_course.arguments import ArgumentError
 import posenc
 from book_build.book_server import serve
 from tests.support.explorer_settings import DATA, EXPLORERS, python_values, settings_for
@@ -104,6 +105,92 @@ def test_precision_data():
     high = explorers.precision_data(4096, 10000.0, 64)
     assert "float16" in high["collides"] and "bfloat16" in high["collides"] and "float32" not in high["collides"]
     assert np.isnan(explorers.precision_data(100000, 10000.0, 64)["errors"]["float16"][0])  # overflow past 65504
+
+
+def test_attention_data_comes_from_posenc():
+    """The additive schemes' weights are posenc.attention_weights' row, with posenc's encodings and biases."""
+    n, d, query = len(explorers.SENTENCE), 16, 9
+    setup = explorers.attention_setup(d)
+    x, w_q, w_k = setup["tokens"], setup["w_q"], setup["w_k"]
+    rows = {
+        "none": posenc.attention_weights(x, w_q, w_k, causal=True),
+        "sinusoidal": posenc.attention_weights(x + posenc.sinusoidal(n, d, 100.0), w_q, w_k, causal=True),
+        "learned": posenc.attention_weights(x + setup["learned"], w_q, w_k, causal=True),
+        "alibi": posenc.attention_weights(x, w_q, w_k, bias=posenc.alibi_bias(8, n)[1], causal=True),
+        "t5": posenc.attention_weights(
+            x, w_q, w_k, bias=posenc.t5_bias(setup["t5_table"], n, **explorers.T5_BUCKETS)[0], causal=True
+        ),
+    }
+    for scheme, weights in rows.items():
+        data = explorers.attention_data(query, scheme, 100.0, d)
+        np.testing.assert_allclose(data["weights"], weights[query, : query + 1], atol=1e-12, err_msg=scheme)
+        assert data["weights"].sum() == pytest.approx(1.0) and data["scheme"] == scheme
+        by_index = explorers.attention_data(query, explorers.ATTENTION_SCHEMES.index(scheme), 100.0, d)
+        np.testing.assert_array_equal(by_index["scores"], data["scores"])
+    # RoPE: the rotated projections, then q . k / sqrt(d)
+    q = posenc.apply_rope(x @ w_q, base=100.0)
+    k = posenc.apply_rope(x @ w_k, base=100.0)
+    rope = explorers.attention_data(query, "rope", 100.0, d)
+    np.testing.assert_allclose(rope["scores"], k[: query + 1] @ q[query] / 4, atol=1e-12)
+
+
+def test_attention_schemes_act_as_they_should():
+    d, query = 16, 11
+    data = {s: explorers.attention_data(query, s, 10000.0, d) for s in explorers.ATTENTION_SCHEMES}
+    keys, plain = data["none"]["keys"], data["none"]["scores"]
+    # every scheme shares the content scores without positions; "none" changes nothing
+    assert all(np.array_equal(row["scores_none"], plain) for row in data.values())
+    np.testing.assert_array_equal(data["none"]["difference"], 0)
+    # ALiBi: content minus slope times distance (head 1 of 8: slope 1/4)
+    np.testing.assert_allclose(data["alibi"]["scores"], plain - 0.25 * (query - keys), atol=1e-12)
+    # T5: content plus the table's entry for each key's bucket; 4 exact buckets, then shared ones
+    np.testing.assert_array_equal(data["t5"]["buckets"], [7, 7, 6, 6, 6, 5, 4, 4, 3, 2, 1, 0])
+    table = explorers.attention_setup(d)["t5_table"][:, 0]
+    np.testing.assert_allclose(data["t5"]["scores"], plain + table[data["t5"]["buckets"]], atol=1e-12)
+    # without positions a repeated word gets one weight ("on" at 3 and 10); the first of the tie is named
+    words = explorers.SENTENCE
+    assert words[3] == words[10] == "on" and data["none"]["argmax"] == 3
+    assert data["none"]["weights"][3] == pytest.approx(data["none"]["weights"][10], abs=1e-15)
+    for scheme in ("sinusoidal", "learned", "rope"):  # positions tell the two apart
+        assert abs(data[scheme]["weights"][3] - data[scheme]["weights"][10]) > 1e-3, scheme
+
+
+def test_attention_without_positions_is_permutation_equivariant():
+    """Shuffling the keys before the query shuffles their scores and weights the same way, and nothing else."""
+    rng = np.random.default_rng(5)
+    d, query = 8, 7
+    tokens = rng.normal(size=(len(explorers.SENTENCE), d))
+    order = np.arange(len(tokens))
+    order[:query] = rng.permutation(query)
+    plain = explorers.attention_data(query, "none", 10000.0, d, tokens=tokens)
+    shuffled = explorers.attention_data(query, "none", 10000.0, d, tokens=tokens[order])
+    for name in ("scores", "weights"):
+        np.testing.assert_allclose(shuffled[name], plain[name][order[: query + 1]], atol=1e-12)
+    moved = explorers.attention_data(query, "sinusoidal", 10000.0, d, tokens=tokens[order])["weights"]
+    at_place = explorers.attention_data(query, "sinusoidal", 10000.0, d, tokens=tokens)["weights"]
+    assert not np.allclose(moved, at_place[order[: query + 1]])  # positions break it
+
+
+def test_rope_scores_depend_only_on_the_offset():
+    """With one token vector everywhere, the RoPE score of (query, key) is a function of query - key."""
+    d = 16
+    tokens = np.tile(explorers.attention_setup(d)["tokens"][1], (len(explorers.SENTENCE), 1))
+    rows = [explorers.attention_data(q, "rope", 500.0, d, tokens=tokens)["scores"] for q in range(12)]
+    for q, row in enumerate(rows):
+        np.testing.assert_allclose(row, rows[-1][11 - q :], atol=1e-12)  # offset q - s: the same in row 11
+    assert np.ptp(rows[-1]) > 0.1  # and it does depend on the offset
+
+
+def test_attention_arguments_are_checked():
+    with pytest.raises(ArgumentError, match="scheme"):
+        explorers.attention_data(11, 6, 10000.0, 16)
+    with pytest.raises(ArgumentError, match="scheme"):
+        explorers.AttentionExplorer(scheme="xpos")
+    with pytest.raises(ArgumentError, match="query"):
+        explorers.attention_data(12, 0, 10000.0, 16)
+    with pytest.raises(ArgumentError, match="tokens"):
+        explorers.attention_data(3, 0, 10000.0, 16, tokens=np.zeros((12, 8)))
+    assert explorers.AttentionExplorer(scheme="alibi").scheme == explorers.ATTENTION_SCHEMES.index("alibi")
 
 
 # --------------------------------------------------------------------------
@@ -325,6 +412,9 @@ def caption_failures(kind, label, want, values, got) -> list[str]:
             f"{want['kept']} kept",
             f"{want['turn_in_target']} within the target",
         ]
+    elif kind == "attention":
+        top = want["argmax"]
+        expected = [f"attends most to “{explorers.SENTENCE[top]}” at {top}", f"on key {top}"]
     else:
         expected = [f"identical vectors in: {', '.join(want['collides']) or 'none'}"]
     out = [f"{label}: {piece!r} not in the title or text alternative" for piece in expected if piece not in text]

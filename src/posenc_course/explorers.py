@@ -39,7 +39,7 @@ import numpy as np
 import traitlets
 
 import posenc
-from posenc_course.arguments import Either, Int, OneOf, Real, accepts, refuse
+from posenc_course.arguments import Array, Either, Int, Maybe, OneOf, Real, accepts, refuse
 
 POSITIONS_SHOWN = 200  # the x range of the formula explorer's wave plot
 BROWSER_MODULE = Path(__file__).with_name("explorers.js")
@@ -233,6 +233,130 @@ def precision_data(position: int, base: float, d_model: int) -> dict:
         "errors": errors,
         "collides": collides,
         "unit_roundoff": {"float32": 2.0**-24, "float16": 2.0**-11, "bfloat16": 2.0**-8},
+    }
+
+
+ATTENTION_SCHEMES = ("none", "sinusoidal", "learned", "rope", "alibi", "t5")  # the scheme slider's values 0 ... 5
+SENTENCE = tuple("the cat sat on the mat and the dog sat on it".split())  # "the", "sat", "on" come back
+ATTENTION_D = Int(2, 1024, even=True)  # a hashed table's row and column fit in 10 bits each
+ALIBI_HEADS, ALIBI_HEAD = 8, 1  # one head of an 8-head ALiBi model: slope 2**-2
+# a causal T5 (decoder) with few buckets, so that a 12-token sentence reaches the shared, logarithmic ones
+T5_BUCKETS = {"bidirectional": False, "num_buckets": 8, "max_distance": 12}
+TIE = 1e-12  # weights this close to the largest count as largest too (repeated words without positions)
+LEARNED_SCALE = 0.5  # the stand-in learned table is small next to the token vectors, as at initialisation
+T5_SCALE = 1.5
+
+
+def _hashed(salt: int, rows: int, cols: int) -> np.ndarray:
+    """A (rows, cols) table of numbers in [-1, 1) from a 32-bit integer hash of (salt, row, column).
+
+    Integer arithmetic only, so explorers.js (``hashed``) computes the very same bits: the tables stand in for
+    random ones without a random generator that would have to match across languages.
+    """
+    r = np.arange(rows, dtype=np.uint64)[:, None]
+    c = np.arange(cols, dtype=np.uint64)[None, :]
+    h = (np.uint64(salt) << np.uint64(20)) | (r << np.uint64(10)) | c
+    h = (h * np.uint64(0x9E3779B1)) & np.uint64(0xFFFFFFFF)
+    h ^= h >> np.uint64(16)
+    h = (h * np.uint64(0x45D9F3B)) & np.uint64(0xFFFFFFFF)
+    h ^= h >> np.uint64(16)
+    return h.astype(np.float64) / 2**31 - 1
+
+
+@accepts(d=ATTENTION_D)
+def attention_setup(d: int) -> dict:
+    """The fixed ingredients of :class:`AttentionExplorer` for head width ``d``.
+
+    ``words``: :data:`SENTENCE`; ``tokens``: its (12, d) token vectors, one per word, so a repeated word has
+    the same vector (entries of mean square 1); ``w_q`` and ``w_k``: (d, d) projections scaled so that ``q``
+    and ``k`` have entries of mean square 1; ``learned``: a (12, d) position table standing in for a learned
+    one (entries of root mean square ``LEARNED_SCALE``); ``t5_table``: T5's (num_buckets, 1) table of one head.
+    Every number comes from ``_hashed``: the same in Python and in the browser.
+    """
+    n, unit = len(SENTENCE), np.sqrt(3.0)  # a uniform number on [-1, 1) has mean square 1/3
+    vocabulary = list(dict.fromkeys(SENTENCE))
+    ids = [vocabulary.index(word) for word in SENTENCE]
+    return {
+        "words": SENTENCE,
+        "tokens": unit * _hashed(1, len(vocabulary), d)[ids],
+        "w_q": unit * _hashed(2, d, d) / np.sqrt(d),
+        "w_k": unit * _hashed(3, d, d) / np.sqrt(d),
+        "learned": LEARNED_SCALE * unit * _hashed(4, n, d),
+        "t5_table": T5_SCALE * _hashed(5, T5_BUCKETS["num_buckets"], 1),
+    }
+
+
+def _softmax(scores: np.ndarray) -> np.ndarray:
+    e = np.exp(scores - scores.max())
+    return e / e.sum()
+
+
+def _first_largest(weights: np.ndarray) -> int:
+    return int(np.flatnonzero(weights >= weights.max() - TIE)[0])
+
+
+@accepts(
+    query=Int(0, len(SENTENCE) - 1),
+    scheme=Either(Int(0, len(ATTENTION_SCHEMES) - 1), OneOf(*ATTENTION_SCHEMES)),
+    base=BASE,
+    d=ATTENTION_D,
+    tokens=Maybe(Array(2)),
+)
+def attention_data(query: int, scheme: int, base: float, d: int, tokens=None) -> dict:
+    """One causal attention row: the scores and softmax weights of the query at ``query`` over keys 0 ... query.
+
+    ``scheme`` indexes :data:`ATTENTION_SCHEMES` (or is one of its names): ``none`` (content only),
+    ``sinusoidal`` (``posenc.sinusoidal`` added to the token vectors before projection), ``learned`` (the
+    stand-in table added likewise), ``rope`` (``posenc.apply_rope`` on the projected queries and keys),
+    ``alibi`` (``posenc.alibi_bias`` of head ``ALIBI_HEAD`` of ``ALIBI_HEADS``) or ``t5`` (``posenc.t5_bias``
+    with ``T5_BUCKETS``); ``base`` is used by the sinusoidal and RoPE schemes. Scores are
+    ``q . k / sqrt(d)`` plus the scheme's bias. ``tokens`` replaces the sentence's (12, d) token vectors.
+
+    Returns ``scores`` and ``weights`` with the scheme, ``scores_none`` and ``weights_none`` without positions,
+    ``difference`` (weights minus weights without positions), ``argmax`` and ``argmax_none`` (the first key
+    whose weight is largest, to ``TIE``) and ``buckets`` (each key's T5 bucket, whatever the scheme).
+    """
+    name = scheme if isinstance(scheme, str) else ATTENTION_SCHEMES[scheme]
+    setup = attention_setup(d)
+    n = len(SENTENCE)
+    if tokens is not None:
+        tokens = np.asarray(tokens, dtype=np.float64)
+        if tokens.shape != (n, d):
+            refuse("tokens", f"None or an array of shape ({n}, {d}): one vector of width d per word", tokens)
+    x = setup["tokens"] if tokens is None else tokens
+    keys = np.arange(query + 1)
+
+    def content(x, rotate=False):
+        q, k = x @ setup["w_q"], x @ setup["w_k"]
+        if rotate:
+            q, k = posenc.apply_rope(q, base=base), posenc.apply_rope(k, base=base)
+        return k[keys] @ q[query] / np.sqrt(d)
+
+    plain = content(x)
+    if name == "sinusoidal":
+        scores = content(x + posenc.sinusoidal(n, d, base))
+    elif name == "learned":
+        scores = content(x + setup["learned"])
+    elif name == "rope":
+        scores = content(x, rotate=True)
+    elif name == "alibi":
+        scores = plain + posenc.alibi_bias(ALIBI_HEADS, n)[ALIBI_HEAD, query, keys]
+    elif name == "t5":
+        scores = plain + posenc.t5_bias(setup["t5_table"], n, **T5_BUCKETS)[0, query, keys]
+    else:
+        scores = plain
+    weights, weights_none = _softmax(scores), _softmax(plain)
+    return {
+        "keys": keys,
+        "scheme": name,
+        "scores": scores,
+        "scores_none": plain,
+        "weights": weights,
+        "weights_none": weights_none,
+        "difference": weights - weights_none,
+        "argmax": _first_largest(weights),
+        "argmax_none": _first_largest(weights_none),
+        "buckets": posenc.t5_relative_position_bucket(query - keys, **T5_BUCKETS),
     }
 
 
@@ -573,3 +697,43 @@ class PrecisionExplorer(Explorer):
 
     def __init__(self, log_position=3.0, base=10000.0, d_model=64):
         super().__init__(position=10.0**log_position, base=float(base), d_model=d_model)
+
+
+ATTENTION_SLIDERS = {
+    "scheme": _Slider("scheme: none, sinusoidal, learned, RoPE, ALiBi, T5", 0, len(ATTENTION_SCHEMES) - 1),
+    "query": _Slider("query position", 0, len(SENTENCE) - 1),
+    "base": _Slider("base", 1, 6, 0.1, log=True),
+    "d": _Slider("head width d", 2, 64, 2),
+}
+
+
+@accepts(**_specs(ATTENTION_SLIDERS, scheme=Either(OneOf(*ATTENTION_SCHEMES), ATTENTION_SLIDERS["scheme"].spec())))
+class AttentionExplorer(Explorer):
+    """What a position scheme does to one query's attention over a 12-word sentence (causal: keys 0 ... query).
+
+    The scheme slider picks none, sinusoidal, learned, RoPE, ALiBi or T5 (:data:`ATTENTION_SCHEMES`);
+    the panels show the query's scores, its softmax weights, and how the weights differ from those without
+    positions (``attention_data`` computes the same numbers)::
+
+        from posenc_course.explorers import AttentionExplorer
+        AttentionExplorer(scheme="alibi", query=11)
+    """
+
+    kind = "attention"
+    alt = (
+        "For one query word of a 12-word sentence, its attention scores over the keys up to it, its softmax "
+        "weights, and how the weights differ from attention without positions, for the chosen position scheme"
+    )
+    SLIDERS = ATTENTION_SLIDERS
+    scheme = traitlets.Int(3).tag(sync=True)
+    query = traitlets.Int(10).tag(sync=True)
+    base = traitlets.Float(10000.0).tag(sync=True)
+    d = traitlets.Int(16).tag(sync=True)
+
+    def __init__(self, scheme="rope", query=10, base=10000.0, d=16):
+        super().__init__(
+            scheme=ATTENTION_SCHEMES.index(scheme) if isinstance(scheme, str) else scheme,
+            query=query,
+            base=float(base),
+            d=d,
+        )

@@ -16,6 +16,7 @@ EXPLORERS = [
     explorers.RopeScalingExplorer,
     explorers.PrecisionExplorer,
     explorers.RopeRulesExplorer,
+    explorers.AttentionExplorer,
 ]
 DATA = {
     "formula": explorers.formula_data,
@@ -24,6 +25,7 @@ DATA = {
     "rope": explorers.rope_scaling_data,
     "precision": explorers.precision_data,
     "rope_rules": explorers.rope_rules_data,
+    "attention": explorers.attention_data,
 }
 
 
