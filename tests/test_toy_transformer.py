@@ -67,7 +67,7 @@ def test_chance_accuracy_causal_by_position():
 
 
 def test_chance_accuracy_causal():
-    # chapters 8 and 9 (L = 16, k = 2): the mean of 1/t over t = 2 .. 15 is (H_15 - 1) / 14
+    # chapters 8 to 10 (L = 16, k = 2): the mean of 1/t over t = 2 .. 15 is (H_15 - 1) / 14
     harmonic_15 = sum(1 / t for t in range(1, 16))
     assert tt.chance_accuracy_causal(16, 2) == pytest.approx((harmonic_15 - 1) / 14, rel=1e-15)
     assert round(tt.chance_accuracy_causal(16, 2), 3) == 0.166

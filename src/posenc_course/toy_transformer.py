@@ -10,7 +10,7 @@ blind to order can still reach depends on the attention mask, so there are
 two no-order baselines, each derived once in its function's docstring:
 :func:`chance_accuracy_bidirectional` (``1 / (length - 1)``, chapter 5) and
 :func:`chance_accuracy_causal` (``1 / t`` at position ``t``, averaged;
-chapters 8 and 9).
+chapters 8 to 10).
 
 The model, :class:`TinyTransformer`, takes a positional ``scheme``:
 
@@ -153,7 +153,7 @@ def chance_accuracy_causal_by_position(length: int, offset: int = 1) -> np.ndarr
     only as a set, such as one causal attention layer without positions.
     Stacked causal layers can work positions out from the mask itself (a
     uniform average over a prefix carries ``1 / (t + 1)``), so for them it is
-    a reference line, not a ceiling (chapter 9 trains one past it).
+    a reference line, not a ceiling (chapter 10 trains one past it).
     """
     length, offset = int(length), int(offset)
     _causal_fits(length, offset, 0)
