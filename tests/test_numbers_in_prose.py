@@ -155,6 +155,8 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("07_implementations", "0.1"): "parameter: an example value of the Toeplitz defect, to say what its scale means",
     ("07_implementations", "10^{-6}"): "parameter: the line above which a check's value counts as a flag "
     "(v > 1e-6 in the scorecard)",
+    ("08_rope", "10^4"): "definition: the base of the original Transformer and of RoFormer (su2021), posenc's "
+    "default, which the decay cells use",
     ("09_relative_biases", "1,024"): "parameter: the sequence length of the ALiBi attention example (n_long = 1024)",
     ("09_relative_biases", "3,000"): "parameter: an example distance, to say that the penalty keeps growing with it",
     ("10_rope_in_practice", "500,000"): "cited: Llama 3's RoPE base (dubey2024llama3), one of the configs of 10.7",
