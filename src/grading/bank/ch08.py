@@ -9,7 +9,7 @@ import torch
 
 from grading.reference import posenc
 from grading.bank import _add
-from grading.kinds import Case, Choice, Function
+from grading.kinds import Array, Case, Choice, Function, Lazy, Numeric
 from grading.feedback import matches_model
 from grading.bank.common import (
     DEGREES_HINT,
@@ -206,5 +206,171 @@ _add(
             "RoPE's score depends on the positions through one quantity only: compute it for both pairs of each option."
         ),
         known_mistakes=[("ABCD", "one quantity only"), ("AB", "not the right set"), ("ABCDE", "every option")],
+    )
+)
+
+
+# ---- 08.4: one rotation as a complex multiplication ------------------------------
+
+_X4 = np.array([1.0, 2.0, 3.0, 4.0])
+
+
+def _ch08_turned():
+    """(1, 2, 3, 4) at p = 3, interleaved, base 10,000: z_i times e^{i p w_i}, read back as pairs."""
+    return _rope_one(_X4, 3)
+
+
+def _as_complex(v):
+    return v[0::2] + 1j * v[1::2]
+
+
+_add(
+    Array(
+        "08.4",
+        "a rotation as complex multiplication",
+        _ch08_turned,
+        atol=1e-6,
+        mistakes=[
+            (
+                lambda: _rope_one(_X4, -3),
+                "you turned backwards: multiplying by the conjugate e^{-i p ω_i} rotates by -p·ω_i; "
+                "RoPE multiplies by e^{+i p ω_i}.",
+            ),
+            (
+                lambda: _rope_one(_X4, 3, "concatenated"),
+                "in the interleaved layout pair i is channels (2i, 2i+1): z_0 = x_0 + i x_1 and z_1 = x_2 + i x_3; "
+                "you paired channel i with channel i + 2.",
+            ),
+            (
+                lambda: _ch08_turned()[[1, 0, 3, 2]],
+                "each pair is written (real part, imaginary part); you wrote the imaginary part first.",
+            ),
+            (lambda: _rope_with(_X4, 3, _doubled_omega(4)), DOUBLED_HINT),
+            (lambda: _rope_with(_X4, 3, _degrees(posenc.frequencies(4))), DEGREES_HINT),
+            (lambda: _rope_with(_X4, 3, _shifted(4)), PAIR_SHIFT_HINT),
+            (lambda: _X4, "that is x itself: multiply each z_i by e^{i p ω_i} before reading the pairs back."),
+        ],
+        known_mistakes=[
+            (Lazy(lambda: _rope_one(_X4, -3)), "backwards"),
+            (Lazy(lambda: _rope_one(_X4, 3, "concatenated")), "(2i, 2i+1)"),
+            (Lazy(lambda: _ch08_turned()[[1, 0, 3, 2]]), "imaginary part first"),
+            (Lazy(lambda: _as_complex(_ch08_turned())), "real"),
+            (Lazy(lambda: _rope_with(_X4, 3, _degrees(posenc.frequencies(4)))), "degrees"),
+            ([1.0, 2.0, 3.0, 4.0], "x itself"),
+        ],
+    )
+)
+
+
+# ---- 08.5: which encodings of one pair meet the offset-only requirement ---------
+
+_add(
+    Choice(
+        "08.5",
+        "encodings that meet the offset-only requirement",
+        "ABCDE",
+        "AD",
+        {
+            "B": "this is an added encoding: the product has the cross terms q·e^{-isω} + conj(κ)·e^{ipω}, each "
+            "tied to one absolute position.",
+            "C": "the angles subtract to (p² - s²)ω, which is not a function of p - s: (p, s) = (1, 0) and (2, 1) "
+            "have the same offset but angle differences ω and 3ω.",
+            "E": "the lengths multiply to 2^(p+s)·|q|·|κ|, which depends on p + s: an encoding that keeps the "
+            "requirement may not change lengths.",
+        },
+        right={
+            "A": "the product is q·conj(κ)·e^{i(p-s)ω}: RoPE for one pair.",
+            "D": "the constant phase cancels in the product, which is q·conj(κ)·e^{i(p-s)ω} again; only the "
+            "extra condition f(z, 0) = z of the derivation rules it out.",
+        },
+        nudge="Multiply f(q, p) by the conjugate of f(κ, s) for each option and see whether p and s appear only as "
+        "p - s.",
+        known_mistakes=[("A", "not the right set"), ("ABD", "not the right set"), ("ABCDE", "every option")],
+    )
+)
+
+
+# ---- 08.6: predict whether random scores decay ----------------------------------
+
+_add(
+    Choice(
+        "08.6",
+        "does the mean |score| of random q, κ decay",
+        "ABCD",
+        "B",
+        {
+            "A": "RoFormer's curve is an upper bound, and a falling bound says nothing about the score: for "
+            "independent Gaussian q and κ, T(k)κ is again a Gaussian vector like κ, so the score has the same "
+            "distribution at every k.",
+            "C": "rotations keep lengths, and T(k)κ has the same distribution as κ at every k: nothing makes the "
+            "score grow.",
+            "D": "the longest wavelength for d = 128 is tens of thousands of positions, and in any case the "
+            "distribution of the score does not depend on k at all.",
+        },
+        right={
+            "B": "T(k)κ is a Gaussian vector with the same distribution as κ, so |qᵀT(k)κ| has one distribution "
+            "at every k; its mean is about √(2d/π) at every offset, hundreds of times below the bound.",
+        },
+        known_mistakes=[("A", "A: "), ("C", "C: "), ("D", "D: "), ("AB", "exactly one")],
+    )
+)
+
+
+# ---- 08.7: RoFormer's curve at one offset ---------------------------------------
+
+
+def _partial_sums(k, omega):
+    """S_1 ... S_{d/2} at offset k: the running sums of e^{i k w_l}."""
+    return np.cumsum(np.exp(1j * k * np.asarray(omega, dtype=np.float64)))
+
+
+def _ch08_curve():
+    return float(np.abs(_partial_sums(100, posenc.frequencies(128))).mean())
+
+
+_add(
+    Numeric(
+        "08.7",
+        "RoFormer's decay curve at k = 100",
+        _ch08_curve,
+        mistakes=[
+            (
+                lambda: float(np.abs(_partial_sums(100, posenc.frequencies(128))).sum()),
+                "that is the sum of the |S_j|; RoFormer's curve divides it by d/2, the number of pairs.",
+            ),
+            (
+                lambda: float(np.abs(_partial_sums(100, posenc.frequencies(128))[-1])),
+                "that is |S_{d/2}|, the size of the whole sum; the curve averages the sizes |S_j| of all d/2 "
+                "partial sums.",
+            ),
+            (
+                lambda: float(np.abs(_partial_sums(100, posenc.frequencies(128))[-1]) / 64),
+                "that is |S_{d/2}| / (d/2); the curve averages the sizes |S_j| of all d/2 partial sums.",
+            ),
+            (
+                lambda: float(np.abs(np.concatenate([[0], _partial_sums(100, posenc.frequencies(128))[:-1]])).mean()),
+                "your partial sums are S_0 ... S_{d/2-1}: S_0 = 0 is the empty sum, and the curve runs over "
+                "j = 1 ... d/2.",
+            ),
+            (
+                lambda: float(_partial_sums(100, posenc.frequencies(128)).real.mean()),
+                "take the modulus |S_j| of each complex partial sum, not its real part.",
+            ),
+            (lambda: float(np.abs(_partial_sums(100, _doubled_omega(128))).mean()), DOUBLED_HINT),
+        ],
+        known_mistakes=[
+            (Lazy(lambda: float(np.abs(_partial_sums(100, posenc.frequencies(128))).sum())), "divides it by d/2"),
+            (Lazy(lambda: float(np.abs(_partial_sums(100, posenc.frequencies(128))[-1]))), "whole sum"),
+            (
+                Lazy(
+                    lambda: float(
+                        np.abs(np.concatenate([[0], _partial_sums(100, posenc.frequencies(128))[:-1]])).mean()
+                    )
+                ),
+                "empty sum",
+            ),
+            (Lazy(lambda: float(_partial_sums(100, posenc.frequencies(128)).real.mean())), "modulus"),
+            (Lazy(lambda: float(np.abs(_partial_sums(100, _doubled_omega(128))).mean())), "doubled"),
+        ],
     )
 )
