@@ -105,6 +105,8 @@ SECTIONS: dict[str, tuple[str, str]] = {
     "sec-7-7": ("07_implementations", "ch07-74"),
     "sec-8-1": ("08_rope", "ch08-03"),
     "sec-8-3": ("08_rope", "ch08-17"),
+    "sec-8-4": ("08_rope", "ch08-21"),
+    "sec-8-6": ("08_rope", "ch08-29"),
     "sec-9-1": ("09_relative_biases", "ch09-21"),
     "sec-9-3": ("09_relative_biases", "ch09-46"),
     "sec-10-1": ("10_rope_in_practice", "ch10-03"),
@@ -845,6 +847,56 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
                 False,
                 "Rotations keep norms and only turn $q$ and $\\kappa$; the contents still set the score "
                 "({ref}`section 8.1 <sec-8-1>`).",
+            ),
+            right="B",
+        ),
+        _q(
+            "Ask that the score of a query at $p$ and a key at $s$ depend only on their contents and on "
+            "$p - s$, and read one pair as a complex number. What does that force the encoding $f(x, p)$ to do?",
+            (
+                "Keep the length of $x$ and turn it by an angle $p\\,\\omega$ that grows by the same step at "
+                "every position.",
+                True,
+                "Setting $s = p$ shows that the lengths cannot change and that every vector turns by one angle "
+                "$\\phi(p)$; setting $s = p - 1$ shows that $\\phi$ grows by a fixed step: "
+                "$f(x, p) = x\\,e^{ip\\omega}$ ({ref}`section 8.4 <sec-8-4>`).",
+            ),
+            (
+                "Add a vector that depends on $p$ alone, as the sinusoidal encoding does.",
+                False,
+                "An added vector leaves cross terms of content with position, each tied to one absolute "
+                "position ({ref}`section 8.4 <sec-8-4>`).",
+            ),
+            (
+                "Turn it by any angle that grows with $p$, such as $p^2\\,\\omega$.",
+                False,
+                "Two positions with the same offset must get the same angle difference; "
+                "$p^2 - s^2$ is not a function of $p - s$ ({ref}`section 8.4 <sec-8-4>`).",
+            ),
+            right="C",
+        ),
+        _q(
+            'RoFormer\'s "long-term decay" is a curve that falls with the offset $k$. What does it bound, and '
+            "what did the measurements of random queries and keys show?",
+            (
+                "It is the mean score itself, which falls for every query and key.",
+                False,
+                "The curve is the offset factor of an upper bound, not a score; the mean size of the score of "
+                "random $q$ and $\\kappa$ stays the same at every offset ({ref}`section 8.6 <sec-8-6>`).",
+            ),
+            (
+                "An upper bound on the size of the score; the mean size of the score of random $q$ and "
+                "$\\kappa$ does not fall, and stays far below the bound.",
+                True,
+                "The mean size stays near $\\sqrt{2d/\\pi}$ at every offset, hundreds of times below the "
+                "bound; only aligned queries and keys, such as $q = \\kappa$, see their score fall on average "
+                "({ref}`section 8.6 <sec-8-6>`).",
+            ),
+            (
+                "The attention weights after the softmax, which RoPE pushes to zero beyond the longest wavelength.",
+                False,
+                "The bound concerns the score before the softmax, and nothing in RoPE zeroes distant weights; "
+                "the trained model of {ref}`section 8.6 <sec-8-6>` scores far offsets as high as near ones.",
             ),
             right="B",
         ),
