@@ -105,9 +105,10 @@ _add(
 
 
 def _t5_causal(k, num_buckets, max_distance):
+    """The buckets as float64 (whole numbers): an answer of any real dtype is compared with them."""
     return posenc.t5_relative_position_bucket(
         k, bidirectional=False, num_buckets=num_buckets, max_distance=max_distance
-    )
+    ).astype(np.float64)
 
 
 def t5_bucket_model(k, num_buckets, max_distance, *, sign=1, exact=None, ahead="share", clamp=True, rounding="floor"):
