@@ -296,7 +296,7 @@ def test_0707_each_mistake_gets_exactly_its_own_hint(n, capsys):
     ok, out = verdict("09.2", answer, capsys)
     assert not ok
     given = [hint for hint in HINTS_0902 if hint in out]
-    assert len(given) == 1 and words in given[0] and out == f"08.6 ✗ {given[0]}\n", out
+    assert len(given) == 1 and words in given[0] and out == f"09.2 ✗ {given[0]}\n", out
 
 
 def test_0707_every_hint_is_reachable():

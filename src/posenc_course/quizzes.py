@@ -108,7 +108,9 @@ SECTIONS: dict[str, tuple[str, str]] = {
     "sec-8-4": ("08_rope", "ch08-21"),
     "sec-8-6": ("08_rope", "ch08-29"),
     "sec-9-1": ("09_relative_biases", "ch09-21"),
-    "sec-9-3": ("09_relative_biases", "ch09-46"),
+    "sec-9-2": ("09_relative_biases", "ch09-family"),
+    "sec-9-3": ("09_relative_biases", "ch09-33"),
+    "sec-9-4": ("09_relative_biases", "ch09-46"),
     "sec-10-1": ("10_rope_in_practice", "ch10-03"),
     "sec-10-2-2": ("10_rope_in_practice", "ch10-63"),
     "sec-10-3": ("10_rope_in_practice", "ch10-07"),
@@ -915,7 +917,7 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
                 "Only on the key a fixed number of steps back.",
                 False,
                 "The bias ranks every nearer key above every farther one; it cannot single out one "
-                "distance, which is why the one-layer ALiBi model of {ref}`section 9.3 <sec-9-3>` could not copy the "
+                "distance, which is why the one-layer ALiBi model of {ref}`section 9.4 <sec-9-4>` could not copy the "
                 "token two back.",
             ),
             (
@@ -926,6 +928,53 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
                 "doubles from one head to the next ({ref}`section 9.1 <sec-9-1>`).",
             ),
             right="C",
+        ),
+        _q(
+            "A T5 decoder uses 32 buckets up to `max_distance` 128. What does its bias give two keys 200 and "
+            "2,000 tokens behind the query?",
+            (
+                "The farther key a lower bias, as ALiBi would.",
+                False,
+                "T5's bias is a table lookup, not a slope: the buckets end, and every distance from 113 on "
+                "shares the last one ({ref}`section 9.2 <sec-9-2>`).",
+            ),
+            (
+                "The same bias: both distances fall in the last bucket.",
+                True,
+                "From the last bucket's start on, the bias is flat; only the content scores can tell the two "
+                "keys apart ({ref}`section 9.2 <sec-9-2>`).",
+            ),
+            (
+                "Nothing: keys beyond `max_distance` are masked out.",
+                False,
+                "Nothing is masked; `max_distance` only ends the logarithmic buckets, and every longer distance "
+                "shares the last one ({ref}`section 9.2 <sec-9-2>`).",
+            ),
+            right="B",
+        ),
+        _q(
+            "In the experiment, the T5 and Shaw models kept their accuracy at four times the training length, "
+            "the RoPE models did not. Why?",
+            (
+                "Every offset beyond the training window fell in a bucket or clipped vector that training had "
+                "already reached, so the new positions brought more keys but no untrained terms.",
+                True,
+                "With T5's own 32 buckets up to 128, the far offsets fell in untrained buckets instead, and the "
+                "accuracy beyond $L$ dropped ({ref}`section 9.4 <sec-9-4>`).",
+            ),
+            (
+                "Their scores depend on the offset only, and that is enough to extrapolate.",
+                False,
+                "RoPE's scores depend on the offset only too, and its models failed at the offsets they never "
+                "saw in training ({ref}`section 9.4 <sec-9-4>`).",
+            ),
+            (
+                "They have more position parameters than the other schemes.",
+                False,
+                "The learned table has far more (2,048 here) and got almost nothing right beyond $L$ "
+                "({ref}`section 9.3 <sec-9-3>`).",
+            ),
+            right="A",
         ),
     ),
     "10": (
