@@ -379,7 +379,7 @@ def apply_rope(
     torch.compile ``positions`` may be None or a 1-D tensor, whose values are
     then not checked for NaN).
 
-    As models configure it (chapter 09), three keywords:
+    As models configure it (chapter 10), three keywords:
 
     * ``rotary_dim`` (even, ``2 <= rotary_dim <= d``, default ``d``): only the
       first ``rotary_dim`` channels rotate (``partial_rotary_factor``, GPT-NeoX's
@@ -592,7 +592,7 @@ def axial_frequencies(head_dim, n_axes=2, base=10000.0) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------
-# RoPE as models configure it: the scaling rules (chapter 09)
+# RoPE as models configure it: the scaling rules (chapter 10)
 # --------------------------------------------------------------------------
 # Each rule maps a config's numbers to the frequency of every rotated pair and to an attention factor that
 # multiplies cos and sin. Derived from the papers (position interpolation, NTK-aware and dynamic NTK,

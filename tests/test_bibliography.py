@@ -26,7 +26,8 @@ def cited_keys(text: str) -> list[str]:
 
 def sources() -> dict[str, str]:
     """The text of every page the book is built from: markdown files and notebook markdown cells."""
-    texts = {str(p.relative_to(ROOT)): p.read_text() for p in ROOT.glob("*.md") if p.name != "README.md"}
+    pages = [*ROOT.glob("*.md"), *ROOT.glob("appendix/*.md")]
+    texts = {str(p.relative_to(ROOT)): p.read_text() for p in pages if p.name != "README.md"}
     for folder in ("chapters", "appendix", "solutions", "exercises"):
         for path in sorted((ROOT / folder).glob("*.ipynb")):
             nb = nbformat.read(path, as_version=4)

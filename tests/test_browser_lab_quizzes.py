@@ -1,9 +1,9 @@
 """The quizzes' section links in JupyterLab: a link opens the chapter notebook at the section's heading.
 
 A quiz link's href is the chapter notebook and the id of the cell holding the section's heading
-(``09_rope_in_practice.ipynb#cell-id=ch09-31``, ``posenc_course/quizzes.py``); JupyterLab resolves it when it
+(``10_rope_in_practice.ipynb#cell-id=ch10-31``, ``posenc_course/quizzes.py``); JupyterLab resolves it when it
 renders the output and, on a click, opens that notebook (or goes back to it) and scrolls to the cell. This test
-runs chapter 9's quiz in JupyterLab, beside a copy of chapter 1, and follows one link within the notebook and one
+runs chapter 10's quiz in JupyterLab, beside a copy of chapter 1, and follows one link within the notebook and one
 to the other chapter. JupyterLab 4.6 opens the other chapter, and scrolls to the cell once that notebook is open:
 on the first open it may apply the fragment before the notebook has cells, and stay at the top. The chapter
 copies keep their markdown cells (every heading, with its cell id) and the quiz's cell only, so that nothing but
@@ -24,7 +24,7 @@ from posenc_course import quizzes
 from tests.support.browser import ROOT, SCREENSHOTS, Guard, chromium_executable, new_context
 from tests.test_browser_lab import jupyterlab, wait_for_idle_kernel
 
-QUIZ = "09_rope_in_practice"
+QUIZ = "10_rope_in_practice"
 OTHER = "01_order_problem"
 
 
@@ -71,7 +71,7 @@ def test_a_quiz_link_opens_the_chapter_at_its_section(lab, chromium):
         question.locator("button.pe-quiz-choice").nth(1).click()
         reason = question.locator(".pe-quiz-why:visible")
         here, there = reason.locator("a.pe-quiz-ref", has_text="9.5"), reason.locator("a.pe-quiz-ref", has_text="1.2.1")
-        assert re.search(rf"/{QUIZ}\.ipynb\b.*#cell-id={quizzes.SECTIONS['sec-9-5'][1]}$", here.get_attribute("href"))
+        assert re.search(rf"/{QUIZ}\.ipynb\b.*#cell-id={quizzes.SECTIONS['sec-10-5'][1]}$", here.get_attribute("href"))
 
         assert not tab.evaluate(IN_VIEW, "Layers without positions")
         here.click()

@@ -17,7 +17,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted([*ROOT.glob("chapters/*.ipynb"), *ROOT.glob("appendix/*.ipynb"), *ROOT.glob("solutions/*.ipynb")])
-PAGES = [ROOT / "intro.md", ROOT / "how_to_take_this_course.md", ROOT / "bibliography.md"]
+PAGES = [ROOT / "intro.md", ROOT / "how_to_take_this_course.md", ROOT / "bibliography.md", *ROOT.glob("appendix/*.md")]
 
 # What is not prose: code, math, roles, links, comments, labels, headings and directive lines.
 NOT_PROSE = re.compile(

@@ -43,7 +43,7 @@ def problems(selected) -> list[str]:
 
 
 def test_every_chapter_has_six_questions_of_mixed_kinds():
-    assert CHAPTERS == ["01", "02", "03", "04", "05", "06", "07", "08", "09"]
+    assert CHAPTERS == ["01", "02", "03", "04", "05", "06", "07", "08", "09", "10"]
     for chapter in CHAPTERS:
         kinds = [q.kind for qid, q in QUESTIONS.items() if qid.startswith(chapter + ".")]
         assert len(kinds) >= 6, chapter
@@ -169,7 +169,7 @@ def test_an_answer_too_strange_to_inspect_gets_a_message(capsys):
 def test_unknown_question_id(capsys):
     for qid, said in [
         ("02.99", "'02.99' is not a question id (chapter 02 has 02.1 to 02.7)"),
-        ("12.1", "'12.1' is not a question id (ids look like \"02.3\", chapters 01 to 09)"),
+        ("12.1", "'12.1' is not a question id (ids look like \"02.3\", chapters 01 to 10)"),
         (2.3, 'the question id must be a string such as "02.3", not 2.3'),
         (None, 'check needs a question id, the first argument: e.g. check("02.3", answer)'),
     ]:
@@ -296,8 +296,8 @@ def test_tries_are_counted_and_a_solved_question_is_never_unsolved():
 @pytest.mark.parametrize("function", ["summary", "progress", "reset", "assert_all_correct"])
 def test_an_unknown_chapter_gets_one_line_naming_the_chapters(function, capsys):
     said = (
-        f"{function}: chapter must be one of 01, 02, 03, 04, 05, 06, 07, 08, 09 (or left out for the whole course), "
-        "not '99'."
+        f"{function}: chapter must be one of 01, 02, 03, 04, 05, 06, 07, 08, 09, 10 (or left out for the whole "
+        "course), not '99'."
     )
     if function == "assert_all_correct":
         with pytest.raises(AssertionError) as raised:
@@ -362,9 +362,9 @@ def test_chapters_06_and_07_answers_agree_with_the_chapter_tools():
     assert np.array_equal(posenc.sinusoidal(3, 8)[:, perm], posenc.sinusoidal(3, 8, layout="concatenated"))
 
 
-def test_chapter_08_answers_agree_with_the_chapter():
-    assert QUESTIONS["08.3"].reference() == posenc.alibi_slopes(16)[2] == 2**-1.5
-    assert np.array_equal(QUESTIONS["08.6"].reference(), -(5 - np.arange(6)) / 16)
+def test_chapters_08_and_09_answers_agree_with_the_chapters():
+    assert QUESTIONS["09.1"].reference() == posenc.alibi_slopes(16)[2] == 2**-1.5
+    assert np.array_equal(QUESTIONS["09.2"].reference(), -(5 - np.arange(6)) / 16)
     q, k = np.random.default_rng(7).normal(size=(2, 1, 32))
     score = lambda p, s: float((posenc.apply_rope(q, [p]) @ posenc.apply_rope(k, [s]).T)[0, 0])  # noqa: E731
     assert math.isclose(score(3, 10), score(103, 110)) and math.isclose(score(0, 7), score(1000, 1007))
@@ -373,7 +373,7 @@ def test_chapter_08_answers_agree_with_the_chapter():
 
 
 def test_chapter_09_raised_base_agrees_with_the_chapter():
-    stretch = posenc.wavelengths(128, QUESTIONS["09.8"].reference()) / posenc.wavelengths(128)
+    stretch = posenc.wavelengths(128, QUESTIONS["10.8"].reference()) / posenc.wavelengths(128)
     assert math.isclose(stretch[0], 1.0) and math.isclose(stretch[-1], 4.0)  # fastest pair kept, slowest slowed by s
 
 

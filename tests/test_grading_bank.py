@@ -91,15 +91,15 @@ def test_a_multi_select_stem_asks_which_statements_are_true_not_which_explain(qi
 def test_a_function_question_declares_exactly_one_check(given):
     from grading.kinds import Function
 
-    with pytest.raises(ValueError, match="09.9: give exactly one of expected"):
-        Function("09.9", "t", abs, lambda rng: [], returns="number", **given)
+    with pytest.raises(ValueError, match="10.9: give exactly one of expected"):
+        Function("10.9", "t", abs, lambda rng: [], returns="number", **given)
 
 
 def test_a_relative_tolerance_needs_a_check_of_its_own():
     from grading.kinds import Function
 
-    with pytest.raises(ValueError, match="09.9: the array check takes an absolute tolerance only"):
-        Function("09.9", "t", abs, lambda rng: [], returns="number", expected=abs, rtol=1e-3)
+    with pytest.raises(ValueError, match="10.9: the array check takes an absolute tolerance only"):
+        Function("10.9", "t", abs, lambda rng: [], returns="number", expected=abs, rtol=1e-3)
 
 
 # --------------------------------------------------------------------------
@@ -287,27 +287,27 @@ MISTAKES_0707 = [  # (a learner's wrong answer, computed as the learner would, a
     (posenc.alibi_bias(4, 6)[3, 5], "that is head 4"),
     (-(5.0 - np.arange(6)), "the slope is missing"),
 ]
-HINTS_0806 = [hint for _, hint in QUESTIONS["08.6"].mistakes]
+HINTS_0902 = [hint for _, hint in QUESTIONS["09.2"].mistakes]
 
 
 @pytest.mark.parametrize("n", range(len(MISTAKES_0707)))
 def test_0707_each_mistake_gets_exactly_its_own_hint(n, capsys):
     answer, words = MISTAKES_0707[n]
-    ok, out = verdict("08.6", answer, capsys)
+    ok, out = verdict("09.2", answer, capsys)
     assert not ok
-    given = [hint for hint in HINTS_0806 if hint in out]
-    assert len(given) == 1 and words in given[0] and out == f"08.6 ✗ {given[0]}\n", out
+    given = [hint for hint in HINTS_0902 if hint in out]
+    assert len(given) == 1 and words in given[0] and out == f"09.2 ✗ {given[0]}\n", out
 
 
 def test_0707_every_hint_is_reachable():
     reached = set()
     for answer, _ in MISTAKES_0707:
-        reached |= {hint for hint in HINTS_0806 if np.allclose(answer, _hint_value(hint), atol=1e-6)}
-    assert reached == set(HINTS_0806)
+        reached |= {hint for hint in HINTS_0902 if np.allclose(answer, _hint_value(hint), atol=1e-6)}
+    assert reached == set(HINTS_0902)
 
 
 def _hint_value(hint):
-    return next(value() for value, h in QUESTIONS["08.6"].mistakes if h == hint)
+    return next(value() for value, h in QUESTIONS["09.2"].mistakes if h == hint)
 
 
 def _power(expression):
@@ -315,7 +315,7 @@ def _power(expression):
     return 2.0 ** eval(expression.replace("·", "*"), {})  # eval of our own hint text
 
 
-@pytest.mark.parametrize("hint", HINTS_0806, ids=range(len(HINTS_0806)))
+@pytest.mark.parametrize("hint", HINTS_0902, ids=range(len(HINTS_0902)))
 def test_0707_the_numbers_in_each_hint_are_right(hint):
     wrong = np.asarray(_hint_value(hint))
     used = -wrong[0] / 5  # the slope the mistaken row was built with (key 0 is 5 positions back)

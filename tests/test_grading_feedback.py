@@ -187,7 +187,7 @@ def solved_by_blind_guessing():
 
 
 def test_blind_guessing_from_the_feedback_solves_no_numeric_question(monkeypatch):
-    assert len(NUMERIC) == 21
+    assert len(NUMERIC) == 24
     assert solved_by_blind_guessing() == []
     monkeypatch.setattr(grading.kinds, "how_far", leaky_how_far)  # the same attack against leaky wording
     assert len(solved_by_blind_guessing()) >= 13
@@ -232,20 +232,20 @@ def test_named_mistakes_are_kept_and_said_only_when_undoing_them_gives_the_answe
 @pytest.mark.parametrize(
     "qid,answer",
     [
-        ("08.5", torch.tensor(0.25, dtype=torch.bfloat16)),
-        ("08.5", torch.tensor([0.25], dtype=torch.float16)),
-        ("08.5", np.float16(0.25)),
-        ("08.5", np.array([[0.25]], dtype=np.float16)),
-        ("08.5", np.longdouble(0.25)),
+        ("10.10", torch.tensor(0.25, dtype=torch.bfloat16)),
+        ("10.10", torch.tensor([0.25], dtype=torch.float16)),
+        ("10.10", np.float16(0.25)),
+        ("10.10", np.array([[0.25]], dtype=np.float16)),
+        ("10.10", np.longdouble(0.25)),
         ("05.3", np.int16(476)),
         ("05.3", np.uint16(476)),
         ("05.3", torch.tensor(476, dtype=torch.int32)),
         ("05.3", np.float16(476)),
         ("05.3", torch.tensor(476.0, dtype=torch.float16)),
-        ("08.6", torch.tensor(QUESTIONS["08.6"].reference(), dtype=torch.bfloat16)),
-        ("08.6", torch.tensor(QUESTIONS["08.6"].reference(), dtype=torch.float16)),
-        ("08.6", QUESTIONS["08.6"].reference().astype(np.float16)),
-        ("08.6", QUESTIONS["08.6"].reference().astype(np.float32).tolist()),
+        ("09.2", torch.tensor(QUESTIONS["09.2"].reference(), dtype=torch.bfloat16)),
+        ("09.2", torch.tensor(QUESTIONS["09.2"].reference(), dtype=torch.float16)),
+        ("09.2", QUESTIONS["09.2"].reference().astype(np.float16)),
+        ("09.2", QUESTIONS["09.2"].reference().astype(np.float32).tolist()),
         ("04.1", torch.from_numpy(QUESTIONS["04.1"].reference()).float()),
     ],
 )
@@ -407,7 +407,7 @@ def test_chapter_arguments_are_normalised(chapter, capsys):
 
 @pytest.mark.parametrize("chapter", ["99", 2.5, True, "two", "", [2]])
 def test_an_unknown_chapter_names_the_chapters(chapter, capsys):
-    chapters = "chapter must be one of 01, 02, 03, 04, 05, 06, 07, 08, 09 (or left out for the whole course), not "
+    chapters = "chapter must be one of 01, 02, 03, 04, 05, 06, 07, 08, 09, 10 (or left out for the whole course), not "
     grading.summary(chapter)
     out = capsys.readouterr().out
     assert out.startswith(f"summary: {chapters}") and out.count("\n") == 1, out

@@ -98,8 +98,8 @@ def test_a_file_of_version_1_is_upgraded_not_discarded(tmp_path):
 
 
 def test_a_file_of_the_eight_chapter_book_keeps_its_questions_under_their_new_ids(tmp_path):
-    """Versions 1 and 2 numbered the questions of the book before its chapter 6 was split (and before the raised
-    base moved to chapter 9): what a learner earned there stays with the same question, now under its new id."""
+    """Versions 1 and 2 numbered the questions of the book before its chapters 6 and 7 were split: what a learner
+    earned there stays with the same question, now under its new id."""
     path = tmp_path / "progress.json"
     entry = {"solved": True, "tries": 2, "last": "wrong", "when": "2026-12-01T10:00:00Z"}
     old_ids = ["05.7", "06.4", "06.5", "06.8", "07.1", "07.2", "07.6", "07.7", "07.8", "08.1", "08.4", "08.7"]
@@ -116,10 +116,10 @@ def test_a_file_of_the_eight_chapter_book_keeps_its_questions_under_their_new_id
     s = Store(path)
     assert s.load() == ""
     assert sorted(s.entries) == [
-        *("05.7", "06.4", "07.1", "07.4", "08.1", "08.2", "08.6"),
-        *("09.1", "09.4", "09.7", "09.8", "09.9"),
+        *("05.7", "06.4", "07.1", "07.4", "08.1", "08.2", "09.2"),
+        *("10.1", "10.4", "10.7", "10.8", "10.9"),
     ]
-    assert all(e == entry for e in s.entries.values()) and s.revealed == {"07.2", "09.1", "09.9"}
+    assert all(e == entry for e in s.entries.values()) and s.revealed == {"07.2", "10.1", "10.9"}
     s.record("07.3", "correct")
     assert saved(path)["version"] == VERSION and "06.5" not in saved(path)["questions"]
     assert Store(path).load() == "" and sorted(results(path)) == sorted([*s.entries])  # version 3: read as it is
@@ -136,14 +136,18 @@ def test_the_renumbering_is_one_to_one_and_lands_on_the_questions_that_moved():
     # the coding questions that moved are coding questions under their new ids (the batch-first table, RoPE, YaRN)
     for old in ("06.7", "06.8", "07.2", "08.4"):
         assert isinstance(QUESTIONS[RENUMBERED[old]], Function), old
-    # the old chapter 7's raised base and its choice question went to chapter 9, after its own; the ALiBi bias
-    # question between them took the free number
-    assert {old: (RENUMBERED[old], QUESTIONS[RENUMBERED[old]].title) for old in ("07.6", "07.7", "07.8")} == {
-        "07.6": ("09.8", "NTK-aware base"),
-        "07.7": ("08.6", "ALiBi bias of one query"),
-        "07.8": ("09.9", "interpolation and a raised base"),
+    # the old chapter 7 (RoPE and ALiBi) went three ways: RoPE to chapter 8, ALiBi to 9, longer contexts to 10
+    assert {old: (RENUMBERED[old], QUESTIONS[RENUMBERED[old]].title) for old in [f"07.{n}" for n in range(1, 9)]} == {
+        "07.1": ("08.1", "why the RoPE score depends on p - s"),
+        "07.2": ("08.2", "RoPE for one vector, both layouts"),
+        "07.3": ("09.1", "ALiBi slope of head 3 of 16"),
+        "07.4": ("08.3", "equal RoPE scores"),
+        "07.5": ("10.10", "position-interpolation factor"),
+        "07.6": ("10.8", "NTK-aware base"),
+        "07.7": ("09.2", "ALiBi bias of one query"),
+        "07.8": ("10.9", "interpolation and a raised base"),
     }
-    assert max(q for q in QUESTIONS if q.startswith("08.")) == "08.6" and RENUMBERED["08.7"] == "09.7"
+    assert RENUMBERED["08.7"] == "10.7" and QUESTIONS["10.7"].title == "dynamic NTK base"
 
 
 def test_a_write_that_fails_halfway_leaves_the_old_file_whole(tmp_path, monkeypatch):

@@ -155,19 +155,21 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("07_implementations", "0.1"): "parameter: an example value of the Toeplitz defect, to say what its scale means",
     ("07_implementations", "10^{-6}"): "parameter: the line above which a check's value counts as a flag "
     "(v > 1e-6 in the scorecard)",
-    ("08_rope_and_alibi", "1,024"): "parameter: the sequence length of the ALiBi attention example (n_long = 1024)",
-    ("08_rope_and_alibi", "3,000"): "parameter: an example distance, to say that the penalty keeps growing with it",
-    ("09_rope_in_practice", "500,000"): "cited: Llama 3's RoPE base (dubey2024llama3), one of the configs of 9.7",
-    ("09_rope_in_practice", "1,000,000"): "cited: the RoPE base of Qwen2.5 and Qwen2-VL (qwen2024qwen25, "
-    "wang2024qwen2vl), configs of 9.7",
-    ("09_rope_in_practice", "8192"): "cited: the context Llama 3 was trained at before its extension (dubey2024llama3)",
-    ("09_rope_in_practice", "0.1"): "definition: the constant of YaRN's attention temperature 0.1 ln s + 1 (peng2024)",
-    ("09_rope_in_practice", "1,500"): "parameter: the longer training of the NoPE-only model (LONGER = 1500)",
-    ("09_rope_in_practice", "10^4"): "definition: the base of the original Transformer and of LLaMA (touvron2023), "
+    ("08_rope", "10^4"): "definition: the base of the original Transformer and of RoFormer (su2021), posenc's "
+    "default, which the decay cells use",
+    ("09_relative_biases", "1,024"): "parameter: the sequence length of the ALiBi attention example (n_long = 1024)",
+    ("09_relative_biases", "3,000"): "parameter: an example distance, to say that the penalty keeps growing with it",
+    ("10_rope_in_practice", "500,000"): "cited: Llama 3's RoPE base (dubey2024llama3), one of the configs of 10.7",
+    ("10_rope_in_practice", "1,000,000"): "cited: the RoPE base of Qwen2.5 and Qwen2-VL (qwen2024qwen25, "
+    "wang2024qwen2vl), configs of 10.7",
+    ("10_rope_in_practice", "8192"): "cited: the context Llama 3 was trained at before its extension (dubey2024llama3)",
+    ("10_rope_in_practice", "0.1"): "definition: the constant of YaRN's attention temperature 0.1 ln s + 1 (peng2024)",
+    ("10_rope_in_practice", "1,500"): "parameter: the longer training of the NoPE-only model (LONGER = 1500)",
+    ("10_rope_in_practice", "10^4"): "definition: the base of the original Transformer and of LLaMA (touvron2023), "
     "posenc's default, which the cell uses",
-    ("09_rope_in_practice", "2,048"): "parameter: the training length of the LLaMA-sized setting (settings in the "
+    ("10_rope_in_practice", "2,048"): "parameter: the training length of the LLaMA-sized setting (settings in the "
     "cell after), LLaMA's own context (touvron2023)",
-    ("09_rope_in_practice", "8,192"): "parameter: the stretched length of the LLaMA-sized setting (settings in the "
+    ("10_rope_in_practice", "8,192"): "parameter: the stretched length of the LLaMA-sized setting (settings in the "
     "cell after)",
     ("fast_angles", "10^6"): "parameter: the position, one million, at which the errors are measured",
     ("fast_angles", "10,000"): "definition: the base of the original Transformer (vaswani2017), the appendix's base",

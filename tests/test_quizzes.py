@@ -124,7 +124,7 @@ def test_bad_keys_and_chapters_are_refused():
         render('x" onload="alert(1)', [q])
     with pytest.raises(ValueError, match="at least one"):
         render("x", [])
-    with pytest.raises(ValueError, match=r"chapter must be one of '01', .*'09' \(the chapters with a quiz\), not '99'"):
+    with pytest.raises(ValueError, match=r"chapter must be one of '01', .*'10' \(the chapters with a quiz\), not '99'"):
         check_yourself("99")
 
 
@@ -226,7 +226,7 @@ def test_a_section_reference_becomes_a_link_to_the_book_and_to_the_notebook():
 @pytest.mark.parametrize(
     "text, message",
     [
-        ("see {ref}`section 9.9 <sec-9-9>`", "not in quizzes.SECTIONS"),
+        ("see {ref}`section 10.9 <sec-10-9>`", "not in quizzes.SECTIONS"),
         ("see {ref}`<sec-2-5>`", "no text to show"),
         ("see {numref}`Figure 2.1 <fig-02-1>`", "role other than"),
         ("see {ref}`sec-2-5`", "role other than"),

@@ -67,7 +67,7 @@ def test_chance_accuracy_causal_by_position():
 
 
 def test_chance_accuracy_causal():
-    # chapters 8 and 9 (L = 16, k = 2): the mean of 1/t over t = 2 .. 15 is (H_15 - 1) / 14
+    # chapters 8 to 10 (L = 16, k = 2): the mean of 1/t over t = 2 .. 15 is (H_15 - 1) / 14
     harmonic_15 = sum(1 / t for t in range(1, 16))
     assert tt.chance_accuracy_causal(16, 2) == pytest.approx((harmonic_15 - 1) / 14, rel=1e-15)
     assert round(tt.chance_accuracy_causal(16, 2), 3) == 0.166
@@ -134,6 +134,8 @@ def test_batch_bad_arguments(kwargs, error, words):
 
 def build(scheme, **kwargs):
     torch.manual_seed(0)
+    if scheme == "shaw":
+        kwargs.setdefault("max_distance", 6)
     return tt.TinyTransformer(VOCAB, D, scheme=scheme, max_len=32, **kwargs)
 
 
@@ -390,14 +392,14 @@ def test_symmetric_alibi_cannot_tell_left_from_right():
     assert not torch.allclose(model(tokens[:, perm]), model(tokens)[:, perm], atol=1e-3)
 
 
-@pytest.mark.parametrize("scheme", ["rope", "alibi", "learned", "sinusoidal"])
+@pytest.mark.parametrize("scheme", ["rope", "alibi", "learned", "sinusoidal", "t5", "shaw"])
 def test_causal_prefix_is_unaffected_by_longer_inputs(scheme):
     model = build(scheme, causal=True)
     tokens, _ = tt.offset_copy_batch(3, 32, VOCAB, 1, seed=1)
     assert torch.allclose(model(tokens)[:, :10], model(tokens[:, :10]), atol=1e-5)
 
 
-@pytest.mark.parametrize("scheme", ["rope", "alibi"])
+@pytest.mark.parametrize("scheme", ["rope", "alibi", "t5", "shaw"])
 def test_attention_schemes_run_far_beyond_max_len_in_float32_and_float64(scheme):
     long = torch.arange(200).remainder(VOCAB).reshape(2, 100)
     for model in (build(scheme, causal=True), build(scheme).double()):
@@ -432,3 +434,126 @@ def test_rope_layers_choose_the_blocks_that_rotate():
         tt.TinyTransformer(20, 16, scheme="rope", n_layers=2, rope_layers=[2])
     with pytest.raises(ValueError, match="rope_layers"):
         tt.TinyTransformer(20, 16, scheme="none", rope_layers=[0])
+
+
+# --------------------------------------------------------------------------
+# Learned relative positions: T5's bias and Shaw et al.'s relative keys (chapter 09)
+# --------------------------------------------------------------------------
+
+
+def test_t5_and_shaw_add_nothing_to_the_input_and_count_their_parameters():
+    base = sum(p.numel() for p in build("none").parameters())
+    for kwargs, extra in [
+        (dict(), 32 * 2),  # T5's default 32 buckets, 2 heads
+        (dict(num_buckets=8, max_distance=16), 8 * 2),
+        (dict(num_buckets=8, max_distance=16, n_layers=3), 8 * 2),  # one table shared by every layer, as in T5
+    ]:
+        model = build("t5", **kwargs)
+        assert isinstance(model.position, torch.nn.Identity) and model.t5_table.shape == (extra // 2, 2)
+        layers = sum(p.numel() for p in build("none", n_layers=kwargs.get("n_layers", 1)).parameters())
+        assert sum(p.numel() for p in model.parameters()) == layers + extra
+    for n_layers in (1, 3):  # one table per layer, shared by its heads: 2M + 1 vectors of width d_model / n_heads
+        model = build("shaw", max_distance=6, n_layers=n_layers)
+        assert isinstance(model.position, torch.nn.Identity)
+        layers = sum(p.numel() for p in build("none", n_layers=n_layers).parameters())
+        assert sum(p.numel() for p in model.parameters()) == layers + n_layers * 13 * (D // 2)
+        assert all(block.attn.relative_keys.shape == (13, D // 2) for block in model.blocks)
+    assert sum(p.numel() for p in build("none").parameters()) == base
+
+
+@pytest.mark.parametrize("causal", [True, False])
+def test_t5_bias_is_posenc_t5_bias_and_depends_on_the_offset_only(causal):
+    model = build("t5", causal=causal, num_buckets=8, max_distance=16)
+    bias = model.attention_extras(40)["score_bias"]
+    assert bias.shape == (2, 40, 40) and bias.requires_grad  # the table's gradient flows through it
+    want = posenc.t5_bias(model.t5_table.detach().numpy(), 40, bidirectional=not causal, num_buckets=8, max_distance=16)
+    np.testing.assert_array_equal(bias.detach().numpy(), want)
+    b = bias.detach()
+    assert torch.equal(b[:, 1:, 1:], b[:, :-1, :-1])  # Toeplitz: a function of p - s
+    offsets = torch.arange(40)[:, None] - torch.arange(40)[None, :]
+    far = b[:, offsets >= 16]  # every key at least max_distance back shares the last bucket of its direction
+    last_back = 7 if causal else 3  # bidirectional: buckets 0 ... 3 for keys behind, 4 ... 7 for keys ahead
+    assert torch.equal(far, model.t5_table[last_back].detach()[:, None].expand_as(far))
+    if causal:  # keys ahead share bucket 0 with the query itself (the mask hides them)
+        assert torch.equal(b[:, offsets < 0], model.t5_table[0].detach()[:, None].expand(2, int((offsets < 0).sum())))
+
+
+def test_t5_bias_reaches_the_attention_weights_and_the_mask_is_kept():
+    model = build("t5", causal=True, num_buckets=8, max_distance=16)
+    with torch.no_grad():  # zero queries and keys: only the bias is left
+        model.blocks[0].attn.qkv.weight.zero_()
+        model.blocks[0].attn.qkv.bias.zero_()
+        model.t5_table.normal_()
+    model(tt.offset_copy_batch(2, 20, VOCAB, 1, seed=0)[0])
+    bias = torch.from_numpy(
+        posenc.t5_bias(model.t5_table.detach().numpy(), 20, bidirectional=False, num_buckets=8, max_distance=16)
+    )
+    want = bias.masked_fill(torch.ones(20, 20, dtype=torch.bool).triu(1), float("-inf")).softmax(-1)
+    weights = model.blocks[0].attn.last_weights
+    assert torch.allclose(weights, want.expand(2, 2, 20, 20), atol=1e-6)
+    assert torch.all(weights.triu(1) == 0)
+
+
+def test_shaw_scores_add_the_relative_key_of_each_pair():
+    """The weights equal softmax(q_p . (kappa_s + a[clip(s - p)]) / sqrt(d_head)), written out with an index matrix."""
+    model = build("shaw", max_distance=3).double()
+    tokens, _ = tt.offset_copy_batch(2, 11, VOCAB, 1, seed=4)
+    model(tokens)
+    attn = model.blocks[0].attn
+    x = model.blocks[0].norm1(model.embed(tokens))
+    q, k, _ = attn.qkv(x).view(2, 11, 3, 2, D // 2).permute(2, 0, 3, 1, 4)
+    index = posenc.shaw_relative_positions(11, max_distance=3)
+    a = attn.relative_keys[torch.from_numpy(index)]  # (query, key, d_head): the vector of each pair
+    scores = (torch.einsum("bhpd,bhsd->bhps", q, k) + torch.einsum("bhpd,psd->bhps", q, a)) / (D // 2) ** 0.5
+    assert torch.allclose(attn.last_weights, scores.softmax(-1), atol=1e-12)
+    assert index.min() == 0 and index.max() == 6 and np.all(np.diag(index) == 3)
+
+
+def test_shaw_relative_term_depends_on_the_offset_only():
+    """One token repeated: q and kappa are the same everywhere, so a score differs from another only through a."""
+    model = build("shaw", max_distance=4).double()
+    model(torch.full((1, 30), 5, dtype=torch.long))
+    log_weights = model.blocks[0].attn.last_weights[0].log()  # (head, query, key)
+    # log w[p, s] - log w[p, p] = q . (a[clip(s - p)] - a[0]) / sqrt(d_head): the same for every p at a given s - p
+    for j in range(-8, 9):
+        p = np.arange(max(0, -j), min(30, 30 - j))
+        diff = log_weights[:, p, p + j] - log_weights[:, p, p]
+        assert torch.allclose(diff, diff[:, :1].expand_as(diff), atol=1e-12), j
+    beyond = log_weights[:, 10, 15:] - log_weights[:, 10, 14:15]  # keys further than M ahead share one vector
+    assert torch.allclose(beyond, torch.zeros_like(beyond), atol=1e-12)
+
+
+def test_shaw_causal_mask_is_kept():
+    model = build("shaw", causal=True, max_distance=4)
+    model(tt.offset_copy_batch(2, 15, VOCAB, 1, seed=0)[0])
+    weights = model.blocks[0].attn.last_weights
+    assert torch.all(weights.triu(1) == 0) and torch.allclose(weights.sum(-1), torch.ones(2, 2, 15))
+
+
+@pytest.mark.parametrize(
+    "scheme, kwargs", [("t5", dict(num_buckets=8, max_distance=16)), ("shaw", {"max_distance": 8})]
+)
+def test_t5_and_shaw_learn_offset_copy(scheme, kwargs):
+    torch.manual_seed(0)
+    model = tt.TinyTransformer(64, D, scheme=scheme, causal=True, **kwargs)  # chapter 9's experiment, one seed
+    tt.train(model, length=16, offset=2, steps=150, seed=0)
+    accuracy, _ = tt.evaluate(model, length=16, offset=2, n_seq=128)
+    assert accuracy > 0.95
+
+
+def test_t5_and_shaw_repr_and_bad_arguments():
+    assert "num_buckets=8, max_distance=16" in repr(build("t5", num_buckets=8, max_distance=16))
+    assert "max_distance=6" in repr(build("shaw"))
+    with pytest.raises(ValueError, match="needs max_distance"):
+        tt.TinyTransformer(VOCAB, D, scheme="shaw")
+    with pytest.raises(ValueError, match="num_buckets is for scheme='t5'"):
+        tt.TinyTransformer(VOCAB, D, scheme="shaw", max_distance=4, num_buckets=8)
+    for name in ("num_buckets", "max_distance"):
+        with pytest.raises(ValueError, match=f"{name} is for scheme"):
+            tt.TinyTransformer(VOCAB, D, scheme="alibi", **{name: 8})
+    with pytest.raises(ValueError, match="num_buckets"):
+        tt.TinyTransformer(VOCAB, D, scheme="t5", num_buckets=3)  # bidirectional: 1 bucket a direction
+    with pytest.raises(ValueError, match="max_distance"):
+        tt.TinyTransformer(VOCAB, D, scheme="t5", causal=True, num_buckets=8, max_distance=4)  # not above 4 exact
+    with pytest.raises(ValueError, match="max_distance"):
+        tt.TinyTransformer(VOCAB, D, scheme="shaw", max_distance=0)

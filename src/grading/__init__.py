@@ -32,7 +32,7 @@ Expected answers are computed from the grader's private copy of ``posenc``
 patching ``posenc`` in a notebook cannot move them. Each question states what
 it accepts (tolerance, dtype, shape) in its text, from the same parameters the
 grader uses (``grading.bank.common.requirement``). The engine (``kinds``,
-``runner``, ``feedback``) and the bank (``bank/ch01.py`` ... ``ch09.py``, one
+``runner``, ``feedback``) and the bank (``bank/ch01.py`` ... ``ch10.py``, one
 module per chapter) are separate. An answer left as ``...`` (the placeholder of the exercise
 notebooks) is "not answered yet". ``check`` never lets an exception of its own
 reach the learner: whatever it is given, it prints a message.

@@ -20,7 +20,8 @@ answer was shown::
 * A file of an earlier version is read and upgraded, and written in the current version at the next check.
   Version 1 kept only the latest status of each question: "correct" becomes solved, every status but
   "unanswered" one try. Versions 1 and 2 number the questions of the eight-chapter book, whose chapter 6
-  became chapters 6 and 7: ``RENUMBERED`` gives their ids in this book.
+  became chapters 6 and 7 and whose chapter 7 became chapters 8 and 9: ``RENUMBERED`` gives their ids in this
+  book.
 * A file that cannot be read as a progress file (damaged, another program's, a newer release's) is refused
   with a message saying what is wrong and where it is; the grader then keeps progress in memory only and
   never writes over that file. ``grading.reset()`` moves it aside (``progress.json.refused``, kept for you to
@@ -42,16 +43,15 @@ RESULTS = {CORRECT, WRONG, INTERRUPTED, UNCHECKABLE}  # what a graded check leav
 TRIES = {CORRECT, WRONG, INTERRUPTED}  # ... and which of them count as a try
 _V1_STATUSES = {"correct", "wrong", "unanswered", "interrupted"}
 
-# The question ids of versions 1 and 2 that changed when chapter 6 (precision and implementations) was split in
-# two: its last four questions moved to the new chapter 7, and chapters 7 and 8 became 8 and 9. Two questions of
-# the old chapter 7 (the raised base, and interpolation against a raised base) moved on to chapter 9 with the
-# section that teaches them, after its own questions; the one between them closes the gap. Every other id kept
-# its question.
+# The question ids of versions 1 and 2 (the eight-chapter book) that name another question since: chapter 6 was
+# split into 6 (precision) and 7 (implementations), and chapter 7 (RoPE and ALiBi) into 8 (RoPE) and
+# 9 (relative biases), with its questions on longer contexts moving to chapter 10 (RoPE in practice, the old
+# chapter 8). Every other id kept its question.
 RENUMBERED = (
     {f"06.{n}": f"07.{n - 4}" for n in range(5, 9)}
-    | {f"07.{n}": f"08.{n}" for n in range(1, 6)}
-    | {"07.6": "09.8", "07.7": "08.6", "07.8": "09.9"}
-    | {f"08.{n}": f"09.{n}" for n in range(1, 8)}
+    | {"07.1": "08.1", "07.2": "08.2", "07.3": "09.1", "07.4": "08.3", "07.5": "10.10", "07.6": "10.8"}
+    | {"07.7": "09.2", "07.8": "10.9"}
+    | {f"08.{n}": f"10.{n}" for n in range(1, 8)}
 )
 
 

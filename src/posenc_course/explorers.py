@@ -644,7 +644,7 @@ ROPE_RULES_SLIDERS = {
 
 @accepts(**_specs(ROPE_RULES_SLIDERS, rule=Either(OneOf(*ROPE_RULES), ROPE_RULES_SLIDERS["rule"].spec())))
 class RopeRulesExplorer(Explorer):
-    """Chapter 09: every pair's wavelength before and after a scaling rule (linear, dynamic, YaRN, Llama 3)."""
+    """Chapter 10: every pair's wavelength before and after a scaling rule (linear, dynamic, YaRN, Llama 3)."""
 
     kind = "rope_rules"
     alt = (

@@ -103,17 +103,21 @@ SECTIONS: dict[str, tuple[str, str]] = {
     "sec-7-2": ("07_implementations", "ch07-40"),
     "sec-7-3": ("07_implementations", "ch07-49"),
     "sec-7-7": ("07_implementations", "ch07-74"),
-    "sec-8-1": ("08_rope_and_alibi", "ch08-03"),
-    "sec-8-3": ("08_rope_and_alibi", "ch08-17"),
-    "sec-8-4": ("08_rope_and_alibi", "ch08-21"),
-    "sec-8-6": ("08_rope_and_alibi", "ch08-46"),
-    "sec-9-1": ("09_rope_in_practice", "ch09-03"),
-    "sec-9-2-2": ("09_rope_in_practice", "ch09-63"),
-    "sec-9-3": ("09_rope_in_practice", "ch09-07"),
-    "sec-9-3-3": ("09_rope_in_practice", "ch09-12"),
-    "sec-9-3-5": ("09_rope_in_practice", "ch09-18"),
-    "sec-9-3-7": ("09_rope_in_practice", "ch09-22"),
-    "sec-9-5": ("09_rope_in_practice", "ch09-31"),
+    "sec-8-1": ("08_rope", "ch08-03"),
+    "sec-8-3": ("08_rope", "ch08-17"),
+    "sec-8-4": ("08_rope", "ch08-21"),
+    "sec-8-6": ("08_rope", "ch08-29"),
+    "sec-9-1": ("09_relative_biases", "ch09-21"),
+    "sec-9-2": ("09_relative_biases", "ch09-family"),
+    "sec-9-3": ("09_relative_biases", "ch09-33"),
+    "sec-9-4": ("09_relative_biases", "ch09-46"),
+    "sec-10-1": ("10_rope_in_practice", "ch10-03"),
+    "sec-10-2-2": ("10_rope_in_practice", "ch10-63"),
+    "sec-10-3": ("10_rope_in_practice", "ch10-07"),
+    "sec-10-3-3": ("10_rope_in_practice", "ch10-12"),
+    "sec-10-3-5": ("10_rope_in_practice", "ch10-18"),
+    "sec-10-3-7": ("10_rope_in_practice", "ch10-22"),
+    "sec-10-5": ("10_rope_in_practice", "ch10-31"),
 }
 
 # {ref}`text <label>`, as in the chapters' prose; any other role is refused
@@ -849,19 +853,71 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             right="B",
         ),
         _q(
+            "Ask that the score of a query at $p$ and a key at $s$ depend only on their contents and on "
+            "$p - s$, and read one pair as a complex number. What does that force the encoding $f(x, p)$ to do?",
+            (
+                "Keep the length of $x$ and turn it by an angle $p\\,\\omega$ that grows by the same step at "
+                "every position.",
+                True,
+                "Setting $s = p$ shows that the lengths cannot change and that every vector turns by one angle "
+                "$\\phi(p)$; setting $s = p - 1$ shows that $\\phi$ grows by a fixed step: "
+                "$f(x, p) = x\\,e^{ip\\omega}$ ({ref}`section 8.4 <sec-8-4>`).",
+            ),
+            (
+                "Add a vector that depends on $p$ alone, as the sinusoidal encoding does.",
+                False,
+                "An added vector leaves cross terms of content with position, each tied to one absolute "
+                "position ({ref}`section 8.4 <sec-8-4>`).",
+            ),
+            (
+                "Turn it by any angle that grows with $p$, such as $p^2\\,\\omega$.",
+                False,
+                "Two positions with the same offset must get the same angle difference; "
+                "$p^2 - s^2$ is not a function of $p - s$ ({ref}`section 8.4 <sec-8-4>`).",
+            ),
+            right="C",
+        ),
+        _q(
+            'RoFormer\'s "long-term decay" is a curve that falls with the offset $k$. What does it bound, and '
+            "what did the measurements of random queries and keys show?",
+            (
+                "It is the mean score itself, which falls for every query and key.",
+                False,
+                "The curve is the offset factor of an upper bound, not a score; the mean size of the score of "
+                "random $q$ and $\\kappa$ stays the same at every offset ({ref}`section 8.6 <sec-8-6>`).",
+            ),
+            (
+                "An upper bound on the size of the score; the mean size of the score of random $q$ and "
+                "$\\kappa$ does not fall, and stays far below the bound.",
+                True,
+                "The mean size stays near $\\sqrt{2d/\\pi}$ at every offset, hundreds of times below the "
+                "bound; only aligned queries and keys, such as $q = \\kappa$, see their score fall on average "
+                "({ref}`section 8.6 <sec-8-6>`).",
+            ),
+            (
+                "The attention weights after the softmax, which RoPE pushes to zero beyond the longest wavelength.",
+                False,
+                "The bound concerns the score before the softmax, and nothing in RoPE zeroes distant weights; "
+                "the trained model of {ref}`section 8.6 <sec-8-6>` scores far offsets as high as near ones.",
+            ),
+            right="B",
+        ),
+    ),
+    "09": (
+        _q(
             "An ALiBi head has all its content scores equal. How does its attention spread over the "
             "keys before the query?",
             (
                 "Evenly over all earlier keys.",
                 False,
                 "The bias $-m\\,(p - s)$ is still there: the softmax turns it into weights that fall with the "
-                "distance ({ref}`section 8.4 <sec-8-4>`).",
+                "distance ({ref}`section 9.1 <sec-9-1>`).",
             ),
             (
                 "Only on the key a fixed number of steps back.",
                 False,
                 "The bias ranks every nearer key above every farther one; it cannot single out one "
-                "distance, which is why the one-layer ALiBi model of {ref}`section 8.6 <sec-8-6>` could not copy the "
+                "distance, which is why the one-layer ALiBi model of {ref}`section 9.4 <sec-9-4>` could not copy the "
                 "token two back.",
             ),
             (
@@ -869,12 +925,59 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
                 "heads with small slopes spread their attention far back.",
                 True,
                 "The weights are proportional to $e^{-m(p - s)}$; the half-attention distance roughly "
-                "doubles from one head to the next ({ref}`section 8.4 <sec-8-4>`).",
+                "doubles from one head to the next ({ref}`section 9.1 <sec-9-1>`).",
             ),
             right="C",
         ),
+        _q(
+            "A T5 decoder uses 32 buckets up to `max_distance` 128. What does its bias give two keys 200 and "
+            "2,000 tokens behind the query?",
+            (
+                "The farther key a lower bias, as ALiBi would.",
+                False,
+                "T5's bias is a table lookup, not a slope: the buckets end, and every distance from 113 on "
+                "shares the last one ({ref}`section 9.2 <sec-9-2>`).",
+            ),
+            (
+                "The same bias: both distances fall in the last bucket.",
+                True,
+                "From the last bucket's start on, the bias is flat; only the content scores can tell the two "
+                "keys apart ({ref}`section 9.2 <sec-9-2>`).",
+            ),
+            (
+                "Nothing: keys beyond `max_distance` are masked out.",
+                False,
+                "Nothing is masked; `max_distance` only ends the logarithmic buckets, and every longer distance "
+                "shares the last one ({ref}`section 9.2 <sec-9-2>`).",
+            ),
+            right="B",
+        ),
+        _q(
+            "In the experiment, the T5 and Shaw models kept their accuracy at four times the training length, "
+            "the RoPE models did not. Why?",
+            (
+                "Every offset beyond the training window fell in a bucket or clipped vector that training had "
+                "already reached, so the new positions brought more keys but no untrained terms.",
+                True,
+                "With T5's own 32 buckets up to 128, the far offsets fell in untrained buckets instead, and the "
+                "accuracy beyond $L$ dropped ({ref}`section 9.4 <sec-9-4>`).",
+            ),
+            (
+                "Their scores depend on the offset only, and that is enough to extrapolate.",
+                False,
+                "RoPE's scores depend on the offset only too, and its models failed at the offsets they never "
+                "saw in training ({ref}`section 9.4 <sec-9-4>`).",
+            ),
+            (
+                "They have more position parameters than the other schemes.",
+                False,
+                "The learned table has far more (2,048 here) and got almost nothing right beyond $L$ "
+                "({ref}`section 9.3 <sec-9-3>`).",
+            ),
+            right="A",
+        ),
     ),
-    "09": (
+    "10": (
         _q(
             "A RoPE head was trained at $L = 8192$. Which of its pairs meet rotation angles at $4L$ that they "
             "never took in training?",
@@ -882,19 +985,19 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
                 "Every pair: all angles grow with the position.",
                 False,
                 "A pair with $\\lambda_i \\le L$ already went through its whole circle in training; at $4L$ it "
-                "only repeats angles it has seen ({ref}`section 9.1 <sec-9-1>`).",
+                "only repeats angles it has seen ({ref}`section 10.1 <sec-10-1>`).",
             ),
             (
                 "Only the pairs whose wavelength is longer than $L$, which never completed a turn.",
                 True,
                 "They saw only an arc of their circle; that is why YaRN and Llama 3 interpolate exactly those "
-                "pairs (sections {ref}`9.1 <sec-9-1>`, {ref}`9.3 <sec-9-3>`).",
+                "pairs (sections {ref}`10.1 <sec-10-1>`, {ref}`10.3 <sec-10-3>`).",
             ),
             (
                 "Only the fastest pairs, which turn most often.",
                 False,
                 "The fastest pairs turn many times in training and know their whole circle "
-                "({ref}`section 9.1 <sec-9-1>`).",
+                "({ref}`section 10.1 <sec-10-1>`).",
             ),
             right="B",
         ),
@@ -906,18 +1009,18 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
                 "offset $s\\,k$.",
                 True,
                 "Scored against that target they were right far more often than the no-order baseline "
-                "({ref}`section 9.2.2 <sec-9-2-2>`).",
+                "({ref}`section 10.2.2 <sec-10-2-2>`).",
             ),
             (
                 "They improved at the new positions and kept the old ones intact.",
                 False,
-                "That was the raised base; interpolation broke the models ({ref}`section 9.2.2 <sec-9-2-2>`).",
+                "That was the raised base; interpolation broke the models ({ref}`section 10.2.2 <sec-10-2-2>`).",
             ),
             (
                 "Nothing changed before the training length; only the new positions suffered.",
                 False,
                 "Interpolation rescales every position, so the old positions broke too "
-                "({ref}`section 9.2.2 <sec-9-2-2>`).",
+                "({ref}`section 10.2.2 <sec-10-2-2>`).",
             ),
             right="A",
         ),
@@ -927,19 +1030,19 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
                 "They divide their frequency by $s$, like position interpolation.",
                 False,
                 "That is the rule for the slow pairs only; dividing the fast ones would squeeze neighbouring "
-                "tokens together ({ref}`section 9.3.3 <sec-9-3-3>`).",
+                "tokens together ({ref}`section 10.3.3 <sec-10-3-3>`).",
             ),
             (
                 "They raise their frequency to make up for the slow pairs.",
                 False,
-                "No rule of this chapter makes any pair faster ({ref}`section 9.3.7 <sec-9-3-7>`).",
+                "No rule of this chapter makes any pair faster ({ref}`section 10.3.7 <sec-10-3-7>`).",
             ),
             (
                 "They keep them as trained.",
                 True,
                 "Pairs with more than $\\beta_\\text{fast}$ turns (YaRN) or a wavelength below "
-                "$L / \\mathtt{high\\_freq\\_factor}$ (Llama 3) keep $\\omega_i$ (sections {ref}`9.3.3 <sec-9-3-3>`, "
-                "{ref}`9.3.5 <sec-9-3-5>`).",
+                "$L / \\mathtt{high\\_freq\\_factor}$ (Llama 3) keep $\\omega_i$ (sections {ref}`10.3.3 <sec-10-3-3>`, "
+                "{ref}`10.3.5 <sec-10-3-5>`).",
             ),
             right="C",
         ),
@@ -949,19 +1052,19 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
                 "The contents of the tokens $0, \\dots, p$ and how many there are, but not their order.",
                 True,
                 "Shuffling the first $p$ tokens leaves the output at $p$ unchanged, while a uniform average "
-                "reads $1/(p+1)$ ({ref}`section 9.5 <sec-9-5>`).",
+                "reads $1/(p+1)$ ({ref}`section 10.5 <sec-10-5>`).",
             ),
             (
                 "Nothing about position: it is permutation equivariant.",
                 False,
                 "That holds without the causal mask; with it, each position sees a prefix of its own length "
-                "(sections {ref}`1.2.1 <sec-1-2-1>` and {ref}`9.5 <sec-9-5>`).",
+                "(sections {ref}`1.2.1 <sec-1-2-1>` and {ref}`10.5 <sec-10-5>`).",
             ),
             (
                 "The exact offset to every earlier token.",
                 False,
                 "Its weights depend on contents only; offsets need RoPE or another encoding "
-                "({ref}`section 9.5 <sec-9-5>`).",
+                "({ref}`section 10.5 <sec-10-5>`).",
             ),
             right="A",
         ),
@@ -971,5 +1074,5 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
 
 @accepts(chapter=OneOf(*QUIZZES, what=f"one of {', '.join(map(repr, QUIZZES))} (the chapters with a quiz)"))
 def check_yourself(chapter: str) -> Quiz:
-    """The self-check quiz of ``chapter`` ("01" ... "09")."""
+    """The self-check quiz of ``chapter`` ("01" ... "10")."""
     return Quiz(f"ch{chapter}", QUIZZES[chapter])

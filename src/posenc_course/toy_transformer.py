@@ -10,7 +10,7 @@ blind to order can still reach depends on the attention mask, so there are
 two no-order baselines, each derived once in its function's docstring:
 :func:`chance_accuracy_bidirectional` (``1 / (length - 1)``, chapter 5) and
 :func:`chance_accuracy_causal` (``1 / t`` at position ``t``, averaged;
-chapters 8 and 9).
+chapters 8 to 10).
 
 The model, :class:`TinyTransformer`, takes a positional ``scheme``:
 
@@ -23,12 +23,21 @@ The model, :class:`TinyTransformer`, takes a positional ``scheme``:
 * ``"rope"``              nothing added to the input; every layer rotates its
                           queries and keys with :func:`posenc.apply_rope`;
 * ``"alibi"``             nothing added to the input; every layer adds
-                          :func:`posenc.alibi_bias` to its attention scores.
+                          :func:`posenc.alibi_bias` to its attention scores;
+* ``"t5"``                nothing added to the input; every layer adds T5's
+                          learned bias, one number per head and bucket of
+                          :func:`posenc.t5_relative_position_bucket`
+                          (:func:`posenc.t5_bias`), to its scores;
+* ``"shaw"``              nothing added to the input; every layer adds a
+                          learned vector per clipped relative position
+                          (:func:`posenc.shaw_relative_positions`) to its
+                          keys: the score is ``q_p . (kappa_s + a_clip(s-p))``.
 
-Schemes that act inside attention (RoPE rotates queries and keys, ALiBi adds
-a bias to the scores) plug into :class:`SelfAttention` through its
-``qk_transform`` and ``score_bias`` arguments, which :class:`TinyTransformer`
-passes down from :meth:`TinyTransformer.attention_extras`.
+Schemes that act inside attention (RoPE rotates queries and keys, ALiBi and
+T5 add a bias to the scores, Shaw's adds a vector to the keys) plug into
+:class:`SelfAttention` through its ``qk_transform``, ``score_bias`` and
+``relative_index`` arguments, which :class:`TinyTransformer` passes down from
+:meth:`TinyTransformer.attention_extras`.
 """
 
 from __future__ import annotations
@@ -59,7 +68,7 @@ __all__ = [
     "evaluate",
 ]
 
-SCHEMES = ("none", "sinusoidal", "learned", "scaled_sinusoidal", "rope", "alibi")
+SCHEMES = ("none", "sinusoidal", "learned", "scaled_sinusoidal", "rope", "alibi", "t5", "shaw")
 IGNORE = -100  # target value for positions without a target (F.cross_entropy's ignore_index)
 EVAL_SEED = 1_000_000_007  # evaluation batches; training seeds stay far below it
 
@@ -153,7 +162,7 @@ def chance_accuracy_causal_by_position(length: int, offset: int = 1) -> np.ndarr
     only as a set, such as one causal attention layer without positions.
     Stacked causal layers can work positions out from the mask itself (a
     uniform average over a prefix carries ``1 / (t + 1)``), so for them it is
-    a reference line, not a ceiling (chapter 9 trains one past it).
+    a reference line, not a ceiling (chapter 10 trains one past it).
     """
     length, offset = int(length), int(offset)
     _causal_fits(length, offset, 0)
@@ -223,18 +232,24 @@ class ScaledSinusoidalEncoding(nn.Module):
 # --------------------------------------------------------------------------
 
 
-@accepts(d_model=COUNT, n_heads=COUNT)
+@accepts(d_model=COUNT, n_heads=COUNT, n_relative=Int(0))
 class SelfAttention(nn.Module):
     """Multi-head self-attention, written out so that schemes can hook in.
 
-    ``forward(x, causal=False, qk_transform=None, score_bias=None)``:
+    ``forward(x, causal=False, qk_transform=None, score_bias=None, relative_index=None)``:
     ``qk_transform(q, k)`` (if given) returns new queries and keys of shape
     ``(batch, heads, seq, d_head)`` (RoPE); ``score_bias`` (if given) is added
-    to the scores, shape broadcastable to ``(batch, heads, seq, seq)`` (ALiBi).
+    to the scores, shape broadcastable to ``(batch, heads, seq, seq)`` (ALiBi,
+    T5). With ``n_relative > 0`` the layer owns ``relative_keys``, a learned
+    table of ``n_relative`` vectors of width ``d_head`` shared by its heads
+    (Shaw et al.), and ``relative_index`` (an int64 tensor of shape
+    ``(seq, seq)``) names the row whose vector is added to the key of each
+    (query, key) pair: the score of query ``p`` and key ``s`` becomes
+    ``q_p . (kappa_s + relative_keys[relative_index[p, s]]) / sqrt(d_head)``.
     The attention weights of the last call are kept in ``last_weights``.
     """
 
-    def __init__(self, d_model: int, n_heads: int):
+    def __init__(self, d_model: int, n_heads: int, *, n_relative: int = 0):
         super().__init__()
         if d_model % n_heads:
             refuse(
@@ -244,14 +259,22 @@ class SelfAttention(nn.Module):
         self.d_head = d_model // n_heads
         self.qkv = nn.Linear(d_model, 3 * d_model)
         self.out = nn.Linear(d_model, d_model)
+        if n_relative:
+            # std 1/sqrt(d_head): q . a starts at the scale of q . kappa
+            self.relative_keys = nn.Parameter(torch.randn(n_relative, self.d_head) / math.sqrt(self.d_head))
         self.last_weights = None
 
-    def forward(self, x, *, causal=False, qk_transform=None, score_bias=None):
+    def forward(self, x, *, causal=False, qk_transform=None, score_bias=None, relative_index=None):
         b, n, d = x.shape
         q, k, v = self.qkv(x).view(b, n, 3, self.n_heads, self.d_head).permute(2, 0, 3, 1, 4)
         if qk_transform is not None:
             q, k = qk_transform(q, k)
-        scores = q @ k.transpose(-1, -2) / math.sqrt(self.d_head)
+        if relative_index is None:
+            scores = q @ k.transpose(-1, -2) / math.sqrt(self.d_head)
+        else:
+            # q . a for every query and every row of the table, then each pair picks its row: (b, h, n, n)
+            relative = (q @ self.relative_keys.T).gather(-1, relative_index.expand(b, self.n_heads, n, n))
+            scores = (q @ k.transpose(-1, -2) + relative) / math.sqrt(self.d_head)
         if score_bias is not None:
             scores = scores + score_bias
         if causal:
@@ -262,14 +285,17 @@ class SelfAttention(nn.Module):
         return self.out((weights @ v).transpose(1, 2).reshape(b, n, d))
 
 
-@accepts(d_model=COUNT, n_heads=COUNT, d_ff=COUNT)
+@accepts(d_model=COUNT, n_heads=COUNT, d_ff=COUNT, n_relative=Int(0))
 class Block(nn.Module):
-    """Pre-norm Transformer block: ``x + attn(LN(x))``, then ``x + MLP(LN(x))``."""
+    """Pre-norm Transformer block: ``x + attn(LN(x))``, then ``x + MLP(LN(x))``.
 
-    def __init__(self, d_model: int, n_heads: int, d_ff: int):
+    ``n_relative``: the number of relative key vectors of its attention (Shaw et al.; 0: none).
+    """
+
+    def __init__(self, d_model: int, n_heads: int, d_ff: int, *, n_relative: int = 0):
         super().__init__()
         self.norm1 = nn.LayerNorm(d_model)
-        self.attn = SelfAttention(d_model, n_heads)
+        self.attn = SelfAttention(d_model, n_heads, n_relative=n_relative)
         self.norm2 = nn.LayerNorm(d_model)
         self.mlp = nn.Sequential(nn.Linear(d_model, d_ff), nn.GELU(), nn.Linear(d_ff, d_model))
 
@@ -290,6 +316,8 @@ class Block(nn.Module):
     per_channel=Bool(),
     base=BASE,
     rope_layers=Maybe(Items(Int(0), what="a list of block indices")),
+    num_buckets=Maybe(Int(2, 4096)),
+    max_distance=Maybe(COUNT),
 )
 class TinyTransformer(nn.Module):
     """Token embedding, a positional scheme, ``n_layers`` blocks, a linear read-out.
@@ -310,6 +338,19 @@ class TinyTransformer(nn.Module):
     without it. With ``"rope"``, ``rope_layers`` (indices of blocks, default all)
     chooses the blocks that rotate; the others see no positions at all (NoPE
     layers, interleaved with RoPE layers as some current models do).
+
+    ``"t5"`` learns one number per bucket and head, ``t5_table`` of shape
+    ``(num_buckets, n_heads)`` (default 32 buckets up to ``max_distance``
+    128, T5's), shared by every layer as in T5, and adds
+    ``posenc.t5_bias(t5_table, seq, ...)`` to the scores: causal buckets with
+    the causal mask, bidirectional ones without it. ``"shaw"`` gives each
+    layer a table of ``2 * max_distance + 1`` vectors of width
+    ``d_model / n_heads``, shared by the layer's heads, for the relative
+    positions ``-max_distance ... max_distance`` (``max_distance`` is
+    required); each (query, key) pair adds its row of
+    ``posenc.shaw_relative_positions`` to the key. With the causal mask the
+    rows for keys ahead of the query are never used. Shaw et al. also add
+    such vectors to the values; this model adds them to the keys only.
     """
 
     def __init__(
@@ -326,6 +367,8 @@ class TinyTransformer(nn.Module):
         per_channel=False,
         base=10000.0,
         rope_layers=None,
+        num_buckets=None,
+        max_distance=None,
     ):
         super().__init__()
         self.vocab_size, self.d_model = int(vocab_size), int(d_model)
@@ -359,19 +402,24 @@ class TinyTransformer(nn.Module):
         if any(not 0 <= i < n_layers for i in rope_layers):
             refuse("rope_layers", f"block indices in 0 ... {n_layers - 1}", rope_layers)
         self.rope_layers = rope_layers
+        self.num_buckets, self.max_distance = _relative_settings(scheme, num_buckets, max_distance, self.causal)
 
         self.embed = nn.Embedding(self.vocab_size, self.d_model)
-        if scheme in ("none", "rope", "alibi"):
-            self.position = nn.Identity()  # rope and alibi act inside attention
+        if scheme in ("none", "rope", "alibi", "t5", "shaw"):
+            self.position = nn.Identity()  # rope, alibi, t5 and shaw act inside attention
         elif scheme == "sinusoidal":
             self.position = posenc.SinusoidalPositionalEncoding(self.d_model, base)
         elif scheme == "learned":
             self.position = posenc.LearnedPositionalEmbedding(max_len, self.d_model)
         else:  # "scaled_sinusoidal"
             self.position = ScaledSinusoidalEncoding(self.d_model, base, per_channel=per_channel)
-        self.blocks = nn.ModuleList(Block(self.d_model, n_heads, d_ff) for _ in range(n_layers))
+        n_relative = 2 * self.max_distance + 1 if scheme == "shaw" else 0
+        self.blocks = nn.ModuleList(Block(self.d_model, n_heads, d_ff, n_relative=n_relative) for _ in range(n_layers))
         self.norm = nn.LayerNorm(self.d_model)
         self.head = nn.Linear(self.d_model, self.vocab_size)
+        if scheme == "t5":
+            # T5's initialisation of its relative_attention_bias: normal, std 1/sqrt(d_model)
+            self.t5_table = nn.Parameter(torch.randn(self.num_buckets, n_heads) / math.sqrt(self.d_model))
 
     def attention_extras(self, seq: int) -> dict:
         """Keyword arguments for :class:`SelfAttention` (none for additive schemes)."""
@@ -386,6 +434,18 @@ class TinyTransformer(nn.Module):
         if self.scheme == "alibi":
             bias = posenc.alibi_bias(self.n_heads, seq, causal=self.causal)
             return {"score_bias": torch.from_numpy(bias).to(self.embed.weight.dtype)}
+        if self.scheme == "t5":
+            bias = posenc.t5_bias(
+                self.t5_table,
+                seq,
+                bidirectional=not self.causal,
+                num_buckets=self.num_buckets,
+                max_distance=self.max_distance,
+            )
+            return {"score_bias": bias}  # a tensor that keeps the table's gradient
+        if self.scheme == "shaw":
+            index = posenc.shaw_relative_positions(seq, max_distance=self.max_distance)
+            return {"relative_index": torch.from_numpy(index).to(self.embed.weight.device)}
         return {}
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
@@ -416,7 +476,35 @@ class TinyTransformer(nn.Module):
 
     def extra_repr(self) -> str:
         extra = f", rope_base={self.rope_base:g}, rope_scale={self.rope_scale:g}" if self.scheme == "rope" else ""
+        if self.scheme == "t5":
+            extra = f", num_buckets={self.num_buckets}, max_distance={self.max_distance}"
+        elif self.scheme == "shaw":
+            extra = f", max_distance={self.max_distance}"
         return f"scheme={self.scheme!r}, causal={self.causal}{extra}"
+
+
+def _relative_settings(scheme, num_buckets, max_distance, causal):
+    """(num_buckets, max_distance) of a t5 or shaw model, with T5's defaults; refuses them for other schemes."""
+    if scheme not in ("t5", "shaw"):
+        for name, value in (("num_buckets", num_buckets), ("max_distance", max_distance)):
+            if value is not None:
+                refuse(name, message=f"{name} is for scheme='t5' or 'shaw', got scheme={scheme!r}.")
+        return None, None
+    if scheme == "shaw":
+        if num_buckets is not None:
+            refuse("num_buckets", message="num_buckets is for scheme='t5', got scheme='shaw'.")
+        if max_distance is None:
+            refuse("max_distance", message="scheme='shaw' needs max_distance, the offset at which it clips.")
+        return None, int(max_distance)
+    num_buckets = 32 if num_buckets is None else int(num_buckets)
+    max_distance = 128 if max_distance is None else int(max_distance)
+    try:  # posenc's own check of the two, which depends on the direction
+        posenc.t5_relative_position_bucket(
+            0, bidirectional=not causal, num_buckets=num_buckets, max_distance=max_distance
+        )
+    except ValueError as error:
+        refuse("num_buckets" if "num_buckets" in str(error) else "max_distance", message=str(error))
+    return num_buckets, max_distance
 
 
 # --------------------------------------------------------------------------

@@ -52,7 +52,7 @@ EXPLORER_PAGES = [
     "chapters/03_frequency_analysis",
     "chapters/04_linearity",
     "chapters/06_precision",
-    "chapters/09_rope_in_practice",
+    "chapters/10_rope_in_practice",
     "exercises/02_sinusoidal_formula",
 ]
 EXPLORER_SHOTS = SCREENSHOTS / "explorers"  # every explorer of the book, per mode: book-<mode>/<page>-<n>.png

@@ -1,4 +1,4 @@
-"""Questions of chapter 08, rotary embeddings (RoPE) and ALiBi (exercises/08_*.ipynb)."""
+"""Questions of chapter 08, rotary embeddings (RoPE) (exercises/08_*.ipynb)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from grading.bank.common import (
 )
 
 
-# ---- Chapter 08: rotary embeddings (RoPE) and ALiBi ------------------------
+# ---- Chapter 08: rotary embeddings (RoPE) --------------------------------------
 # (appended as one block)
 
 _add(
@@ -188,37 +188,8 @@ _add(
 
 
 _add(
-    Numeric(
-        "08.3",
-        "ALiBi slope of head 3 of 16",
-        lambda: posenc.alibi_slopes(16)[2],
-        mistakes=[
-            (lambda: 2.0**-3, "that is 2^(-h), the rule for 8 heads; for n heads the slopes are 2^(-8h/n)."),
-            (
-                lambda: posenc.alibi_slopes(16)[1],
-                "heads are counted from h = 1 (the first slope is 2^(-8/n)), so head 3 has h = 3.",
-            ),
-            (lambda: posenc.alibi_slopes(16)[3], "that is head 4; head 3 has h = 3 in 2^(-8h/n)."),
-            (lambda: 2.0 ** (-3 / 16), "the exponent is -8h/n: the factor 8 is missing."),
-            (
-                lambda: 2.0 ** (8 * 3 / 16),
-                "the exponent has the wrong sign: the slopes are 2^(-8h/n) = (1/2)^(8h/n), below 1; "
-                "you used 2 where 1/2 belongs.",
-            ),
-        ],
-        known_mistakes=[
-            (0.125, "8 heads"),
-            (0.5, "counted from h = 1"),
-            (0.25, "head 4"),
-            (2 ** (-3 / 16), "factor 8"),
-            (2 ** (24 / 16), "wrong sign"),
-        ],
-    )
-)
-
-_add(
     Choice(
-        "08.4",
+        "08.3",
         "equal RoPE scores",
         "ABCDE",
         "ABD",
@@ -238,78 +209,168 @@ _add(
     )
 )
 
+
+# ---- 08.4: one rotation as a complex multiplication ------------------------------
+
+_X4 = np.array([1.0, 2.0, 3.0, 4.0])
+
+
+def _ch08_turned():
+    """(1, 2, 3, 4) at p = 3, interleaved, base 10,000: z_i times e^{i p w_i}, read back as pairs."""
+    return _rope_one(_X4, 3)
+
+
+def _as_complex(v):
+    return v[0::2] + 1j * v[1::2]
+
+
 _add(
-    Numeric(
-        "08.5",
-        "position-interpolation factor",
-        lambda: 4096 / 16384,
+    Array(
+        "08.4",
+        "a rotation as complex multiplication",
+        _ch08_turned,
+        atol=1e-6,
         mistakes=[
             (
-                lambda: 16384 / 4096,
-                "that stretches positions further out; interpolation squeezes the new positions "
-                "into the trained range: multiply by L_train / L_new.",
+                lambda: _rope_one(_X4, -3),
+                "you turned backwards: multiplying by the conjugate e^{-i p ω_i} rotates by -p·ω_i; "
+                "RoPE multiplies by e^{+i p ω_i}.",
             ),
-            (lambda: 16384 - 4096, "the factor is a ratio of the two lengths, not their difference."),
             (
-                lambda: 1 / 16384,
-                "that is 1 / L_new, which would squeeze every position into [0, 1); the factor is L_train / L_new.",
+                lambda: _rope_one(_X4, 3, "concatenated"),
+                "in the interleaved layout pair i is channels (2i, 2i+1): z_0 = x_0 + i x_1 and z_1 = x_2 + i x_3; "
+                "you paired channel i with channel i + 2.",
             ),
+            (
+                lambda: _ch08_turned()[[1, 0, 3, 2]],
+                "each pair is written (real part, imaginary part); you wrote the imaginary part first.",
+            ),
+            (lambda: _rope_with(_X4, 3, _doubled_omega(4)), DOUBLED_HINT),
+            (lambda: _rope_with(_X4, 3, _degrees(posenc.frequencies(4))), DEGREES_HINT),
+            (lambda: _rope_with(_X4, 3, _shifted(4)), PAIR_SHIFT_HINT),
+            (lambda: _X4, "that is x itself: multiply each z_i by e^{i p ω_i} before reading the pairs back."),
         ],
-        known_mistakes=[(4, "squeezes"), (12288, "difference"), (1 / 16384, "L_train / L_new")],
+        known_mistakes=[
+            (Lazy(lambda: _rope_one(_X4, -3)), "backwards"),
+            (Lazy(lambda: _rope_one(_X4, 3, "concatenated")), "(2i, 2i+1)"),
+            (Lazy(lambda: _ch08_turned()[[1, 0, 3, 2]]), "imaginary part first"),
+            (Lazy(lambda: _as_complex(_ch08_turned())), "real"),
+            (Lazy(lambda: _rope_with(_X4, 3, _degrees(posenc.frequencies(4)))), "degrees"),
+            ([1.0, 2.0, 3.0, 4.0], "x itself"),
+        ],
     )
 )
 
 
-def _ch07_bias_row():
-    return posenc.alibi_bias(4, 6)[1, 5]
+# ---- 08.5: which encodings of one pair meet the offset-only requirement ---------
 
-
-def _alibi_row(slope):
-    """The bias of the query at position 5 against keys 0 ... 5 for a head of this slope."""
-    return -slope * (5 - np.arange(6))
-
-
-# 4 heads: m_h = 2^(-8h/4) = 2^(-2h), so head 1 has 1/4, head 2 (asked) 1/16, head 3 1/64, head 4 1/256.
 _add(
-    Array(
+    Choice(
+        "08.5",
+        "encodings that meet the offset-only requirement",
+        "ABCDE",
+        "AD",
+        {
+            "B": "this is an added encoding: the product has the cross terms q·e^{-isω} + conj(κ)·e^{ipω}, each "
+            "tied to one absolute position.",
+            "C": "the angles subtract to (p² - s²)ω, which is not a function of p - s: (p, s) = (1, 0) and (2, 1) "
+            "have the same offset but angle differences ω and 3ω.",
+            "E": "the lengths multiply to 2^(p+s)·|q|·|κ|, which depends on p + s: an encoding that keeps the "
+            "requirement may not change lengths.",
+        },
+        right={
+            "A": "the product is q·conj(κ)·e^{i(p-s)ω}: RoPE for one pair.",
+            "D": "the constant phase cancels in the product, which is q·conj(κ)·e^{i(p-s)ω} again; only the "
+            "extra condition f(z, 0) = z of the derivation rules it out.",
+        },
+        nudge="Multiply f(q, p) by the conjugate of f(κ, s) for each option and see whether p and s appear only as "
+        "p - s.",
+        known_mistakes=[("A", "not the right set"), ("ABD", "not the right set"), ("ABCDE", "every option")],
+    )
+)
+
+
+# ---- 08.6: predict whether random scores decay ----------------------------------
+
+_add(
+    Choice(
         "08.6",
-        "ALiBi bias of one query",
-        _ch07_bias_row,
-        atol=1e-6,
+        "does the mean |score| of random q, κ decay",
+        "ABCD",
+        "B",
+        {
+            "A": "RoFormer's curve is an upper bound, and a falling bound says nothing about the score: for "
+            "independent Gaussian q and κ, T(k)κ is again a Gaussian vector like κ, so the score has the same "
+            "distribution at every k.",
+            "C": "rotations keep lengths, and T(k)κ has the same distribution as κ at every k: nothing makes the "
+            "score grow.",
+            "D": "the longest wavelength for d = 128 is tens of thousands of positions, and in any case the "
+            "distribution of the score does not depend on k at all.",
+        },
+        right={
+            "B": "T(k)κ is a Gaussian vector with the same distribution as κ, so |qᵀT(k)κ| has one distribution "
+            "at every k; its mean is about √(2d/π) at every offset, hundreds of times below the bound.",
+        },
+        known_mistakes=[("A", "A: "), ("C", "C: "), ("D", "D: "), ("AB", "exactly one")],
+    )
+)
+
+
+# ---- 08.7: RoFormer's curve at one offset ---------------------------------------
+
+
+def _partial_sums(k, omega):
+    """S_1 ... S_{d/2} at offset k: the running sums of e^{i k w_l}."""
+    return np.cumsum(np.exp(1j * k * np.asarray(omega, dtype=np.float64)))
+
+
+def _ch08_curve():
+    return float(np.abs(_partial_sums(100, posenc.frequencies(128))).mean())
+
+
+_add(
+    Numeric(
+        "08.7",
+        "RoFormer's decay curve at k = 100",
+        _ch08_curve,
         mistakes=[
-            (lambda: -_ch07_bias_row(), "the sign is wrong: ALiBi subtracts m·(p - s), a penalty for distant keys."),
             (
-                lambda: _ch07_bias_row()[::-1],
-                "the keys are in reverse order: the key at s = 0 is the farthest, the key at s = 5 the query itself.",
+                lambda: float(np.abs(_partial_sums(100, posenc.frequencies(128))).sum()),
+                "that is the sum of the |S_j|; RoFormer's curve divides it by d/2, the number of pairs.",
             ),
             (
-                lambda: _alibi_row(2.0**-6),
-                "that is head 3 (slope 2^(-8·3/4) = 2^(-6)): heads are numbered from h = 1, "
-                "while numpy indices start at 0.",
+                lambda: float(np.abs(_partial_sums(100, posenc.frequencies(128))[-1])),
+                "that is |S_{d/2}|, the size of the whole sum; the curve averages the sizes |S_j| of all d/2 "
+                "partial sums.",
             ),
             (
-                lambda: _alibi_row(2.0**-2),
-                "that slope, 2^(-2), belongs to head 1 of 4 heads (2^(-8·1/4)); it is also "
-                "2^(-h), the rule for 8 heads, at h = 2. "
-                "For n heads, head h has the slope 2^(-8h/n).",
+                lambda: float(np.abs(_partial_sums(100, posenc.frequencies(128))[-1]) / 64),
+                "that is |S_{d/2}| / (d/2); the curve averages the sizes |S_j| of all d/2 partial sums.",
             ),
             (
-                lambda: _alibi_row(2.0**-8),
-                "that is head 4 (slope 2^(-8·4/4) = 2^(-8)), the last and flattest head; "
-                "for n heads, head h has the slope 2^(-8h/n).",
+                lambda: float(np.abs(np.concatenate([[0], _partial_sums(100, posenc.frequencies(128))[:-1]])).mean()),
+                "your partial sums are S_0 ... S_{d/2-1}: S_0 = 0 is the empty sum, and the curve runs over "
+                "j = 1 ... d/2.",
             ),
             (
-                lambda: _alibi_row(1.0),
-                "the slope is missing: that is the distance 5 - s alone (m = 1); multiply it by "
-                "head 2's slope, 2^(-8h/n) with h = 2 and n = 4.",
+                lambda: float(_partial_sums(100, posenc.frequencies(128)).real.mean()),
+                "take the modulus |S_j| of each complex partial sum, not its real part.",
             ),
+            (lambda: float(np.abs(_partial_sums(100, _doubled_omega(128))).mean()), DOUBLED_HINT),
         ],
         known_mistakes=[
-            (Lazy(lambda: -_ch07_bias_row()), "sign"),
-            (Lazy(lambda: _ch07_bias_row()[::-1]), "reverse order"),
-            (Lazy(lambda: posenc.alibi_bias(4, 6)[2, 5]), "head 3"),
-            (Lazy(lambda: _ch07_bias_row()[1:]), "shape"),
-            (Lazy(lambda: np.round(_ch07_bias_row(), 1)), "elements are wrong"),
+            (Lazy(lambda: float(np.abs(_partial_sums(100, posenc.frequencies(128))).sum())), "divides it by d/2"),
+            (Lazy(lambda: float(np.abs(_partial_sums(100, posenc.frequencies(128))[-1]))), "whole sum"),
+            (
+                Lazy(
+                    lambda: float(
+                        np.abs(np.concatenate([[0], _partial_sums(100, posenc.frequencies(128))[:-1]])).mean()
+                    )
+                ),
+                "empty sum",
+            ),
+            (Lazy(lambda: float(_partial_sums(100, posenc.frequencies(128)).real.mean())), "modulus"),
+            (Lazy(lambda: float(np.abs(_partial_sums(100, _doubled_omega(128))).mean())), "doubled"),
         ],
     )
 )

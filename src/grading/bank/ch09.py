@@ -1,379 +1,400 @@
-"""Questions of chapter 09, RoPE as today's models configure it (exercises/09_*.ipynb)."""
+"""Questions of chapter 09, relative biases: ALiBi, T5 and a length experiment (exercises/09_*.ipynb)."""
 
 from __future__ import annotations
+
 
 import math
 
 import numpy as np
+import torch
 
 from grading.reference import posenc
 from grading.bank import _add
-from grading.kinds import Case, Choice, Function, Lazy, Numeric, Array
+from grading.kinds import Array, Case, Choice, Function, Lazy, Numeric
 from grading.feedback import matches_model
 
 
-# ---- Chapter 09: RoPE in practice ------------------------------------------
-
-
-def _ch08_full_turns():
-    return int(np.sum(posenc.wavelengths(128, 500000.0) <= 8192))
-
+# ---- Chapter 09: relative biases -------------------------------------------
 
 _add(
     Numeric(
         "09.1",
-        "pairs with a full turn in the trained context",
-        _ch08_full_turns,
-        integer=True,
+        "ALiBi slope of head 3 of 16",
+        lambda: posenc.alibi_slopes(16)[2],
         mistakes=[
+            (lambda: 2.0**-3, "that is 2^(-h), the rule for 8 heads; for n heads the slopes are 2^(-8h/n)."),
             (
-                lambda: 64 - _ch08_full_turns(),
-                "that counts the pairs that never complete a turn; the question asks for "
-                "those whose wavelength 2π/ω_i is at most L.",
+                lambda: posenc.alibi_slopes(16)[1],
+                "heads are counted from h = 1 (the first slope is 2^(-8/n)), so head 3 has h = 3.",
             ),
+            (lambda: posenc.alibi_slopes(16)[3], "that is head 4; head 3 has h = 3 in 2^(-8h/n)."),
+            (lambda: 2.0 ** (-3 / 16), "the exponent is -8h/n: the factor 8 is missing."),
             (
-                lambda: int(np.sum(1 / posenc.frequencies(128, 500000.0) <= 8192)),
-                "you compared 1/ω_i with L; one full turn takes 2π/ω_i positions.",
-            ),
-            (
-                lambda: int(np.sum(2 * np.pi * 500000.0 ** (4 * np.arange(64) / 128) <= 8192)),
-                "your exponent is doubled: ω_i = base^(-2i/d) with i counting pairs.",
+                lambda: 2.0 ** (8 * 3 / 16),
+                "the exponent has the wrong sign: the slopes are 2^(-8h/n) = (1/2)^(8h/n), below 1; "
+                "you used 2 where 1/2 belongs.",
             ),
         ],
         known_mistakes=[
-            (29, "never complete a turn"),
-            (Lazy(lambda: int(np.sum(1 / posenc.frequencies(128, 5e5) <= 8192))), "2π/ω_i"),
-            (Lazy(lambda: int(np.sum(2 * np.pi * 5e5 ** (4 * np.arange(64) / 128) <= 8192))), "doubled"),
+            (0.125, "8 heads"),
+            (0.5, "counted from h = 1"),
+            (0.25, "head 4"),
+            (2 ** (-3 / 16), "factor 8"),
+            (2 ** (24 / 16), "wrong sign"),
         ],
     )
 )
 
 
-def _ch08_yarn_factor():
-    return 0.1 * math.log(16) + 1
+def _ch09_bias_row():
+    return posenc.alibi_bias(4, 6)[1, 5]
 
 
+def _alibi_row(slope):
+    """The bias of the query at position 5 against keys 0 ... 5 for a head of this slope."""
+    return -slope * (5 - np.arange(6))
+
+
+# 4 heads: m_h = 2^(-8h/4) = 2^(-2h), so head 1 has 1/4, head 2 (asked) 1/16, head 3 1/64, head 4 1/256.
 _add(
-    Numeric(
+    Array(
         "09.2",
-        "YaRN attention factor",
-        _ch08_yarn_factor,
+        "ALiBi bias of one query",
+        _ch09_bias_row,
+        atol=1e-6,
         mistakes=[
+            (lambda: -_ch09_bias_row(), "the sign is wrong: ALiBi subtracts m·(p - s), a penalty for distant keys."),
             (
-                lambda: _ch08_yarn_factor() ** 2,
-                "that is its square, by which the logits grow; the factor that multiplies cos and sin is 0.1 ln s + 1.",
+                lambda: _ch09_bias_row()[::-1],
+                "the keys are in reverse order: the key at s = 0 is the farthest, the key at s = 5 the query itself.",
             ),
-            (lambda: 0.1 * math.log10(16) + 1, "the logarithm is the natural one, ln s."),
-            (lambda: 0.1 * math.log2(16) + 1, "the logarithm is the natural one, ln s, not log base 2."),
             (
-                lambda: math.sqrt(1 + math.log(16) / math.log(4096)),
-                "that is LongRoPE's attention factor; YaRN's is 0.1 ln s + 1.",
+                lambda: _alibi_row(2.0**-6),
+                "that is head 3 (slope 2^(-8·3/4) = 2^(-6)): heads are numbered from h = 1, "
+                "while numpy indices start at 0.",
+            ),
+            (
+                lambda: _alibi_row(2.0**-2),
+                "that slope, 2^(-2), belongs to head 1 of 4 heads (2^(-8·1/4)); it is also "
+                "2^(-h), the rule for 8 heads, at h = 2. "
+                "For n heads, head h has the slope 2^(-8h/n).",
+            ),
+            (
+                lambda: _alibi_row(2.0**-8),
+                "that is head 4 (slope 2^(-8·4/4) = 2^(-8)), the last and flattest head; "
+                "for n heads, head h has the slope 2^(-8h/n).",
+            ),
+            (
+                lambda: _alibi_row(1.0),
+                "the slope is missing: that is the distance 5 - s alone (m = 1); multiply it by "
+                "head 2's slope, 2^(-8h/n) with h = 2 and n = 4.",
             ),
         ],
         known_mistakes=[
-            ((0.1 * math.log(16) + 1) ** 2, "square"),
-            (0.1 * math.log10(16) + 1, "natural one"),
-            (1.4, "log base 2"),
-            (math.sqrt(1 + math.log(16) / math.log(4096)), "LongRoPE"),
+            (Lazy(lambda: -_ch09_bias_row()), "sign"),
+            (Lazy(lambda: _ch09_bias_row()[::-1]), "reverse order"),
+            (Lazy(lambda: posenc.alibi_bias(4, 6)[2, 5]), "head 3"),
+            (Lazy(lambda: _ch09_bias_row()[1:]), "shape"),
+            (Lazy(lambda: np.round(_ch09_bias_row(), 1)), "elements are wrong"),
         ],
     )
 )
 
-_LLAMA3 = dict(factor=8.0, low_freq_factor=1.0, high_freq_factor=4.0, original_max_position_embeddings=64)
+
+# ---- T5's buckets and Shaw's clipped relative positions --------------------------
 
 
-def _ch08_llama3():
-    return posenc.rope_parameters(16, 10000.0, "llama3", **_LLAMA3)[0]
+def _t5_causal(k, num_buckets, max_distance):
+    """The buckets as float64 (whole numbers): an answer of any real dtype is compared with them."""
+    return posenc.t5_relative_position_bucket(
+        k, bidirectional=False, num_buckets=num_buckets, max_distance=max_distance
+    ).astype(np.float64)
 
 
-def _llama3_variant(swap_blend=False, fast_divided=False):
-    w = posenc.frequencies(16)
-    lam = 2 * np.pi / w
-    high, low = lam < 64 / 4.0, lam > 64 / 1.0
-    g = (64 / lam - 1.0) / 3.0
-    if swap_blend:
-        g = 1 - g
-    out = np.where(low, w / 8, w)
-    middle = ~high & ~low
-    out[middle] = (1 - g[middle]) * w[middle] / 8 + g[middle] * w[middle]
-    if fast_divided:
-        out = np.where(high, w / 8, np.where(low, w, out))
+def t5_bucket_model(k, num_buckets, max_distance, *, sign=1, exact=None, ahead="share", clamp=True, rounding="floor"):
+    """T5's causal bucket written out with float64 logarithms (an alternative); the keywords model real mistakes.
+
+    Returns a float64 array: the values are whole numbers, and a float array keeps a one-ulp change visible.
+    """
+    k = sign * np.asarray(k, dtype=np.int64)
+    r = np.maximum(k, 0) if ahead == "share" else np.abs(k)
+    e = num_buckets // 2 if exact is None else exact
+    x = np.log(np.maximum(r, e) / e) / np.log(max_distance / e) * (num_buckets - e)  # 0 at r = e, as the rule says
+    far = e + (np.floor(x) if rounding == "floor" else np.round(x))
+    if clamp:
+        far = np.minimum(far, num_buckets - 1)
+    return np.where(r < e, r, far).astype(np.float64)
+
+
+def t5_bucket_loop(k, num_buckets, max_distance):
+    """The rule one offset at a time, with math.log, as a learner may write it; an int64 array."""
+    k = np.asarray(k)
+    exact = num_buckets // 2
+    out = np.empty(k.shape, dtype=np.int64)
+    for index, offset in np.ndenumerate(k):
+        r = max(int(offset), 0)
+        if r < exact:
+            out[index] = r
+        else:
+            j = int(math.log(r / exact) / math.log(max_distance / exact) * (num_buckets - exact))
+            out[index] = min(exact + j, num_buckets - 1)
     return out
 
 
-_add(
-    Array(
-        "09.3",
-        "Llama 3 frequencies of a small head",
-        _ch08_llama3,
-        atol=1e-9,
-        mistakes=[
-            (
-                lambda: posenc.frequencies(16) / 8,
-                "you divided every pair by the factor, as position interpolation does; "
-                "pairs with a wavelength below L / high_freq_factor keep their frequency.",
-            ),
-            (
-                lambda: _llama3_variant(swap_blend=True),
-                "the blend runs the wrong way: g = (L/λ - low) / (high - low) is the "
-                "share that keeps ω_i, so the pair with more turns keeps more.",
-            ),
-            (
-                lambda: _llama3_variant(fast_divided=True),
-                "the bands are swapped: the slow pairs (long wavelengths) are "
-                "divided by the factor, the fast ones kept.",
-            ),
-            (
-                lambda: posenc.frequencies(16),
-                "those are the frequencies as trained; the slow pairs must be divided by 8.",
-            ),
-        ],
-        known_mistakes=[
-            (Lazy(lambda: posenc.frequencies(16) / 8), "position interpolation"),
-            (Lazy(lambda: posenc.frequencies(16)), "as trained"),
-            (Lazy(lambda: posenc.frequencies(16)[:4]), "shape"),
-        ],
+def t5_bucket_exact(k, num_buckets, max_distance):
+    """The rule with whole numbers only: bucket exact + j starts where r**(n - e) * e**j >= M**j * e**(n - e)."""
+    k = np.asarray(k)
+    n, e = num_buckets, num_buckets // 2
+    starts, r = [], e
+    for j in range(1, n - e):
+        while r ** (n - e) * e**j < max_distance**j * e ** (n - e):
+            r += 1
+        starts.append(r)
+    r = np.maximum(np.minimum(k, max_distance), 0)
+    return np.where(r < e, r, e + np.searchsorted(np.array(starts, dtype=np.int64), r, side="right"))
+
+
+def t5_bucket_torch(k, num_buckets, max_distance):
+    """transformers' way (its sign flipped to the book's): torch, float32 logarithms, int64 result."""
+    r = torch.clamp(torch.as_tensor(np.asarray(k), dtype=torch.int64), min=0)
+    exact = num_buckets // 2
+    large = exact + (torch.log(r.float() / exact) / math.log(max_distance / exact) * (num_buckets - exact)).to(
+        torch.int64
     )
-)
+    large = torch.minimum(large, torch.full_like(large, num_buckets - 1))
+    return torch.where(r < exact, r, large).numpy()
 
 
-def _yarn_ref(head_dim, base, factor, original):
-    return posenc.rope_parameters(head_dim, base, "yarn", factor=factor, original_max_position_embeddings=original)[0]
+def _on_a_boundary(k, n, m):
+    """Offsets whose logarithmic position is within 1e-4 of a whole number inside the ramp: float rounding of
+    the logarithm (float32 included) could put them either side, so the test inputs leave them out."""
+    e = n // 2
+    r = np.maximum(np.asarray(k, dtype=np.int64), 0)
+    x = np.log(np.maximum(r, e) / e) / np.log(m / e) * (n - e)
+    return (r > e) & (x < n - e) & (np.abs(x - np.round(x)) < 1e-4)
 
 
-def _yarn_with(head_dim, base, factor, original, *, truncate=True, reverse=False):
-    """YaRN's frequencies with one of two common mistakes (models of them, for feedback)."""
-    ramp = posenc.yarn_ramp(head_dim, base, original, truncate=truncate)
-    if reverse:
-        ramp = 1 - ramp
-    w = posenc.frequencies(head_dim, base)
-    return (1 - ramp) * w + ramp * w / factor
-
-
-def _yarn_cases(rng):
-    fixed = [
-        (128, 10000.0, 4.0, 4096),
-        (64, 10000.0, 40.0, 4096),
-        (128, 1e6, 4.0, 32768),
-        (16, 500.0, 2.0, 64),
-        (256, 5e5, 8.0, 8192),
-        (4, 10000.0, 16.0, 2048),
-        (128, 5e5, 8.0, 131072),
-        (232, 1e7, 48.0, 120000),
-    ]
+def _bucket_cases(rng):
+    fixed = [(32, 128), (8, 16), (2, 2), (9, 40), (64, 1000), (17, 27), (3, 5), (33, 500)]
     cases = []
-    for k in range(20):
-        if k < len(fixed):
-            d, base, factor, original = fixed[k]
+    for c in range(20):
+        if c < len(fixed):
+            n, m = fixed[c]
         else:
-            d = 2 * int(rng.integers(2, 129))
-            base = float(10 ** rng.uniform(2, 7))
-            factor = float(rng.uniform(1, 64))
-            original = int(rng.integers(64, 131073))
-        cases.append(
-            Case(
-                (d, base, factor, original),
-                f"head_dim = {d}, base = {base:,.6g}, factor = {factor:.6g}, original length = {original:,}",
-            )
-        )
+            n = int(rng.integers(2, 65))
+            m = int(rng.integers(n // 2 + 1, 2001))
+        e = n // 2
+        if c % 4 == 1:  # a whole matrix of offsets p - s, as a model builds it
+            length = int(rng.integers(5, 60))
+            k = np.arange(length)[:, None] - np.arange(length)[None, :]
+            k = np.where(_on_a_boundary(k, n, m), 0, k)
+        else:
+            k = np.concatenate(
+                [
+                    [-(10**6), -50, -1, 0],
+                    np.arange(min(e + 3, m + 1)),
+                    rng.integers(e, m + 1, 20),
+                    [m - 1, m, m + 1],
+                    rng.integers(m, 10**6, 5),
+                ]
+            ).astype(np.int64)
+            k = k[~_on_a_boundary(k, n, m)]
+        label = f"num_buckets = {n}, max_distance = {m}, k of shape {k.shape} from {k.min():,} to {k.max():,}"
+        cases.append(Case((k, n, m), label))
     return cases
 
 
-def yarn_08(head_dim, base, factor, original, *, truncate=True, reverse=False):
-    """The question written out as a learner would (an alternative), and two of its mistakes."""
-
-    def pair_at(turns):
-        return head_dim * math.log(original / (2 * math.pi * turns)) / (2 * math.log(base))
-
-    low, high = pair_at(32.0), pair_at(1.0)
-    if truncate:
-        low, high = math.floor(low), math.ceil(high)
-    low, high = max(low, 0), min(high, head_dim - 1)
-    if low == high:
-        high += 0.001
-    ramp = np.clip((np.arange(head_dim // 2) - low) / (high - low), 0.0, 1.0)
-    if reverse:
-        ramp = 1 - ramp
-    w = base ** (-2.0 * np.arange(head_dim // 2) / head_dim)
-    return (1 - ramp) * w + ramp * w / factor
+def _t5_bucket_in_place(k, num_buckets, max_distance):
+    np.maximum(k, 0, out=k)
+    return t5_bucket_model(k, num_buckets, max_distance)
 
 
 _add(
     Function(
-        "09.4",
-        "YaRN's inverse frequencies",
-        _yarn_ref,
-        _yarn_cases,
-        expected=_yarn_ref,
-        returns="numpy array of shape `(head_dim // 2,)`",
-        atol=1e-12,
+        "09.3",
+        "T5's causal bucket",
+        _t5_causal,
+        _bucket_cases,
+        expected=_t5_causal,
+        returns="numpy array of `k`'s shape",
         own_code=True,
         mistakes=[
             (
-                matches_model(lambda d, b, s, L: posenc.frequencies(d, b) / s),
-                "you divided every pair by the factor (position interpolation); pairs with more than β_fast turns "
-                "keep ω_i.",
+                matches_model(lambda k, n, m: t5_bucket_model(k, n, m, sign=-1), atol=0),
+                "you bucketed -k, the key's position minus the query's (transformers' sign); the book's "
+                "k = p - s is positive for keys behind the query, which get the buckets above 0.",
             ),
             (
-                matches_model(lambda d, b, s, L: _yarn_with(d, b, s, L, reverse=True)),
-                "the ramp runs the wrong way: the fast pairs (many turns in L) keep ω_i, the slow ones get ω_i / s.",
+                matches_model(lambda k, n, m: t5_bucket_model(k, n, m, ahead="abs"), atol=0),
+                "the causal rule uses max(k, 0): keys ahead of the query (k < 0) share bucket 0; you bucketed |k|.",
             ),
             (
-                matches_model(lambda d, b, s, L: _yarn_with(d, b, s, L, truncate=False)),
-                "round the ramp's ends outwards to whole pairs (floor of the low end, ceil of the high end), as "
-                "truncate does by default.",
+                matches_model(lambda k, n, m: t5_bucket_model(k, n, m, clamp=False), atol=0),
+                "long offsets must all share the last bucket, num_buckets - 1; yours run past it.",
+            ),
+            (
+                matches_model(lambda k, n, m: t5_bucket_model(k, n, m, rounding="round"), atol=0),
+                "round the logarithmic part down (floor): a bucket runs from its start to the next one's.",
+            ),
+            (
+                matches_model(lambda k, n, m: t5_bucket_model(k, n, m, exact=n // 4) if n >= 4 else None, atol=0),
+                "in the causal rule all num_buckets serve one direction, so the exact buckets are "
+                "num_buckets // 2; halving twice is the bidirectional rule.",
             ),
         ],
         known_mistakes=[
-            (lambda d, b, s, L: posenc.frequencies(d, b) / s, "position interpolation"),
-            (lambda d, b, s, L: yarn_08(d, b, s, L, reverse=True), "wrong way"),
-            (lambda d, b, s, L: yarn_08(d, b, s, L, truncate=False), "outwards"),
-            (lambda d, b, s, L: yarn_08(d, b, s, L).astype(np.float32), "float32"),
+            (lambda k, n, m: t5_bucket_model(k, n, m, sign=-1), "transformers' sign"),
+            (lambda k, n, m: t5_bucket_model(k, n, m, ahead="abs"), "|k|"),
+            (lambda k, n, m: t5_bucket_model(k, n, m, clamp=False), "last bucket"),
+            (lambda k, n, m: t5_bucket_model(k, n, m, rounding="round"), "floor"),
+            (lambda k, n, m: t5_bucket_model(k, n, m, exact=n // 4), "halving twice"),
+            (_t5_bucket_in_place, "changed its input"),
+            (lambda k, n, m: torch.from_numpy(t5_bucket_model(k, n, m)), "torch tensor"),
         ],
         alternatives={
-            "written out": yarn_08,
-            "rope_parameters": lambda d, b, s, L: posenc.rope_parameters(
-                d, b, "yarn", factor=s, original_max_position_embeddings=L
-            )[0],
+            "float64 logarithms": t5_bucket_model,
+            "one offset at a time": t5_bucket_loop,
+            "whole numbers only": t5_bucket_exact,
+            "torch, float32, as transformers": t5_bucket_torch,
+            "posenc": lambda k, n, m: posenc.t5_relative_position_bucket(
+                k, bidirectional=False, num_buckets=n, max_distance=m
+            ),
         },
         covers={
-            "factor above 32": lambda d, b, s, L: s > 32,
-            "head_dim above 200": lambda d, b, s, L: d > 200,
-            "original length above 100,000": lambda d, b, s, L: L > 100_000,
+            "offsets far beyond max_distance": lambda k, n, m: np.max(k) > 10 * m,
+            "keys ahead (negative offsets)": lambda k, n, m: np.min(k) < 0,
+            "odd num_buckets": lambda k, n, m: n % 2 == 1,
+            "a matrix of offsets": lambda k, n, m: np.ndim(k) == 2,
         },
     )
 )
+
+
+def _ch09_bucket_ahead():
+    return int(posenc.t5_relative_position_bucket(-50))
+
+
+# T5's encoder: 16 buckets a direction, 8 exact; distance 50 opens the logarithmic bucket 8 + 5 (starts 46), and a
+# key ahead adds 16.
+_add(
+    Numeric(
+        "09.4",
+        "T5 bucket of a key ahead",
+        _ch09_bucket_ahead,
+        integer=True,
+        mistakes=[
+            (
+                lambda: int(posenc.t5_relative_position_bucket(50)),
+                "that is the bucket of a key 50 tokens behind the query (k = 50); keys ahead (k < 0) use the "
+                "second half of the buckets, num_buckets // 2 further on.",
+            ),
+            (
+                lambda: int(posenc.t5_relative_position_bucket(50, bidirectional=False)),
+                "that is the causal (decoder) rule, which spends all 32 buckets on keys behind; the encoder's "
+                "is bidirectional: 16 buckets a direction, 8 of them exact.",
+            ),
+            (
+                lambda: 0,
+                "in the causal rule keys ahead share bucket 0, but an encoder is bidirectional: a key ahead has "
+                "buckets of its own.",
+            ),
+            (
+                lambda: _ch09_bucket_ahead() - 1,
+                "one bucket too low: a distance on or past the start of a logarithmic bucket belongs to it.",
+            ),
+        ],
+        known_mistakes=[(13, "second half"), (24, "causal"), (0, "buckets of its own"), (28, "too low")],
+    )
+)
+
+
+def _ch09_distinct():
+    return len(np.unique(posenc.t5_relative_position_bucket(60 - np.arange(100))))
 
 
 _add(
-    Choice(
+    Numeric(
         "09.5",
-        "partial rotation",
-        "ABCD",
-        "AB",
-        {
-            "C": "with partial rotation the r rotated channels get the full ladder of an r-channel RoPE, base^(-2i/r); "
-            "keeping the head's own frequencies for the first pairs is proportional RoPE.",
-            "D": "the pass-through channels are never rotated: their term q·κ ignores positions altogether.",
-        },
-        right={
-            "A": "the rotated channels give q·T(p - s)κ and the pass-through channels q·κ: both depend on p - s at "
-            "most.",
-            "B": "96 · 0.25 = 24 channels rotate (12 pairs); the other 72 pass through unchanged.",
-        },
-        nudge=(
-            "Split the score into the rotated channels and the pass-through ones, and ask what each part depends on."
-        ),
-        known_mistakes=[
-            ("ABC", "not the right set"),
-            ("ABD", "not the right set"),
-            ("A", "not the right set"),
-            ("ABCD", "every option"),
+        "distinct T5 biases one query sees",
+        _ch09_distinct,
+        integer=True,
+        mistakes=[
+            (lambda: 100, "that counts the keys; keys whose offsets share a bucket share its bias."),
+            (
+                lambda: 32,
+                "not every bucket is reached: keys at most 60 behind and 39 ahead do not reach the last buckets.",
+            ),
+            (
+                lambda: len(np.unique(posenc.t5_relative_position_bucket(np.arange(61)))),
+                "that counts the keys behind the query (and the query itself) only; in an encoder the query "
+                "also sees the 39 keys ahead, in buckets of their own.",
+            ),
+            (
+                lambda: len(np.unique(posenc.t5_relative_position_bucket(60 - np.arange(100), bidirectional=False))),
+                "that is the causal rule; the encoder's buckets are bidirectional (keys ahead have their own).",
+            ),
         ],
+        known_mistakes=[(100, "counts the keys"), (32, "not every bucket"), (14, "behind"), (27, "causal rule")],
     )
 )
+
 
 _add(
     Choice(
         "09.6",
-        "what a causal NoPE layer cannot see",
-        "ABCD",
-        "AB",
+        "what each relative score depends on",
+        "ABCDE",
+        "ABE",
         {
-            "C": "dropping token 0 shortens every prefix by one: a uniform average then reads 1/p instead of 1/(p+1).",
-            "D": "that changes the query itself (the token at p), so the weights change too.",
+            "C": "Shaw's term is q_p · a: the offset picks the vector a, but the query's content q_p multiplies it, "
+            "so two queries with the same offset to their keys get different terms.",
+            "D": "ALiBi's symmetric bias -m|p - s| gives a key one token ahead the same term as one token behind; "
+            "only T5's bidirectional buckets and Shaw's vectors (r = -1 and r = +1) tell them apart.",
         },
         right={
-            "A": "without positions a causal layer sees its prefix as a set: any order of the earlier tokens gives the "
-            "same weights and the same average.",
-            "B": "the causal mask hides every token after p from the output at p.",
+            "A": "-m_h (p - s) involves the head's slope and the offset, nothing else.",
+            "B": "with 32 bidirectional buckets up to 128, the last bucket for keys behind holds every distance "
+            "from 91 on: 200 and 300 share its number.",
+            "E": "each term is a function of p - s alone (T5's through its bucket, Shaw's through clip(s - p)), and "
+            "q_p · κ_s carries no position.",
         },
-        nudge=(
-            "Without positions the output at p is a weighted average over a set of tokens: which set, and weighted by "
-            "what?"
-        ),
-        known_mistakes=[
-            ("ABC", "not the right set"),
-            ("ABD", "not the right set"),
-            ("A", "not the right set"),
-            ("ABCD", "every option"),
-        ],
+        nudge="For each scheme, write the term added to q_p · κ_s and list what it reads.",
+        known_mistakes=[("ABCE", "not the right set"), ("AB", "not the right set"), ("ABCDE", "every option")],
     )
 )
 
 
-def _ch08_dynamic_base():
-    return 10000.0 * (2.0 * 16384 / 4096 - 1.0) ** (128 / 126)
+def _ch09_shaw_row():
+    return posenc.shaw_relative_positions(7, max_distance=3)[2]
 
 
 _add(
-    Numeric(
+    Array(
         "09.7",
-        "dynamic NTK base",
-        _ch08_dynamic_base,
+        "Shaw's clipped indices of one query",
+        _ch09_shaw_row,
+        atol=0,
         mistakes=[
             (
-                lambda: 10000.0 * 4.0 ** (128 / 126),
-                "that ignores factor: the bracket is factor · n / L - (factor - 1).",
+                lambda: np.clip(2 - np.arange(7), -3, 3) + 3,
+                "the sign is reversed: Shaw's relative position is the key's minus the query's, s - p "
+                "(the opposite of the book's k).",
             ),
-            (lambda: 10000.0 * 7.0 ** (126 / 128), "the exponent is upside down: d/(d-2), not (d-2)/d."),
-            (lambda: 10000.0, "n = 16,384 is longer than L = 4,096, so the base does change."),
-            (lambda: 10000.0 * 8.0 ** (128 / 126), "the bracket subtracts factor - 1: 2 · 4 - 1 = 7."),
-        ],
-        known_mistakes=[
-            (10000.0 * 4.0 ** (128 / 126), "ignores factor"),
-            (10000.0 * 7.0 ** (126 / 128), "upside down"),
-            (10000.0, "does change"),
-        ],
-    )
-)
-
-
-def _ntk_base():
-    return 10000.0 * 4.0 ** (128 / 126)
-
-
-_add(
-    Numeric(
-        "09.8",
-        "NTK-aware base",
-        _ntk_base,
-        mistakes=[
             (
-                lambda: 10000.0 * 4,
-                "with base·s the last pair slows down by only s^((d-2)/d); the exponent d/(d-2) makes it exactly s.",
+                lambda: np.clip(np.arange(7) - 2, -3, 3),
+                "the table's row 0 holds relative position -M: add M to clip(s - p, -M, M).",
             ),
-            (lambda: 10000.0 * 4.0 ** (126 / 128), "the exponent is upside down: d/(d-2), not (d-2)/d."),
-            (lambda: 10000.0 / 4, "the base must grow: a larger base means slower pairs and longer wavelengths."),
+            (
+                lambda: np.arange(7) - 2 + 3,
+                "the relative position is clipped to -M ... M before M is added: keys further than M away share "
+                "an end row.",
+            ),
         ],
         known_mistakes=[
-            (40000, "d/(d-2) makes it exactly s"),
-            (1e4 * 4 ** (126 / 128), "upside down"),
-            (2500, "must grow"),
+            (np.array([5, 4, 3, 2, 1, 0, 0]), "reversed"),
+            (np.array([-2, -1, 0, 1, 2, 3, 3]), "add M"),
+            (np.array([1, 2, 3, 4, 5, 6, 7]), "clipped"),
+            (np.array([1, 2, 3, 4, 5, 6]), "shape"),
         ],
-    )
-)
-
-_add(
-    Choice(
-        "09.9",
-        "interpolation and a raised base",
-        "ABCD",
-        "AB",
-        {
-            "C": "that is position interpolation; a raised base leaves the fastest pair as it is and slows the last "
-            "one by s.",
-            "D": "the interpolated model still attends to the angle it learned for k, which now belongs to the "
-            "offset s·k: it copies the token s·k back. Interpolation is meant to be followed by fine-tuning.",
-        },
-        right={
-            "A": "position interpolation divides every angle p·ω_i by s: every wavelength is s times longer.",
-            "B": "pair 0 has ω_0 = base^0 = 1 whatever the base.",
-        },
-        nudge=(
-            "Write pair i's wavelength 2π·base^(2i/d) for i = 0 and for the last i, under each method, and compare "
-            "them with s."
-        ),
-        known_mistakes=[("C", "wavelength 2π·base^(2i/d)"), ("ABD", "not the right set"), ("ABCD", "every option")],
     )
 )
