@@ -141,3 +141,15 @@ def test_a_stale_path_is_caught():
 def test_every_path_the_docs_and_comments_name_exists():
     stale = [f"{p.relative_to(ROOT)}: {name}" for p in FILES for name in missing_paths(prose(p, p.read_text("utf-8")))]
     assert not stale, "paths that do not exist:\n" + "\n".join(stale)
+
+
+def test_no_environment_or_link_is_tracked():
+    """A worktree's link to the shared .venv, or a build folder, committed by accident would replace the real
+    folder on checkout; git tracks neither."""
+    import subprocess
+
+    tracked = subprocess.run(["git", "ls-files", "-s"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    links = [line.split("\t", 1)[1] for line in tracked.splitlines() if line.startswith("120000 ")]
+    names = [line.split("\t", 1)[1] for line in tracked.splitlines()]
+    assert links == [], links
+    assert not [n for n in names if n.split("/")[0] in {".venv", "_build", "build", "dist"}]
