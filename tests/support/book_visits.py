@@ -52,6 +52,7 @@ EXPLORER_PAGES = [
     "chapters/03_frequency_analysis",
     "chapters/04_linearity",
     "chapters/06_precision",
+    "chapters/09_relative_biases",
     "chapters/10_rope_in_practice",
     "exercises/02_sinusoidal_formula",
 ]
