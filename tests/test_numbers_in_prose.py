@@ -171,6 +171,14 @@ ALLOWED: dict[tuple[str, str], str] = {
     "cell after), LLaMA's own context (touvron2023)",
     ("10_rope_in_practice", "8,192"): "parameter: the stretched length of the LLaMA-sized setting (settings in the "
     "cell after)",
+    ("11_positions_at_inference", "10,000"): "definition: the RoPE base of the tiny Llama, the library's default "
+    "rope_theta (asserted in the models cell)",
+    ("11_positions_at_inference", "0.2"): "parameter: the standard deviation of the tiny models' random weights "
+    "(initializer_range=0.2 in the models cell)",
+    ("11_positions_at_inference", "10^{4}"): "parameter: the second of the four starting positions of the bfloat16 "
+    "table, up to which the cell asserts that rounding is nearly all the library's table loses",
+    ("11_positions_at_inference", "1,000"): "parameter: the first of the four starting positions of the bfloat16 "
+    "table (the cell asserts that positions from it collide in bfloat16)",
     ("fast_angles", "10^6"): "parameter: the position, one million, at which the errors are measured",
     ("fast_angles", "10,000"): "definition: the base of the original Transformer (vaswani2017), the appendix's base",
     ("fast_angles", "4096"): "definition: the coarse block of posenc's split p = 4096a + 64b + r (and, as a "

@@ -118,6 +118,10 @@ SECTIONS: dict[str, tuple[str, str]] = {
     "sec-10-3-5": ("10_rope_in_practice", "ch10-18"),
     "sec-10-3-7": ("10_rope_in_practice", "ch10-22"),
     "sec-10-5": ("10_rope_in_practice", "ch10-31"),
+    "sec-11-1": ("11_positions_at_inference", "ch11-03"),
+    "sec-11-2": ("11_positions_at_inference", "ch11-12"),
+    "sec-11-3": ("11_positions_at_inference", "ch11-19"),
+    "sec-11-4": ("11_positions_at_inference", "ch11-24"),
 }
 
 # {ref}`text <label>`, as in the chapters' prose; any other role is refused
@@ -1069,10 +1073,104 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             right="A",
         ),
     ),
+    "11": (
+        _q(
+            "A decoding loop has a prompt of $P$ tokens and $g$ generated ones in its cache. It rotates the next "
+            "token's query and key at position 0. What does that query see?",
+            (
+                "Nothing wrong: RoPE scores depend only on offsets, and every token is rotated the same way.",
+                False,
+                "The cached keys keep the positions they were rotated at; only the new token moved, so every offset "
+                "to the past changed ({ref}`section 11.1 <sec-11-1>`).",
+            ),
+            (
+                "Every cached key at a negative offset, as if the whole past lay ahead of it.",
+                True,
+                "Key $s$ sits at $s$ and the query at 0: the offset is $-s$. On the tiny Llama most greedy choices "
+                "changed ({ref}`section 11.1 <sec-11-1>`).",
+            ),
+            (
+                "Only its own key is misplaced; its scores to the cached keys are right.",
+                False,
+                "The query is rotated at 0 too, so its score to every cached key uses a wrong offset "
+                "({ref}`section 11.1 <sec-11-1>`).",
+            ),
+            right="B",
+        ),
+        _q(
+            "Prompts of different lengths are left-padded into one batch with an attention mask, and no "
+            "`position_ids` are passed. For which model do the logits of a short prompt change?",
+            (
+                "A RoPE model such as Llama: its positions start at the number of pads.",
+                False,
+                "They do start there, but a uniform shift keeps every offset, and RoPE scores see only offsets: the "
+                "change is rounding ({ref}`section 11.2 <sec-11-2>`).",
+            ),
+            (
+                "Neither: the attention mask removes the pads.",
+                False,
+                "The mask removes the pads' content, not their effect on the numbering of the columns "
+                "({ref}`section 11.2 <sec-11-2>`).",
+            ),
+            (
+                "A model with a learned table of absolute positions, such as GPT-2.",
+                True,
+                "Its real tokens read the table at shifted rows; `position_ids` computed from the mask repair it, as "
+                "`generate` does ({ref}`section 11.2 <sec-11-2>`).",
+            ),
+            right="C",
+        ),
+        _q(
+            "Documents are packed into one row with a block-diagonal causal mask, but their positions run on "
+            "through the row instead of restarting. What happens to a RoPE model's outputs?",
+            (
+                "Nothing: inside a document every offset is the same wherever the document starts.",
+                True,
+                "The mask keeps the documents apart and RoPE sees offsets only; a learned table would read wrong "
+                "rows ({ref}`section 11.3 <sec-11-3>`).",
+            ),
+            (
+                "The later documents attend to the earlier ones.",
+                False,
+                "That is what a missing mask does; positions decide no visibility ({ref}`section 11.3 <sec-11-3>`).",
+            ),
+            (
+                "The later documents are encoded as if they were longer, and their outputs drift.",
+                False,
+                "A RoPE score depends on the offset between two tokens of the same document, which does not change "
+                "({ref}`section 11.3 <sec-11-3>`).",
+            ),
+            right="A",
+        ),
+        _q(
+            "An evicting cache keeps a few sinks and a window of recent tokens, and renumbers the kept keys "
+            "$0, 1, 2, \\dots$ in cache order, as StreamingLLM does. What must happen to a kept key whose position "
+            "drops by $\\delta$?",
+            (
+                "Nothing: the key was rotated once, when it was cached.",
+                False,
+                "Then it still sits at its old position, and the query's offsets to it are wrong "
+                "({ref}`section 11.4 <sec-11-4>`).",
+            ),
+            (
+                "It is recomputed from its token.",
+                False,
+                "Beyond the first layer a key depends on everything its token attended to, evicted tokens "
+                "included; a rotation moves it exactly ({ref}`section 11.4 <sec-11-4>`).",
+            ),
+            (
+                "It is turned by $-\\delta$: rotations compose, so $R(-\\delta)R(p) = R(p - \\delta)$.",
+                True,
+                "llama.cpp calls it the K-shift; alternatively the cache keeps unrotated keys and rotates them all "
+                "at every step ({ref}`section 11.4 <sec-11-4>`).",
+            ),
+            right="C",
+        ),
+    ),
 }
 
 
 @accepts(chapter=OneOf(*QUIZZES, what=f"one of {', '.join(map(repr, QUIZZES))} (the chapters with a quiz)"))
 def check_yourself(chapter: str) -> Quiz:
-    """The self-check quiz of ``chapter`` ("01" ... "10")."""
+    """The self-check quiz of ``chapter`` ("01" ... "11")."""
     return Quiz(f"ch{chapter}", QUIZZES[chapter])
