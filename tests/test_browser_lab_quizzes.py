@@ -66,11 +66,11 @@ def test_a_quiz_link_opens_the_chapter_at_its_section(lab, chromium):
         tab.get_by_text("Run All Cells", exact=True).click()
         quiz = tab.locator(".jp-NotebookPanel:visible .pe-quiz")
         quiz.locator("button.pe-quiz-choice:not([disabled])").first.wait_for()  # its script ran
-        # the reason of question 4's choice B names sections 1.2.1 (chapter 1) and 9.5 (this chapter)
+        # the reason of question 4's choice B names sections 1.2.1 (chapter 1) and 10.5 (this chapter)
         question = quiz.locator(".pe-quiz-question").nth(3)
         question.locator("button.pe-quiz-choice").nth(1).click()
         reason = question.locator(".pe-quiz-why:visible")
-        here, there = reason.locator("a.pe-quiz-ref", has_text="9.5"), reason.locator("a.pe-quiz-ref", has_text="1.2.1")
+        here, there = reason.locator("a.pe-quiz-ref", has_text="10.5"), reason.locator("a.pe-quiz-ref", has_text="1.2.1")
         assert re.search(rf"/{QUIZ}\.ipynb\b.*#cell-id={quizzes.SECTIONS['sec-10-5'][1]}$", here.get_attribute("href"))
 
         assert not tab.evaluate(IN_VIEW, "Layers without positions")
