@@ -70,7 +70,8 @@ def test_a_quiz_link_opens_the_chapter_at_its_section(lab, chromium):
         question = quiz.locator(".pe-quiz-question").nth(3)
         question.locator("button.pe-quiz-choice").nth(1).click()
         reason = question.locator(".pe-quiz-why:visible")
-        here, there = reason.locator("a.pe-quiz-ref", has_text="10.5"), reason.locator("a.pe-quiz-ref", has_text="1.2.1")
+        here = reason.locator("a.pe-quiz-ref", has_text="10.5")
+        there = reason.locator("a.pe-quiz-ref", has_text="1.2.1")
         assert re.search(rf"/{QUIZ}\.ipynb\b.*#cell-id={quizzes.SECTIONS['sec-10-5'][1]}$", here.get_attribute("href"))
 
         assert not tab.evaluate(IN_VIEW, "Layers without positions")
