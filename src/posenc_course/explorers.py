@@ -699,11 +699,13 @@ class PrecisionExplorer(Explorer):
         super().__init__(position=10.0**log_position, base=float(base), d_model=d_model)
 
 
+# the scheme last: the book's slider check moves each slider from the defaults, and base only acts on RoPE and the
+# sinusoidal encoding, the default scheme being RoPE
 ATTENTION_SLIDERS = {
-    "scheme": _Slider("scheme: none, sinusoidal, learned, RoPE, ALiBi, T5", 0, len(ATTENTION_SCHEMES) - 1),
     "query": _Slider("query position", 0, len(SENTENCE) - 1),
     "base": _Slider("base", 1, 6, 0.1, log=True),
     "d": _Slider("head width d", 2, 64, 2),
+    "scheme": _Slider("scheme: none, sinusoidal, learned, RoPE, ALiBi, T5", 0, len(ATTENTION_SCHEMES) - 1),
 }
 
 
