@@ -1445,7 +1445,7 @@ def _constants(d_model: int, base: float) -> tuple:
     ``lo`` the rest rounded to float64, ``|lo| <= 2**-30``: ``hi + lo`` equals
     ``f_i`` to about ``2**-83``). Never traced: torch.jit.trace records the
     numbers as constants, torch.compile gets them from the custom op
-    ``posenc::turns``.
+    ``posenc::turns`` (the grader's private copy has its own).
     """
     import mpmath  # here, not at import: ``import posenc`` stays cheap
 
@@ -1691,7 +1691,13 @@ def _arrange(sin, cos, d_model: int, layout: str):
 # Dynamo and Inductor see an opaque call with known output shapes (the fake implementation), and the
 # real one runs at call time (a cached lookup). A custom op, not ``torch.compiler.assume_constant_result``,
 # because that decorator imports torch._dynamo (seconds) when posenc is imported; this costs a millisecond.
-@torch.library.custom_op("posenc::turns", mutates_args=())
+# The op is registered in torch's process-wide registry under a namespace named after this module: the grader
+# executes this file a second time as a private module (grading/reference.py), and a second registration of one
+# name makes torch destroy the first, leaving the first module's op pointing at freed dispatcher state.
+_OP_NAMESPACE = __name__.replace(".", "_")
+
+
+@torch.library.custom_op(f"{_OP_NAMESPACE}::turns", mutates_args=())
 def _turns_op(d_model: int, base: float, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
     return tuple(torch.tensor(t, dtype=torch.float64, device=device) for t in _turns(d_model, base))
 

