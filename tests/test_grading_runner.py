@@ -799,8 +799,8 @@ WALKS = "while True:\n    if os.fork(): os._exit(0)"
 FIFO = None  # a named pipe the learner's processes hold open for writing: its end comes when all are dead
 
 
-def _start_in_a_new_session(program):
-    """subprocess.Popen in a session of its own; returns once it runs (it notes its pid, its session's id)."""
+def _start_in_a_new_session(program, new_session=True):
+    """subprocess.Popen in a session of its own (or not); returns once it runs (it notes its pid)."""
     subprocess.Popen(
         [
             sys.executable,
@@ -808,7 +808,7 @@ def _start_in_a_new_session(program):
             f"import os\nos.open({str(FIFO)!r}, os.O_WRONLY)\n"
             f"open({str(PIDS)!r} + '/' + str(os.getpid()), 'w').close()\n{program}",
         ],
-        start_new_session=True,
+        start_new_session=new_session,
     )
     _wait_for_pids(1)
 
@@ -845,11 +845,12 @@ def fifo(tmp_path, monkeypatch, pids):
     for _ in range(100):
         if not writers_alive(read_fd, 0.02):
             break
-        for sid in (int(p.name) for p in pids.iterdir()):
-            try:
-                os.killpg(sid, signal.SIGKILL)  # (each program stays in its first group, its session's id)
-            except OSError:
-                pass
+        for pid in (int(p.name) for p in pids.iterdir()):
+            for kill in (os.killpg, os.kill):  # a program in a session of its own stays in its first group
+                try:
+                    kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
     os.close(read_fd)
 
 
@@ -887,3 +888,70 @@ def test_no_process_started_in_a_new_session_outlives_a_timed_out_check(method, 
     assert len(list(pids.iterdir())) == 1
     assert not writers_alive(fifo)
     assert_nothing_left_running()
+
+
+# --------------------------------------------------------------------------
+# Every way a check ends, with a process the learner's function started and left running
+# --------------------------------------------------------------------------
+
+# How each check ends, after the function started a spinning process for its first input (d = 512) and returned or
+# not: (what it does then, the start of the verdict's line). The process is left behind in every case: the
+# function never waits for it.
+ENDINGS = {
+    "passed": (lambda d, base: own_frequencies(d, base), "02.5 ✓ correct on all 24"),
+    "wrong": (lambda d, base: 1.5 * own_frequencies(d, base), "02.5 ✗ for d_model = 512"),
+    "refused": (lambda d, base: posenc.frequencies(d, base), "02.5 ✗ this question asks you to write"),
+    "raised": (lambda d, base: {}["no such key"], "02.5 ✗ your code raised KeyError"),
+    "worker died": (lambda d, base: os._exit(3), "02.5 ✗ the process running your function stopped"),
+    "timed out": (lambda d, base: time.sleep(60), "02.5 ✗ too slow: 0 of 24"),
+    "interrupted": (lambda d, base: time.sleep(60), "02.5 · interrupted"),
+}
+
+
+def leaving_a_process(ending, new_session):
+    then = ENDINGS[ending][0]
+
+    def frequencies(d, base=10000.0):
+        if d == 512:
+            _start_in_a_new_session(SPINS, new_session)
+        return then(d, base)
+
+    return frequencies
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the keeper is a child subreaper: Linux only")
+@pytest.mark.parametrize("new_session", [False, True], ids=["same session", "new session"])
+@pytest.mark.parametrize(
+    "ending",
+    [
+        pytest.param(e, marks=[pytest.mark.slow] if e in ("timed out", "interrupted") else [])  # waits a second
+        for e in ENDINGS
+    ],
+)
+@pytest.mark.usefixtures("sigint_raises_keyboard_interrupt")
+def test_no_process_the_function_left_outlives_any_ending(method, ending, new_session, capsys, monkeypatch, fifo):
+    monkeypatch.setattr(grading.kinds, "TIME_LIMIT", 1.0 if ending == "timed out" else 60.0)
+    timer = threading.Timer(1.0, _thread.interrupt_main)  # the Interrupt button, once the process runs
+    if ending == "interrupted":
+        timer.start()
+    try:
+        verdict, out, _ = timed_check(capsys, "02.5", leaving_a_process(ending, new_session))
+    finally:
+        timer.cancel()
+    assert bool(verdict) == (ending == "passed"), out
+    assert out.splitlines()[-1].startswith(ENDINGS[ending][1]), out
+    assert len(list(PIDS.iterdir())) == 1  # the process did start
+    assert not writers_alive(fifo)
+    assert new_children() == []
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads Linux's /proc")
+def test_a_process_the_kernels_children_lists_miss_is_ended_too(method, capsys, monkeypatch, fifo):
+    """/proc/<pid>/task/<tid>/children is a best effort (proc(5)): with lists that show nothing, the process the
+    function left is still found (from every process's parent) and ended."""
+    monkeypatch.setattr(runner, "_proc_children", lambda pid: [])
+    verdict, out, _ = timed_check(capsys, "02.5", leaving_a_process("passed", True))
+    assert verdict, out
+    assert len(list(PIDS.iterdir())) == 1
+    assert not writers_alive(fifo)
+    assert new_children() == []

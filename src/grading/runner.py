@@ -24,14 +24,16 @@ for a worker still importing), then ends the worker and everything it started (`
 1. the worker's process group is stopped (SIGSTOP): nothing in it forks or reaps any more;
 2. every descendant is killed (SIGKILL), round after round until none is left alive (on Linux, until the
    worker's children, read once every one of them was already seen dead, are all dead: one walk of /proc can
-   miss a process that is being reparented, see ``_kill_tree``). On Linux the worker is
+   miss a process that is being reparented, see ``_kill_tree``; and then, because those lists are a best
+   effort, until a look at the parent of every process on the machine finds none either). On Linux the worker is
    a keeper: a child subreaper (``prctl(PR_SET_CHILD_SUBREAPER)``) that forks the process running ``work``
    and outlives it, so a grandchild that called ``os.setsid()`` and whose parents have all exited is
    reparented to the keeper, not to init, and is found too, even when the runner crashed or called
    ``os._exit`` (the keeper reports how it ended);
 3. the worker itself is killed and reaped.
 
-So after ``_run`` returns, no process the learner's code started is alive, whatever it catches (``except
+This runs however the check ends (passed, wrong, refused, raised, timed out, interrupted, the worker died): so
+after ``_run`` returns, no process the learner's code started is alive, whatever it catches (``except
 Exception``, a bare ``except``), however long a single call holds the GIL, and whether it forks, forks in a
 loop or leaves its session. A worker that dies without a verdict (a crash, ``os._exit`` in the learner's code,
 the out-of-memory killer) is reported as such. The worker ignores Ctrl-C (the parent handles it), uses one
@@ -603,7 +605,17 @@ def _kill_tree(root, patience=10.0):
     while time.monotonic() < give_up:
         children = _proc_children(root)
         if all(child in dead for child in children):
-            return
+            # A second, independent look: the parent of every process on the machine. A kernel whose children
+            # lists miss a process (they are documented as a best effort) would otherwise leave it running.
+            stray = _table_descendants(root)
+            if not stray:
+                return
+            for pid in stray:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            continue
         todo = children
         while todo:
             child = todo.pop()
@@ -635,6 +647,29 @@ def _live_descendants(pid) -> list[int]:
         return [p.pid for p in psutil.Process(pid).children(recursive=True) if _alive(p)]
     except psutil.Error:
         return []
+
+
+def _table_descendants(root) -> list[int]:
+    """Linux: the live descendants of ``root``, from the parent pid of every process in /proc."""
+    children: dict[int, list[int]] = {}
+    alive = set()
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            state, parent = _read_proc(f"/proc/{name}/stat").rsplit(")", 1)[1].split()[:2]
+        except (OSError, IndexError, ValueError):
+            continue  # it has just ended
+        children.setdefault(int(parent), []).append(int(name))
+        if state not in ("Z", "X"):
+            alive.add(int(name))
+    found, todo = [], [root]
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            todo.append(child)
+            if child in alive:
+                found.append(child)
+    return found
 
 
 def _proc_children(pid) -> list[int]:
