@@ -31,9 +31,10 @@
   and ``# END SOLUTION`` lines (which ``make exercises`` needs in the source)
   are dropped from the code shown in ``solutions/``.
 
-* Notebooks are executed two at a time before Sphinx reads them (the
+* Notebooks are executed one per core before Sphinx reads them (the
   jupyter-cache parallel executor, into the same cache myst-nb reads), which
-  roughly halves a cold build on two cores.
+  roughly halves a cold build on two cores; each kernel gets one thread, so
+  that the kernels do not compete for the cores (``one_thread_per_kernel``).
 * The execution cache is emptied when the learner-facing code the notebooks
   import changes (``learner_code``: the files of the wheel, read from
   ``pyproject.toml``), and by nothing else: jupyter-cache only looks at a
@@ -46,6 +47,7 @@ Enabled in ``_config.yml`` under ``sphinx: local_extensions``.
 from __future__ import annotations
 
 import ast
+import contextlib
 import hashlib
 import logging
 import os
@@ -177,7 +179,30 @@ def preexecute_in_parallel(app, config) -> None:
     cache = get_cache(str(root / (config.nb_execution_cache_path or "_build/.jupyter_cache")))
     records = [cache.add_nb_to_project(str(p)) for p in notebooks]
     executor = load_executor("local-parallel", cache, logger=logging.getLogger(__name__))
-    executor.run_and_cache(filter_pks=[r.pk for r in records], timeout=config.nb_execution_timeout)
+    with one_thread_per_kernel():
+        executor.run_and_cache(filter_pks=[r.pk for r in records], timeout=config.nb_execution_timeout)
+
+
+# The thread pools of torch (OpenMP) and numpy's BLAS; a kernel started while they are set inherits them.
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+@contextlib.contextmanager
+def one_thread_per_kernel():
+    """Kernels started inside use one thread each for torch and BLAS: the pool runs as many kernels as there are
+    cores, and a kernel that also spread its work over every core would make them compete (the toy trainings,
+    small matrices, gain nothing from threads). Of what the notebooks print, only measured times depend on it
+    (Appendix A prints the number it had)."""
+    saved = {name: os.environ.get(name) for name in THREAD_VARIABLES}
+    os.environ.update(dict.fromkeys(THREAD_VARIABLES, "1"))
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def prune_scripts(app, pagename, templatename, context, doctree) -> None:

@@ -7,7 +7,10 @@ temporary folder, edits one file there and compares keys.
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 import types
 from pathlib import Path
 
@@ -127,3 +130,16 @@ def test_the_browser_tests_rebuild_after_a_code_change(monkeypatch):
 
     monkeypatch.setattr(book_assets, "code_changed_since_build", lambda root=ROOT, cache_path=None: True)
     assert book.stale_pages() == book.toc_pages()
+
+
+def test_kernels_started_for_the_parallel_execution_get_one_thread_each(monkeypatch):
+    """Inside, every thread-count variable a kernel inherits is 1; after, each is as it was (set or not)."""
+    monkeypatch.setenv("OMP_NUM_THREADS", "7")
+    monkeypatch.delenv("MKL_NUM_THREADS", raising=False)
+    with book_assets.one_thread_per_kernel():
+        inside = {name: os.environ.get(name) for name in book_assets.THREAD_VARIABLES}
+        code = "import torch, os; print(torch.get_num_threads(), os.environ['OPENBLAS_NUM_THREADS'])"
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert inside == dict.fromkeys(book_assets.THREAD_VARIABLES, "1")
+    assert out.split() == ["1", "1"]  # what a kernel started there sees
+    assert os.environ["OMP_NUM_THREADS"] == "7" and "MKL_NUM_THREADS" not in os.environ
