@@ -354,6 +354,12 @@ def test_chapters_06_and_07_answers_agree_with_the_chapter_tools():
     on_the_fly = bug_zoo.HalfAngleEncoding(64).half()(torch.zeros(1, 2100, 64, dtype=torch.float16))[0]
     assert bug_zoo.duplicate_rows(on_the_fly.double().numpy()) > 0
     assert bug_zoo.duplicate_rows(bug_zoo.low_precision_table(np.arange(2100), 64, 5e5, dtype=torch.float16)) > 0
+    # B's condition: positions counted in float64 (chapter 2's TeachingSinusoidalPE) keep every row apart after the
+    # cast, although the frequency buffer is float16 then
+    omega = torch.from_numpy(posenc.frequencies(64)).half()
+    angles = torch.arange(8192, dtype=torch.float64)[:, None] * omega
+    assert angles.dtype == torch.float64
+    assert bug_zoo.duplicate_rows(torch.cat([angles.sin(), angles.cos()], 1).half().double().numpy()) == 0
     assert QUESTIONS["06.6"].reference() == "AB"
     # 07.5: the frequency read off the fairseq table at p = 1; 07.6: the permutation the chapter uses
     fairseq = bug_zoo.variant_table(2, 32, "fairseq")
