@@ -109,7 +109,8 @@ _add(
         "ABCD",
         "AB",
         {
-            "C": "slow pairs change little between neighbours, but they are what tells far-apart positions apart.",
+            "C": "slow pairs change little between neighbours, but they carry a coarse position that grows steadily "
+            "with p and never wraps within the context; the fast pairs, which repeat, pin the exact one.",
             "D": "ω_i = base^(-2i/d) decreases with i: small i means high frequency.",
         },
         right={
