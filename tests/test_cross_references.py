@@ -8,6 +8,7 @@ table of contents is numbered, so headings carry no typed numbers that could dri
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -106,3 +107,88 @@ def test_the_chapters_are_numbered_by_sphinx_not_by_hand():
         for where, text in markdown(path):
             typed = re.findall(r"^#+ \d+(?:\.\d+)*\.? .*$", text, re.M)
             assert not typed, f"{where}: {typed} (Sphinx numbers headings)"
+
+
+# What a reader sees besides the Markdown: figure captions and alt texts, the strings code cells print, and the
+# grader's texts (feedback, option explanations, nudges). Alt texts, printed strings and feedback cannot hold a link:
+# there a part of the book is named by what it is ("the chapter's count of collisions"), not by a typed number.
+PARENTHESISED = re.compile(r"\((?:[1-9]|1[01])\.\d{1,2}(?:\.\d{1,2})?\)")  # "(6.1)", "(9.3.3)"
+
+
+def typed_references(text: str) -> list[str]:
+    text = re.sub(r"\{[a-z:-]+\}`[^`]*`", " ", text)  # a caption's roles are links
+    return [m.group(0) for pattern in (PLAIN_REFERENCE, PARENTHESISED) for m in pattern.finditer(text)]
+
+
+def code_strings(source: str) -> list[str]:
+    """The string constants of a code cell (f-strings' literal parts included); magics are skipped."""
+    lines = [line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))]
+    try:
+        tree = ast.parse("\n".join(lines))
+    except SyntaxError:
+        return []
+    return [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+
+
+def seen_outside_markdown(cells) -> list[tuple[int, str]]:
+    found = []
+    for n, cell in enumerate(cells):
+        if cell.cell_type != "code":
+            continue
+        shown = cell.get("metadata", {}).get("mystnb", {})
+        texts = [shown.get("figure", {}).get("caption", ""), shown.get("image", {}).get("alt", "")]
+        found += [(n, text) for text in texts + code_strings(cell.source) if text]
+    return found
+
+
+def strings_in(obj, seen=None) -> list[str]:
+    """Every string held by ``obj``, a question of the bank, through its attributes, lists and dicts."""
+    seen = set() if seen is None else seen
+    if id(obj) in seen:
+        return []
+    seen.add(id(obj))
+    if isinstance(obj, str):
+        return [obj]
+    if isinstance(obj, dict):
+        return [s for value in obj.values() for s in strings_in(value, seen)]
+    if isinstance(obj, (list, tuple)):
+        return [s for value in obj for s in strings_in(value, seen)]
+    if type(obj).__module__.startswith(("grading", "posenc_course")) and hasattr(obj, "__dict__"):
+        return [s for value in vars(obj).values() for s in strings_in(value, seen)]
+    return []
+
+
+def test_the_scan_finds_typed_numbers_in_captions_printed_strings_and_feedback():
+    cell = nbformat.v4.new_code_cell('print(f"the raised base of (9.3.3) is {b}")')
+    cell.metadata["mystnb"] = {"figure": {"caption": "the tiny model of section 9.3"}, "image": {"alt": "ok"}}
+    linked = nbformat.v4.new_code_cell("x = 1", metadata={"mystnb": {"figure": {"caption": "{ref}`9.3 <sec-9-3>`"}}})
+    found = [r for _, text in seen_outside_markdown([cell, linked]) for r in typed_references(text)]
+    assert sorted(found) == ["(9.3.3)", "section 9"]
+    from grading import QUESTIONS
+
+    # the walk reaches what a question prints: an option's explanation, a known mistake's hint
+    texts = strings_in(QUESTIONS["06.6"])
+    assert any(t.startswith("bfloat16 has float32's range") for t in texts)
+    assert any(t.startswith("that uses the machine epsilon") for t in strings_in(QUESTIONS["06.5"]))
+    assert typed_references("as figure 8.2 shows; a value (0.5) or (12.5) is not a section") == ["figure 8"]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_no_typed_reference_in_captions_or_printed_strings(path):
+    cells = nbformat.read(path, as_version=4).cells
+    found = [
+        f"cell {n}: {r!r} in {text[:80]!r}" for n, text in seen_outside_markdown(cells) for r in typed_references(text)
+    ]
+    assert not found, "name the part of the book (or link it from a caption):\n" + "\n".join(found)
+
+
+def test_no_typed_reference_in_the_graders_texts():
+    from grading import QUESTIONS
+
+    found = [
+        f"{qid}: {r!r} in {s[:80]!r}"
+        for qid, q in QUESTIONS.items()
+        for s in strings_in(q)
+        for r in typed_references(s)
+    ]
+    assert QUESTIONS and not found, "name the part of the book instead:\n" + "\n".join(found)

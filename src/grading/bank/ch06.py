@@ -268,8 +268,8 @@ _add(
         },
         right={
             "A": "the angles were formed accurately; the cast rounds each finished value once, by at most u, and "
-            "the rows stay distinct (section 6.3 counts no collision).",
-            "B": "that is the bug from real code of section 6.4: the cast rounds the buffer, and the positions "
+            "the rows stay distinct (the chapter's count of collisions finds none).",
+            "B": "that is the bug from real code in this chapter: the cast rounds the buffer, and the positions "
             "are then created in its dtype.",
         },
         nudge="Ask of each option where the rounding happens: before the angle is formed, or after.",
