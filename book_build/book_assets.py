@@ -53,6 +53,7 @@ import logging
 import os
 import re
 import shutil
+import tempfile
 import tomllib
 from fnmatch import fnmatch
 from pathlib import Path
@@ -73,6 +74,14 @@ SOLUTION_PAGES = "solutions/"
 def configure(app, config) -> None:
     config.nb_ipywidgets_js = {}
     config.html_use_index = False
+    private_progress()
+
+
+def private_progress() -> None:
+    """The build's kernels record the solutions' answers in a fresh file of the build's own, never in the progress
+    file of whoever builds the book, and its pages then name it by its variable, not by a path of this machine
+    (grading.store.Store.shown_path)."""
+    os.environ["POSENC_PROGRESS"] = str(Path(tempfile.mkdtemp(prefix="posenc-book-progress-")) / "progress.json")
 
 
 ROOT = Path(__file__).resolve().parent.parent

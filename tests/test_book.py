@@ -276,3 +276,23 @@ def test_no_printed_page_ends_in_an_empty_code_frame(whole_book, tmp_path):
     found = book_pdf.empty_frames(theirs)
     assert len(found) >= 5, found
     print(f"whole-book PDF: no empty code frame; with the frame on the cell, {len(found)} pages end in one")
+
+
+def machine_paths(text: str) -> list[str]:
+    """The places in ``text`` that name a folder of the machine that built the book: the repository, the home
+    folder, the temporary folder (a warning's file name, a progress file's path)."""
+    import tempfile
+
+    folders = {str(ROOT), str(Path.home()), tempfile.gettempdir()}
+    return sorted({m.group(0) for folder in folders for m in re.finditer(re.escape(folder) + r"/[^\s<\"']*", text)})
+
+
+def test_the_path_scan_finds_planted_paths():
+    planted = f"<pre>{ROOT}/src/posenc_course/plotting.py:59: UserWarning</pre> saved in {Path.home()}/x.json"
+    assert machine_paths(planted) == sorted([f"{ROOT}/src/posenc_course/plotting.py:59:", f"{Path.home()}/x.json"])
+    assert machine_paths("~/.posenc-course/progress.json, the file $POSENC_PROGRESS names") == []
+
+
+@pytest.mark.parametrize("page", toc_files())
+def test_no_page_names_a_folder_of_the_machine_that_built_it(build, page):
+    assert machine_paths((HTML / f"{page}.html").read_text()) == []

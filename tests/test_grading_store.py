@@ -323,7 +323,7 @@ def test_solved_survives_later_tries_and_a_restart_of_the_python_process(tmp_pat
         "  solved: 02.3 (solved; your last try was wrong)",
         "  attempted, not solved yet: 02.4 (1 try, the last wrong)",
     ], second.stdout + second.stderr
-    assert f"Progress is saved in {tmp_path / 'progress.json'}" in second.stdout
+    assert "Progress is saved in the file $POSENC_PROGRESS names" in second.stdout  # (env sets it)
 
 
 def test_importing_the_grader_reads_nothing_and_a_refused_file_is_named_once_at_first_use(tmp_path):
@@ -356,3 +356,20 @@ def test_the_learners_page_states_the_renumbering_as_the_store_does():
     page = (Path(__file__).resolve().parent.parent / "how_to_take_this_course.md").read_text(encoding="utf-8")
     stated = re.findall(r"(\d\d\.\d+) is now (\d\d\.\d+)", page)
     assert len(stated) >= 2 and all(RENUMBERED[old] == new for old, new in stated), stated
+
+
+def test_the_progress_file_is_named_without_the_machines_layout(tmp_path, monkeypatch):
+    """summary() names the file as a learner finds it, and a page of the book built anywhere shows no path of the
+    machine that built it: the variable that chose it, or ~ for the home folder; elsewhere, the path itself."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("POSENC_PROGRESS", str(tmp_path / "chosen.json"))
+    assert store.Store(tmp_path / "chosen.json").shown_path() == "the file $POSENC_PROGRESS names"
+    assert store.Store(tmp_path / "home" / ".posenc-course" / "progress.json").shown_path() == str(
+        Path("~", ".posenc-course", "progress.json")
+    )
+    assert store.Store(tmp_path / "other.json").shown_path() == str(tmp_path / "other.json")
+    monkeypatch.delenv("POSENC_PROGRESS")
+    assert store.default_path() == tmp_path / "home" / ".posenc-course" / "progress.json"
+    assert store.Store(store.default_path()).where() == (
+        f"Progress is saved in {Path('~', '.posenc-course', 'progress.json')} (grading.reset() starts afresh)."
+    )

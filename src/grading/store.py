@@ -96,7 +96,16 @@ class Store:
             return "Progress is kept in memory only (this session does not use a progress file)."
         if self.problem:
             return f"Progress is kept in memory only: {self.problem}"
-        return f"Progress is saved in {self.path} (grading.reset() starts afresh)."
+        return f"Progress is saved in {self.shown_path()} (grading.reset() starts afresh)."
+
+    def shown_path(self) -> str:
+        """The file as a sentence names it: the variable that chose it, or the path with ~ for the home folder
+        (what the learner needs, and nothing of the machine's layout on a page of the book)."""
+        chosen = os.environ.get("POSENC_PROGRESS", "").strip()
+        if chosen and Path(chosen).expanduser() == self.path:
+            return "the file $POSENC_PROGRESS names"
+        home = Path.home()
+        return str(Path("~") / self.path.relative_to(home)) if self.path.is_relative_to(home) else str(self.path)
 
     def load(self) -> str:
         """Read the file (a missing one is an empty record); return the refusal message, or ""."""
