@@ -1,6 +1,6 @@
 """Positional-encoding mistakes found in real code, each as a small function, with its fix.
 
-Chapter 06 shows every bug, the check that catches it and the fix. The buggy
+Chapter 7 ("Implementations") shows every bug, the check that catches it and the fix. The buggy
 versions are written the way people write them; do not use them for anything
 else.
 

@@ -57,7 +57,7 @@ _add(
             "D": "each row was trained on its own; nothing defines a vector for position 512 or later.",
         },
         right={
-            "A": "a lookup past the table fails: posenc's layer raises ValueError, nn.Embedding IndexError.",
+            "A": "a lookup past the table fails: posenc's layer raises ValueError, nn.Embedding IndexError on the CPU.",
             "B": "some code cuts the input to max_len tokens, silently dropping the rest.",
             "C": "clamping gives every position from 511 on the same vector: their order is lost.",
         },
