@@ -343,6 +343,7 @@ GOOD = {  # arguments that work, as a function: some calls change what they are 
     "tables.show": lambda: dict(rows=[(1, 2.5)], headers=["a", "b"], caption="c", formats=[None, ".1f"], align="lr"),
     "plotting.min_font_pt": lambda: dict(width_in=6.4),
     "plotting.legible": lambda: dict(fig=matplotlib.figure.Figure(figsize=(2, 1))),
+    "plotting.layout_problems": lambda: dict(fig=matplotlib.figure.Figure(figsize=(2, 1))),
     "plotting.apply_style": dict,
     "timing.alternate": lambda: dict(contenders={"a": lambda: None}, repeats=1, warmup=0),
     "toy_transformer.offset_copy_batch": lambda: dict(n_seq=2, length=6, vocab_size=10, offset=1, seed=0),

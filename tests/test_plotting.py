@@ -80,3 +80,121 @@ def test_text_stays_legible_when_the_saved_figure_is_wider_than_its_size():
         shown_px = smallest * plotting.PHONE_COLUMN_PX / width_pt  # text size in CSS px in a phone's column
         assert shown_px >= plotting.MIN_TEXT_PX - 0.01, shown_px
         plt.close(fig)
+
+
+def fits(fig) -> list[str]:
+    """What is wrong with a drawn figure's layout, read off matplotlib's own boxes: plotting areas under
+    an inch either way, and titles or legends of different panels that overlap each other or a colour bar."""
+    renderer = fig.canvas.get_renderer()
+    wrong = []
+    colorbars = [ax for ax in fig.axes if getattr(ax, "_colorbar", None) is not None]
+    panels = [ax for ax in fig.axes if ax not in colorbars]
+    for n, ax in enumerate(panels):
+        box = ax.get_position()
+        if box.width * fig.get_figwidth() < 1 or box.height * fig.get_figheight() < 1:
+            wrong.append(
+                f"panel {n} is {box.width * fig.get_figwidth():.2f} x {box.height * fig.get_figheight():.2f} in"
+            )
+    boxes = []
+    for n, ax in enumerate(panels):
+        boxes += [(n, ax.title.get_window_extent(renderer))] if ax.get_title() else []
+        boxes += [(n, ax.get_legend().get_window_extent(renderer))] if ax.get_legend() else []
+    boxes += [(-1 - n, ax.get_window_extent(renderer)) for n, ax in enumerate(colorbars)]
+    for i, (a, box_a) in enumerate(boxes):
+        for b, box_b in boxes[i + 1 :]:
+            if a != b and box_a.overlaps(box_b):
+                wrong.append(f"{a} and {b} overlap")
+    return wrong
+
+
+def decay_figure(figsize, stacked):
+    """A figure drawn like chapter 8's decay figure: two log panels with long legends and small text."""
+    import numpy as np
+
+    k = np.arange(251)
+    fig, (left, right) = plt.subplots(*((2, 1) if stacked else (1, 2)), figsize=figsize, constrained_layout=True)
+    for n, label in enumerate(
+        [
+            "bound (Abel summation), mean",
+            "mean score, q = κ",
+            "RoFormer's curve (1/(d/2)) Σ|S_j|",
+            "mean |score|, random q, κ (10–90 %)",
+        ]
+    ):
+        left.plot(k, 10.0 ** (4 - n) / np.sqrt(1 + k / 20), label=label)
+    left.set_yscale("log")
+    left.set_xlabel("offset k = p − s")
+    left.set_ylabel("size of the score")
+    left.set_title("Random vectors, d = 128", fontsize=11)
+    left.legend(fontsize=8, loc="upper right")
+    for head in range(2):
+        right.plot(k[:64], 10 + 5 * np.cos(k[:64] + head), "o-", ms=2.5, label=f"head {head}: mean |score|")
+        right.plot(k[:64], np.full(64, 300.0 + 50 * head), "--", label=f"head {head}: bound, mean")
+    right.text(17, 1.3, "offsets beyond training", fontsize=9)
+    right.set_yscale("log")
+    right.set_ylim(1, 1e4)
+    right.set_xlabel("offset k = p − s")
+    right.set_title("Trained RoPE model, d = 16 per head", fontsize=11)
+    right.legend(fontsize=8, loc="upper center", ncol=2)
+    return fig
+
+
+def test_legible_never_returns_a_collapsed_figure():
+    """Text raised for a phone can leave no room: constrained_layout then gives up and collapses the axes
+    (chapter 8's decay figure, 9 in wide, did). legible refuses such a figure, with no warning printed."""
+    import warnings
+
+    with mpl.rc_context():
+        plotting.apply_style()
+        fig = decay_figure((9, 4), stacked=False)
+        assert fits(fig) == []  # at the sizes it was drawn with, it fits
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # a warning would be printed into the book's page
+            try:
+                plotting.legible(fig)
+            except ValueError as refused:  # plotting.LayoutError
+                assert "does not fit" in str(refused) and "constrained_layout gave up" in str(refused)
+            else:
+                assert fits(fig) == []
+        plt.close(fig)
+
+
+def test_a_figure_with_room_keeps_its_panels_and_separates_titles_and_legends():
+    """The same panels stacked in the column's width fit at the phone's text size."""
+    import warnings
+
+    with mpl.rc_context():
+        plotting.apply_style()
+        fig = decay_figure((6.4, 7.6), stacked=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            plotting.legible(fig)
+        assert min(drawn_text_sizes(fig)) >= plotting.min_font_pt(6.4)
+        assert fits(fig) == [] and plotting.layout_problems(fig) == []
+        plt.close(fig)
+
+
+def test_a_title_running_into_a_colour_bar_is_refused():
+    """Two heatmaps with colour bars and two-line titles: at a phone's text size each title runs into the
+    colour bar of its panel (chapter 8's first figure did); shorter titles fit."""
+    import numpy as np
+    import pytest
+
+    with mpl.rc_context():
+        plotting.apply_style()
+        for title, refused in [
+            ("Score of one token against itself,\nadded sinusoidal encoding", True),
+            ("RoPE", False),
+        ]:
+            fig, axes = plt.subplots(1, 2, figsize=(8, 4), constrained_layout=True)
+            for ax in axes:
+                im = ax.imshow(np.arange(48 * 48).reshape(48, 48), cmap="PuOr")
+                ax.set_title(title, fontsize=10)
+                fig.colorbar(im, ax=ax, shrink=0.8, label="score")
+            if refused:
+                with pytest.raises(plotting.LayoutError, match="title of axes 0 overlaps axes 2"):
+                    plotting.legible(fig)
+            else:
+                plotting.legible(fig)
+                assert fits(fig) == []
+            plt.close(fig)

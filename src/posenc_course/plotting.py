@@ -11,9 +11,17 @@ column's width, so on a phone a wide figure's text shrinks with it: before a
 figure is shown, ``legible`` raises any text that would be smaller than
 ``MIN_TEXT_PX`` CSS pixels in a phone's column (the browser tests measure it).
 In the book's dark mode each figure has a dark twin (book_build/book_figures.py).
+
+Larger text needs more room. When a figure has too little, constrained_layout gives up (with a
+warning) and leaves its axes shrunk to slivers, or titles and legends run into each other;
+``legible`` raises :class:`LayoutError` rather than return such a figure, so a chapter whose
+figure does not fit fails when it runs instead of publishing it. :func:`layout_problems` names
+what is wrong with a drawn figure.
 """
 
 from __future__ import annotations
+
+import warnings
 
 import matplotlib as mpl
 import matplotlib.figure
@@ -21,6 +29,19 @@ import matplotlib.text
 from cycler import cycler
 
 from posenc_course.arguments import InstanceOf, Real, accepts
+
+__all__ = [
+    "OKABE_ITO",
+    "SEQUENTIAL",
+    "DIVERGING",
+    "MAX_WIDTH",
+    "PHONE_COLUMN_PX",
+    "MIN_TEXT_PX",
+    "min_font_pt",
+    "legible",
+    "layout_problems",
+    "apply_style",
+]
 
 OKABE_ITO = [
     "#0072B2",  # blue
@@ -46,21 +67,112 @@ def min_font_pt(width_in: float) -> float:
     return MIN_TEXT_PX * 72 * width_in / PHONE_COLUMN_PX
 
 
-@accepts(fig=InstanceOf(matplotlib.figure.Figure, "a matplotlib Figure (plt.figure(), or fig from plt.subplots())"))
+class LayoutError(ValueError):
+    """A figure whose text, at the size a phone needs, does not fit its layout."""
+
+
+_FIGURE = InstanceOf(matplotlib.figure.Figure, "a matplotlib Figure (plt.figure(), or fig from plt.subplots())")
+MIN_AXES_IN = 0.5  # inches: a plotting area (not a colour bar) narrower or lower than this has collapsed
+
+
+@accepts(fig=_FIGURE)
 def legible(fig):
     """Raise every text of ``fig`` (titles, labels, tick labels, legends, annotations) to at least
     ``min_font_pt`` of the width it is shown at (its tight bounding box, which a legend or title outside the
-    axes can make wider than the figure); returns ``fig``."""
-    if not hasattr(fig.canvas, "get_renderer"):  # a Figure() made without pyplot has no canvas that draws
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-
-        FigureCanvasAgg(fig)
+    axes can make wider than the figure); returns ``fig``. Raises :class:`LayoutError` if the figure's
+    layout does not hold the text at that size (see :func:`layout_problems`)."""
+    _agg_canvas(fig)
     for _ in range(8):  # larger text can widen the box again; 2 % to spare, so that it settles above the floor
-        fig.canvas.draw()  # the layout (constrained_layout) as it will be saved
+        if _draw(fig) is not None:  # the layout (constrained_layout) as it will be saved
+            break
         shown = fig.get_tightbbox(fig.canvas.get_renderer()).width + 2 * mpl.rcParams["savefig.pad_inches"]
         if not _raise_text(fig, 1.02 * min_font_pt(max(fig.get_figwidth(), shown))):
             break
+    problems = layout_problems(fig)
+    if problems:
+        raise LayoutError(
+            f"this {fig.get_figwidth():g} x {fig.get_figheight():g} in figure does not fit its text at the size a "
+            f"phone needs ({min_font_pt(fig.get_figwidth()):.1f} pt or more): {'; '.join(problems)}. Give it more "
+            "room (taller, or panels stacked), or shorter titles and legend entries"
+        )
     return fig
+
+
+def _agg_canvas(fig) -> None:
+    """A canvas that draws, for a Figure() made without pyplot."""
+    if not hasattr(fig.canvas, "get_renderer"):
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        FigureCanvasAgg(fig)
+
+
+def _draw(fig) -> str | None:
+    """Draw ``fig``; constrained_layout's warning if it gave up (then kept from the output), else None."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fig.canvas.draw()
+    gave_up = None
+    for warning in caught:
+        if "constrained_layout not applied" in str(warning.message):
+            gave_up = str(warning.message)
+        else:
+            warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
+    return gave_up
+
+
+@accepts(fig=_FIGURE)
+def layout_problems(fig) -> list[str]:
+    """What is wrong with the layout of ``fig``: plotting areas (axes other than colour bars)
+    less than ``MIN_AXES_IN`` wide or high, and titles, legends or colour bars that overlap one another or
+    another panel; and constrained_layout giving up. An empty list: none of these. Draws ``fig``."""
+    _agg_canvas(fig)
+    gave_up = _draw(fig)
+    problems = [] if gave_up is None else [f"constrained_layout gave up ({gave_up})"]
+    renderer = fig.canvas.get_renderer()
+    panels = [ax for ax in fig.axes if ax.get_visible()]
+    for n, ax in enumerate(panels):
+        box = ax.get_position()
+        width, height = box.width * fig.get_figwidth(), box.height * fig.get_figheight()
+        if not _is_colorbar(ax) and min(width, height) < MIN_AXES_IN:
+            problems.append(f"axes {n} is {width:.2f} x {height:.2f} in")
+    # (owner, what, box): a panel's title and legend, the figure's own; then whole panels, as obstacles
+    parts = []
+    for n, ax in enumerate(panels):
+        for title in (ax.title, ax._left_title, ax._right_title):
+            if title.get_visible() and title.get_text():
+                parts.append((n, f"the title of axes {n}", title.get_window_extent(renderer)))
+        legend = ax.get_legend()
+        if legend is not None and legend.get_visible():
+            parts.append((n, f"the legend of axes {n}", legend.get_window_extent(renderer)))
+    for text in (fig._suptitle, fig._supxlabel, fig._supylabel):
+        if text is not None and text.get_visible() and text.get_text():
+            parts.append((-1, "the figure's title", text.get_window_extent(renderer)))
+    for legend in fig.legends:
+        parts.append((-1, "the figure's legend", legend.get_window_extent(renderer)))
+    for i, (owner_a, what_a, box_a) in enumerate(parts):
+        for owner_b, what_b, box_b in parts[i + 1 :]:
+            if owner_a != owner_b and _overlap(box_a, box_b):
+                problems.append(f"{what_a} overlaps {what_b}")
+    for owner, what, box in parts:
+        for n, ax in enumerate(panels):
+            if n != owner and not _twins(ax, panels[owner] if owner >= 0 else None):
+                if _overlap(box, ax.get_window_extent(renderer)):
+                    problems.append(f"{what} overlaps axes {n}")
+    return problems
+
+
+def _is_colorbar(ax) -> bool:
+    return getattr(ax, "_colorbar", None) is not None
+
+
+def _twins(ax, other) -> bool:
+    """Whether two axes share their plotting area (twinx, twiny)."""
+    return other is not None and ax.get_position().bounds == other.get_position().bounds
+
+
+def _overlap(a, b, slack: float = 1.0) -> bool:
+    """Whether two display boxes overlap by more than ``slack`` pixels both ways."""
+    return min(a.x1, b.x1) - max(a.x0, b.x0) > slack and min(a.y1, b.y1) - max(a.y0, b.y0) > slack
 
 
 def _raise_text(fig, floor: float) -> bool:

@@ -894,9 +894,9 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
                 "An upper bound on the size of the score; the mean size of the score of random $q$ and "
                 "$\\kappa$ does not fall, and stays far below the bound.",
                 True,
-                "The mean size stays near $\\sqrt{2d/\\pi}$ at every offset, hundreds of times below the "
-                "bound; only aligned queries and keys, such as $q = \\kappa$, see their score fall on average "
-                "({ref}`section 8.6 <sec-8-6>`).",
+                "The mean size stays near $\\sqrt{2d/\\pi}$ at every offset, hundreds to thousands of times "
+                "below the bound; only aligned queries and keys, such as $q = \\kappa$, see their score fall on "
+                "average ({ref}`section 8.6 <sec-8-6>`).",
             ),
             (
                 "The attention weights after the softmax, which RoPE pushes to zero beyond the longest wavelength.",

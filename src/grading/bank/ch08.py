@@ -309,7 +309,7 @@ _add(
         },
         right={
             "B": "T(k)κ is a Gaussian vector with the same distribution as κ, so |qᵀT(k)κ| has one distribution "
-            "at every k; its mean is about √(2d/π) at every offset, hundreds of times below the bound.",
+            "at every k; its mean is about √(2d/π) at every offset, hundreds to thousands of times below the bound.",
         },
         known_mistakes=[("A", "A: "), ("C", "C: "), ("D", "D: "), ("AB", "exactly one")],
     )
