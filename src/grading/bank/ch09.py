@@ -348,11 +348,14 @@ _add(
         {
             "C": "Shaw's term is q_p · a: the offset picks the vector a, but the query's content q_p multiplies it, "
             "so two queries with the same offset to their keys get different terms.",
-            "D": "ALiBi's symmetric bias -m|p - s| gives a key one token ahead the same term as one token behind; "
-            "only T5's bidirectional buckets and Shaw's vectors (r = -1 and r = +1) tell them apart.",
+            "D": "without the mask ALiBi uses its symmetric bias -m|p - s|, which gives a key one token ahead the "
+            "same term as one token behind; only T5's bidirectional buckets and Shaw's vectors (r = -1 and "
+            "r = +1) tell them apart. (The signed -m(p - s) of the causal mask would tell them apart, but under "
+            "the mask keys ahead are hidden anyway.)",
         },
         right={
-            "A": "-m_h (p - s) involves the head's slope and the offset, nothing else.",
+            "A": "-m_h (p - s), and without the mask -m_h |p - s|, involves the head's slope and the offset, "
+            "nothing else.",
             "B": "with 32 bidirectional buckets up to 128, the last bucket for keys behind holds every distance "
             "from 91 on: 200 and 300 share its number.",
             "E": "each term is a function of p - s alone (T5's through its bucket, Shaw's through clip(s - p)), and "
