@@ -149,7 +149,8 @@ def test_legible_never_returns_a_collapsed_figure():
         fig = decay_figure((9, 4), stacked=False)
         assert fits(fig) == []  # at the sizes it was drawn with, it fits
         with warnings.catch_warnings():
-            warnings.simplefilter("error")  # a warning would be printed into the book's page
+            warnings.simplefilter("error")  # a warning would be printed into the book's page ...
+            warnings.simplefilter("ignore", DeprecationWarning)  # (... but a library's deprecation, hidden by default)
             try:
                 plotting.legible(fig)
             except ValueError as refused:  # plotting.LayoutError
@@ -168,6 +169,7 @@ def test_a_figure_with_room_keeps_its_panels_and_separates_titles_and_legends():
         fig = decay_figure((6.4, 7.6), stacked=True)
         with warnings.catch_warnings():
             warnings.simplefilter("error")
+            warnings.simplefilter("ignore", DeprecationWarning)
             plotting.legible(fig)
         assert min(drawn_text_sizes(fig)) >= plotting.min_font_pt(6.4)
         assert fits(fig) == [] and plotting.layout_problems(fig) == []

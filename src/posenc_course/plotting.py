@@ -109,7 +109,7 @@ def _agg_canvas(fig) -> None:
 def _draw(fig) -> str | None:
     """Draw ``fig``; constrained_layout's warning if it gave up (then kept from the output), else None."""
     with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+        warnings.filterwarnings("always", message="constrained_layout not applied")  # others as filtered
         fig.canvas.draw()
     gave_up = None
     for warning in caught:
