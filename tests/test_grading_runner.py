@@ -824,6 +824,8 @@ def starting(program):
     return frequencies
 
 
+ZOMBIES = 1500  # more than one page of a list of children holds (each pid and a space: 4,096 bytes hold 819 at most)
+MAKE_ZOMBIES = f"for _ in range({ZOMBIES}):\n    if os.fork() == 0: os._exit(0)\n"
 popen_spinner, popen_double_fork, popen_walker = starting(SPINS), starting(DOUBLE_FORKS), starting(WALKS)
 
 
@@ -943,6 +945,48 @@ def test_no_process_the_function_left_outlives_any_ending(method, ending, new_se
     assert len(list(PIDS.iterdir())) == 1  # the process did start
     assert not writers_alive(fifo)
     assert new_children() == []
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the keeper is a child subreaper: Linux only")
+def test_a_walker_behind_more_than_a_page_of_zombies_is_ended(method, capsys, monkeypatch, pids, fifo):
+    """One read() of a /proc file returns one page at most: a keeper with more zombie children than that, and
+    the live process last in its list, must still be found. The zombies' parent exits first, so that they go to
+    the keeper, where they stay (it reaps none). The walk of the children lists must find it by itself: the
+    look at every process's parent that follows it catches a walker only by luck (the pid it lists has often
+    exited, its child not listed yet, by the time its parent is read)."""
+    monkeypatch.setattr(runner, "_table_descendants", lambda root: [])
+    ready = pids.parent / "zombies made"
+    program = f"{MAKE_ZOMBIES}open({str(ready)!r}, 'w').close()\n{WALKS}"
+
+    def frequencies(d, base=10000.0):
+        if d == 512:
+            _start_in_a_new_session(program)
+            while not ready.exists():
+                time.sleep(0.01)
+        return own_frequencies(d, base)
+
+    verdict, out, _ = timed_check(capsys, "02.5", frequencies)
+    assert verdict and "correct on all 24" in out, out
+    assert len(list(pids.iterdir())) == 1
+    assert not writers_alive(fifo)
+    assert new_children() == []
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads Linux's /proc")
+def test_a_list_of_children_longer_than_a_page_is_read_whole():
+    parent = subprocess.Popen(
+        [sys.executable, "-c", f"import os, sys\n{MAKE_ZOMBIES}print(flush=True)\nsys.stdin.read()"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    try:
+        parent.stdout.readline()  # every child has been forked (and each exits at once: a zombie, never reaped)
+        listed = runner._proc_children(parent.pid)
+        assert len(Path(f"/proc/{parent.pid}/task/{parent.pid}/children").read_text()) > 4096  # more than a page
+        assert len(listed) == len(set(listed)) == ZOMBIES
+    finally:
+        parent.kill()
+        parent.wait()
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="reads Linux's /proc")

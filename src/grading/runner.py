@@ -599,14 +599,16 @@ def _kill_tree(root, patience=10.0):
     children, read after every one of them was already seen dead (a zombie has no children; the stopped root
     reaps none, so their pids are not reused). Each process is killed as soon as it is found, before its
     children are read: a process with SIGKILL pending can fork no more, so its list is final and a process
-    that forks and exits in a loop is caught up with.
+    that forks and exits in a loop is caught up with. Such a process leaves the root a zombie child per turn,
+    thousands of them: each list is read to its end (``_read_proc``), not one page of it.
     """
     dead, give_up = set(), time.monotonic() + patience
     while time.monotonic() < give_up:
         children = _proc_children(root)
         if all(child in dead for child in children):
-            # A second, independent look: the parent of every process on the machine. A kernel whose children
-            # lists miss a process (they are documented as a best effort) would otherwise leave it running.
+            # A second, independent look: the parent of every process on the machine. The children lists are
+            # reliable only for stopped children (proc(5)); a process they miss is found here if it keeps its pid
+            # (one that forks and exits in a loop only by luck: the pid listed has often gone when it is read).
             stray = _table_descendants(root)
             if not stray:
                 return
@@ -690,11 +692,17 @@ def _proc_state(pid):
 
 
 def _read_proc(path) -> str:
+    """A /proc file to its end. One read() of a /proc file returns at most one page: a keeper's list of
+    children, thousands of zombies left by a process that forks and exits in a loop, is longer than that, and
+    the live process at its end would be missed."""
+    chunks = []
     fd = os.open(path, os.O_RDONLY)
     try:
-        return os.read(fd, 1 << 16).decode(errors="replace")
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
     finally:
         os.close(fd)
+    return b"".join(chunks).decode(errors="replace")
 
 
 def _alive(p) -> bool:
