@@ -213,6 +213,25 @@ def test_placeholders_are_not_answered_yet(qid, capsys):
     assert grading.progress(qid[:2])[qid] == "untried"  # an unanswered cell records nothing
 
 
+def test_a_blank_rerun_of_a_solved_question_says_it_stays_solved(capsys):
+    check("02.1", QUESTIONS["02.1"].reference())
+    capsys.readouterr()
+    verdict, out = feedback(capsys, "02.1", ...)
+    assert not verdict and "not answered yet" in out and "You solved it earlier; that stays recorded." in out, out
+    assert grading.progress("02")["02.1"] == "solved"
+    verdict, out = feedback(capsys, "02.2", ...)  # never solved: nothing to say of it
+    assert "solved it earlier" not in out, out
+
+
+@pytest.mark.parametrize("answer, said", [("F", "unknown option F: the options are"), ("B7", "'B7' is not an option")])
+def test_an_option_letter_that_does_not_exist_costs_no_try(answer, said, capsys):
+    verdict, out = feedback(capsys, "01.1", answer)
+    assert not verdict and said in out and out.rstrip().endswith("(Not counted as a try.)"), out
+    assert grading.progress("01")["01.1"] == "untried"
+    check("01.1", next(letter for letter in QUESTIONS["01.1"].letters if letter not in QUESTIONS["01.1"].key))
+    assert grading.progress("01")["01.1"] == "wrong"  # a real letter, even a wrong one, is a try
+
+
 def answer_all(chapter, skip=()):
     for qid, q in QUESTIONS.items():
         if qid.startswith(chapter + ".") and qid not in skip:

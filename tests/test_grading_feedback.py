@@ -363,6 +363,14 @@ def test_a_leading_answer_word_is_skipped(qid, answer, capsys):
     assert verdict, out
 
 
+def test_an_exception_without_a_message_reads_cleanly(capsys):
+    def frequencies(d, base=10000.0):
+        raise NotImplementedError
+
+    verdict, out = feedback(capsys, "02.5", frequencies)
+    assert not verdict and "your code raised NotImplementedError for " in out and "  " not in out, out
+
+
 def test_a_word_is_refused_as_a_whole_not_letter_by_letter(capsys):
     verdict, out = feedback(capsys, "01.1", "I think AC")
     assert not verdict and "'THINK' is not a letter" in out and "unknown option" not in out, out

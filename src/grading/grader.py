@@ -192,6 +192,8 @@ class Grader:
             self.checking, _running = False, outer
         if status == UNCHECKABLE:
             message = _uncheckable(message)
+        if status == UNANSWERED and self._state(qid) == SOLVED:
+            message += " (You solved it earlier; that stays recorded.)"
         if status != UNANSWERED:  # an unanswered cell changes nothing: "Run All" on a blank notebook loses nothing
             _save(self._progress().record(qid, status))
         print(f"{qid} {MARKS[status]}" + ("" if status == CORRECT and not message else f" {message}"))

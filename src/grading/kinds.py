@@ -215,8 +215,10 @@ class Choice(Question, ChoiceQuestion):
 
     def judge(self, answer):
         chosen, problem = self._letters(answer)
-        if problem:
-            return WRONG, problem
+        if problem is None and chosen - set(self.letters):
+            problem = self.judgement(chosen).message  # names the unknown letters
+        if problem:  # no choice could be read: a typo costs no try
+            return UNANSWERED, f"{problem} (Not counted as a try.)"
         verdict = self.judgement(chosen)
         return (CORRECT if verdict.correct else WRONG), verdict.message
 
@@ -449,7 +451,8 @@ class Function(Question):
         if exc is not None and not (case.raises and isinstance(exc, case.raises)):
             expected = f"; a {case.raises.__name__} was expected here" if case.raises else ""
             note = f" ({case.note})" if case.note else ""
-            return f"your code raised {type(exc).__name__}: {_exception_text(exc)} {where}{expected}{note}" + (
+            text = _exception_text(exc)
+            return f"your code raised {type(exc).__name__}{': ' + text if text else ''} {where}{expected}{note}" + (
                 raised_at(exc, lines) or "."
             )
         if not same_value(given, case.args):
