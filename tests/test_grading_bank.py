@@ -609,3 +609,47 @@ def test_the_battery_is_about_no_question_in_particular():
     """The battery of tries is generic: what is particular to a question is in its declaration."""
     battery = (ROOT / "tests" / "support" / "battery.py").read_text(encoding="utf-8")
     assert QID.findall(battery) == []
+
+
+# --------------------------------------------------------------------------
+# A bank module names its own chapter (chapters were renumbered; names kept their old number)
+# --------------------------------------------------------------------------
+
+# a chapter number in a name: _ch10_full_turns, buggy_07, _PAIRS_03 (not float32 or 5000)
+CHAPTER_IN_NAME = re.compile(r"(?:^|_)(?:ch)?(\d{2})(?:_|$)", re.I)
+
+
+def names_defined(source: str) -> list[str]:
+    """The functions, classes and module-level variables a module defines."""
+    tree = ast.parse(source)
+    found = [n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))]
+    return found + [t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)]
+
+
+def other_chapters(source: str, chapter: str) -> list[str]:
+    """What in a bank module's source names a chapter other than ``chapter``: its docstring's chapter
+    and exercises, and the chapter numbers in the names it defines."""
+    tree = ast.parse(source)
+    doc = ast.get_docstring(tree) or ""
+    wrong = [f"docstring: {doc!r}"] * (not doc.startswith(f"Questions of chapter {chapter},"))
+    wrong += [f"docstring: {m!r}" for m in re.findall(r"exercises/(\d{2})_", doc) if m != chapter]
+    wrong += [f"docstring names no exercises/{chapter}_*"] * (f"exercises/{chapter}_" not in doc)
+    wrong += [name for name in names_defined(source) for m in CHAPTER_IN_NAME.finditer(name) if m.group(1) != chapter]
+    return wrong
+
+
+def test_the_scan_finds_another_chapter_in_a_bank_module():
+    planted = '"""Questions of chapter 10, x (exercises/09_*.ipynb)."""\ndef _ch08_a(): ...\nyarn_08 = 1\n'
+    assert other_chapters(planted, "10") == [
+        "docstring: '09'",
+        "docstring names no exercises/10_*",
+        "_ch08_a",
+        "yarn_08",
+    ]
+    fine = '"""Questions of chapter 10, x (exercises/10_*.ipynb)."""\ndef _ch10_a(): ...\ndef f_float32(): ...\n'
+    assert other_chapters(fine, "10") == []
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "src/grading/bank").glob("ch[0-9][0-9].py")), ids=lambda p: p.stem)
+def test_a_bank_module_names_only_its_own_chapter(path):
+    assert other_chapters(path.read_text(encoding="utf-8"), path.stem[2:]) == []
