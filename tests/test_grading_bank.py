@@ -653,3 +653,39 @@ def test_the_scan_finds_another_chapter_in_a_bank_module():
 @pytest.mark.parametrize("path", sorted((ROOT / "src/grading/bank").glob("ch[0-9][0-9].py")), ids=lambda p: p.stem)
 def test_a_bank_module_names_only_its_own_chapter(path):
     assert other_chapters(path.read_text(encoding="utf-8"), path.stem[2:]) == []
+
+
+# --------------------------------------------------------------------------
+# 11: the practice's opening states the inputs its coding questions draw
+# --------------------------------------------------------------------------
+
+
+def test_11_the_opening_states_the_inputs_the_coding_questions_draw():
+    tokens, widths, documents, lengths, rows, padded_widths = [], [], [], [], [], []
+    for seed in range(10):
+        for qid, question in QUESTIONS.items():
+            if not (qid.startswith("11.") and question.kind == "function"):
+                continue
+            for case in question.cases(np.random.default_rng(seed)):
+                first = case.args[0]
+                if first.ndim == 3:  # padded rows: (rows, seq, d_model), absolute positions of any width
+                    rows.append(first.shape[0])
+                    tokens.append(first.shape[1])
+                    padded_widths.append(first.shape[2])
+                    continue
+                tokens.append(first.shape[0])
+                widths.append(first.shape[1])
+                if isinstance(case.args[3], list):  # packed documents: their lengths
+                    documents.append(len(case.args[3]))
+                    lengths += case.args[3]
+    assert max(documents) * max(lengths) == 60 and max(tokens) <= 60  # up to five documents of at most 12 tokens
+    assert min(widths) == 2 and max(widths) == 32 and all(d % 2 == 0 for d in widths)
+    assert max(documents) == 5 and max(rows) == 6
+    assert min(padded_widths) == 1 and max(padded_widths) == 33
+    stated = (
+        "random inputs (up to 60 tokens, head widths from 2 to 32, up to five packed documents, batches of up to "
+        "six padded rows, whose absolute positions take any width from 1 to 33)"
+    )
+    for folder in ("solutions", "exercises"):
+        opening = nbformat.read(ROOT / folder / "11_positions_at_inference.ipynb", as_version=4).cells[0].source
+        assert stated in " ".join(opening.split()), folder
