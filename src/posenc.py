@@ -1480,8 +1480,9 @@ def _reduced_turns(positions: np.ndarray, hi: np.ndarray, lo: np.ndarray) -> np.
 
     For ``p = k + e`` (``k`` the nearest integer, ``|e| <= 1/2``, both exact)
     ``k * hi`` is exact and so is its distance to the nearest integer; what
-    is left, ``k * lo + e * (hi + lo)``, is below ``2**-6`` for ``|p| < 2**24``
-    and carries a rounding error near ``2**-59``. Every step is one IEEE
+    is left, ``k * lo + e * (hi + lo)``, is below 0.1 turn for ``|p| < 2**24``
+    (``k * lo`` below ``2**-6``, ``e * f`` up to ``f_0 / 2 = 1 / (4 pi)``), so
+    each of its roundings errs by at most ``2**-57``. Every step is one IEEE
     operation (no fused multiply-add), so an entry depends on its ``p`` and
     ``i`` only. The torch path (``_sin_cos_torch``) does the same operations.
     """

@@ -609,3 +609,83 @@ def test_the_battery_is_about_no_question_in_particular():
     """The battery of tries is generic: what is particular to a question is in its declaration."""
     battery = (ROOT / "tests" / "support" / "battery.py").read_text(encoding="utf-8")
     assert QID.findall(battery) == []
+
+
+# --------------------------------------------------------------------------
+# A bank module names its own chapter (chapters were renumbered; names kept their old number)
+# --------------------------------------------------------------------------
+
+# a chapter number in a name: _ch10_full_turns, buggy_07, _PAIRS_03 (not float32 or 5000)
+CHAPTER_IN_NAME = re.compile(r"(?:^|_)(?:ch)?(\d{2})(?:_|$)", re.I)
+
+
+def names_defined(source: str) -> list[str]:
+    """The functions, classes and module-level variables a module defines."""
+    tree = ast.parse(source)
+    found = [n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))]
+    return found + [t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)]
+
+
+def other_chapters(source: str, chapter: str) -> list[str]:
+    """What in a bank module's source names a chapter other than ``chapter``: its docstring's chapter
+    and exercises, and the chapter numbers in the names it defines."""
+    tree = ast.parse(source)
+    doc = ast.get_docstring(tree) or ""
+    wrong = [f"docstring: {doc!r}"] * (not doc.startswith(f"Questions of chapter {chapter},"))
+    wrong += [f"docstring: {m!r}" for m in re.findall(r"exercises/(\d{2})_", doc) if m != chapter]
+    wrong += [f"docstring names no exercises/{chapter}_*"] * (f"exercises/{chapter}_" not in doc)
+    wrong += [name for name in names_defined(source) for m in CHAPTER_IN_NAME.finditer(name) if m.group(1) != chapter]
+    return wrong
+
+
+def test_the_scan_finds_another_chapter_in_a_bank_module():
+    planted = '"""Questions of chapter 10, x (exercises/09_*.ipynb)."""\ndef _ch08_a(): ...\nyarn_08 = 1\n'
+    assert other_chapters(planted, "10") == [
+        "docstring: '09'",
+        "docstring names no exercises/10_*",
+        "_ch08_a",
+        "yarn_08",
+    ]
+    fine = '"""Questions of chapter 10, x (exercises/10_*.ipynb)."""\ndef _ch10_a(): ...\ndef f_float32(): ...\n'
+    assert other_chapters(fine, "10") == []
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "src/grading/bank").glob("ch[0-9][0-9].py")), ids=lambda p: p.stem)
+def test_a_bank_module_names_only_its_own_chapter(path):
+    assert other_chapters(path.read_text(encoding="utf-8"), path.stem[2:]) == []
+
+
+# --------------------------------------------------------------------------
+# 11: the practice's opening states the inputs its coding questions draw
+# --------------------------------------------------------------------------
+
+
+def test_11_the_opening_states_the_inputs_the_coding_questions_draw():
+    tokens, widths, documents, lengths, rows, padded_widths = [], [], [], [], [], []
+    for seed in range(10):
+        for qid, question in QUESTIONS.items():
+            if not (qid.startswith("11.") and question.kind == "function"):
+                continue
+            for case in question.cases(np.random.default_rng(seed)):
+                first = case.args[0]
+                if first.ndim == 3:  # padded rows: (rows, seq, d_model), absolute positions of any width
+                    rows.append(first.shape[0])
+                    tokens.append(first.shape[1])
+                    padded_widths.append(first.shape[2])
+                    continue
+                tokens.append(first.shape[0])
+                widths.append(first.shape[1])
+                if isinstance(case.args[3], list):  # packed documents: their lengths
+                    documents.append(len(case.args[3]))
+                    lengths += case.args[3]
+    assert max(documents) * max(lengths) == 60 and max(tokens) <= 60  # up to five documents of at most 12 tokens
+    assert min(widths) == 2 and max(widths) == 32 and all(d % 2 == 0 for d in widths)
+    assert max(documents) == 5 and max(rows) == 6
+    assert min(padded_widths) == 1 and max(padded_widths) == 33
+    stated = (
+        "random inputs (up to 60 tokens, head widths from 2 to 32, up to five packed documents, batches of up to "
+        "six padded rows, whose absolute positions take any width from 1 to 33)"
+    )
+    for folder in ("solutions", "exercises"):
+        opening = nbformat.read(ROOT / folder / "11_positions_at_inference.ipynb", as_version=4).cells[0].source
+        assert stated in " ".join(opening.split()), folder

@@ -107,6 +107,7 @@ SECTIONS: dict[str, tuple[str, str]] = {
     "sec-8-3": ("08_rope", "ch08-17"),
     "sec-8-4": ("08_rope", "ch08-21"),
     "sec-8-6": ("08_rope", "ch08-29"),
+    "sec-8-7": ("08_rope", "ch08-32"),
     "sec-9-1": ("09_relative_biases", "ch09-21"),
     "sec-9-2": ("09_relative_biases", "ch09-family"),
     "sec-9-3": ("09_relative_biases", "ch09-33"),
@@ -902,7 +903,7 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
                 "The attention weights after the softmax, which RoPE pushes to zero beyond the longest wavelength.",
                 False,
                 "The bound concerns the score before the softmax, and nothing in RoPE zeroes distant weights; "
-                "the trained model of {ref}`section 8.6 <sec-8-6>` scores far offsets as high as near ones.",
+                "the trained model of {ref}`section 8.7 <sec-8-7>` scores far offsets as high as near ones.",
             ),
             right="B",
         ),

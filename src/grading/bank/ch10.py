@@ -1,4 +1,4 @@
-"""Questions of chapter 10, RoPE as today's models configure it (exercises/09_*.ipynb)."""
+"""Questions of chapter 10, RoPE in practice: how today's models configure it (exercises/10_*.ipynb)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from grading.feedback import matches_model
 # ---- Chapter 10: RoPE in practice ------------------------------------------
 
 
-def _ch08_full_turns():
+def _ch10_full_turns():
     return int(np.sum(posenc.wavelengths(128, 500000.0) <= 8192))
 
 
@@ -23,11 +23,11 @@ _add(
     Numeric(
         "10.1",
         "pairs with a full turn in the trained context",
-        _ch08_full_turns,
+        _ch10_full_turns,
         integer=True,
         mistakes=[
             (
-                lambda: 64 - _ch08_full_turns(),
+                lambda: 64 - _ch10_full_turns(),
                 "that counts the pairs that never complete a turn; the question asks for "
                 "those whose wavelength 2π/ω_i is at most L.",
             ),
@@ -49,7 +49,7 @@ _add(
 )
 
 
-def _ch08_yarn_factor():
+def _ch10_yarn_factor():
     return 0.1 * math.log(16) + 1
 
 
@@ -57,10 +57,10 @@ _add(
     Numeric(
         "10.2",
         "YaRN attention factor",
-        _ch08_yarn_factor,
+        _ch10_yarn_factor,
         mistakes=[
             (
-                lambda: _ch08_yarn_factor() ** 2,
+                lambda: _ch10_yarn_factor() ** 2,
                 "that is its square, by which the logits grow; the factor that multiplies cos and sin is 0.1 ln s + 1.",
             ),
             (lambda: 0.1 * math.log10(16) + 1, "the logarithm is the natural one, ln s."),
@@ -82,7 +82,7 @@ _add(
 _LLAMA3 = dict(factor=8.0, low_freq_factor=1.0, high_freq_factor=4.0, original_max_position_embeddings=64)
 
 
-def _ch08_llama3():
+def _ch10_llama3():
     return posenc.rope_parameters(16, 10000.0, "llama3", **_LLAMA3)[0]
 
 
@@ -105,7 +105,7 @@ _add(
     Array(
         "10.3",
         "Llama 3 frequencies of a small head",
-        _ch08_llama3,
+        _ch10_llama3,
         atol=1e-9,
         mistakes=[
             (
@@ -115,8 +115,8 @@ _add(
             ),
             (
                 lambda: _llama3_variant(swap_blend=True),
-                "the blend runs the wrong way: g = (L/λ - low) / (high - low) is the "
-                "share that keeps ω_i, so the pair with more turns keeps more.",
+                "the blend runs the wrong way: g = (L/λ - low_freq_factor) / (high_freq_factor - low_freq_factor) "
+                "is the share that keeps ω_i, so the pair with more turns keeps more.",
             ),
             (
                 lambda: _llama3_variant(fast_divided=True),
@@ -179,7 +179,7 @@ def _yarn_cases(rng):
     return cases
 
 
-def yarn_08(head_dim, base, factor, original, *, truncate=True, reverse=False):
+def yarn_10(head_dim, base, factor, original, *, truncate=True, reverse=False):
     """The question written out as a learner would (an alternative), and two of its mistakes."""
 
     def pair_at(turns):
@@ -226,12 +226,12 @@ _add(
         ],
         known_mistakes=[
             (lambda d, b, s, L: posenc.frequencies(d, b) / s, "position interpolation"),
-            (lambda d, b, s, L: yarn_08(d, b, s, L, reverse=True), "wrong way"),
-            (lambda d, b, s, L: yarn_08(d, b, s, L, truncate=False), "outwards"),
-            (lambda d, b, s, L: yarn_08(d, b, s, L).astype(np.float32), "float32"),
+            (lambda d, b, s, L: yarn_10(d, b, s, L, reverse=True), "wrong way"),
+            (lambda d, b, s, L: yarn_10(d, b, s, L, truncate=False), "outwards"),
+            (lambda d, b, s, L: yarn_10(d, b, s, L).astype(np.float32), "float32"),
         ],
         alternatives={
-            "written out": yarn_08,
+            "written out": yarn_10,
             "rope_parameters": lambda d, b, s, L: posenc.rope_parameters(
                 d, b, "yarn", factor=s, original_max_position_embeddings=L
             )[0],
@@ -280,7 +280,8 @@ _add(
         "ABCD",
         "AB",
         {
-            "C": "dropping token 0 shortens every prefix by one: a uniform average then reads 1/p instead of 1/(p+1).",
+            "C": "deleting token 0 takes a token out of the set the output at p averages over, so the output changes; "
+            "with a marked first token, as in the chapter, the layer even reads the prefix's length, 1/(p+1).",
             "D": "that changes the query itself (the token at p), so the weights change too.",
         },
         right={
@@ -302,7 +303,7 @@ _add(
 )
 
 
-def _ch08_dynamic_base():
+def _ch10_dynamic_base():
     return 10000.0 * (2.0 * 16384 / 4096 - 1.0) ** (128 / 126)
 
 
@@ -310,7 +311,7 @@ _add(
     Numeric(
         "10.7",
         "dynamic NTK base",
-        _ch08_dynamic_base,
+        _ch10_dynamic_base,
         mistakes=[
             (
                 lambda: 10000.0 * 4.0 ** (128 / 126),
