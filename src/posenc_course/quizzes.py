@@ -92,7 +92,7 @@ SECTIONS: dict[str, tuple[str, str]] = {
     "sec-4-5": ("04_linearity", "ch04-21"),
     "sec-4-6": ("04_linearity", "ch04-24"),
     "sec-4-7": ("04_linearity", "ch04-37"),
-    "sec-4-8": ("04_linearity", "ch04-49"),
+    "sec-4-9": ("04_linearity", "ch04-53"),
     "ch-5": ("05_learned_vs_fixed", "ch05-00"),
     "sec-5-1": ("05_learned_vs_fixed", "ch05-03"),
     "sec-5-2": ("05_learned_vs_fixed", "ch05-07"),
@@ -610,7 +610,7 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
                 "the score depends on the positions only through $k = p - s$.",
                 True,
                 "$T(p)\\,T(s)^\\top = T(p - s)$ by the algebra of shifts (sections {ref}`4.5 <sec-4-5>` and "
-                "{ref}`4.8 <sec-4-8>`).",
+                "{ref}`4.9 <sec-4-9>`).",
             ),
             (
                 "They multiply each attention score by $\\cos(p - s)$.",
