@@ -541,8 +541,8 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
     ),
     "04": (
         _q(
-            "Which two properties, together, let the sinusoidal encoding represent both where a token "
-            "is and how far apart two tokens are?",
+            "A model must read two things off its position vectors: where each token stands, and how far "
+            "apart two tokens are. What in the sinusoidal table gives it both?",
             (
                 "Values that grow with the position, and the same vector for neighbouring positions.",
                 False,
@@ -623,7 +623,8 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
     ),
     "05": (
         _q(
-            "What is the main trade-off between a fixed sinusoidal encoding and a learned position table?",
+            "Set a learned position table against the sinusoidal formula: what does each give, and what does "
+            "each cost?",
             (
                 "A learned table takes a large share of the model's weights.",
                 False,
