@@ -756,9 +756,11 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
                 "{ref}`Section 6.3 <sec-6-3>` counts 0 collisions for the accurate table cast to float16.",
             ),
             (
-                "Only in the slowest pairs, which change by less than float16's spacing.",
+                "Yes: the slowest pairs change by less than float16's spacing from 4096 to 4097, so the two rows "
+                "round to the same values.",
                 False,
-                "Rows differ as long as one pair differs; the fast pairs move by about a radian per step.",
+                "Those entries do round to equal values (the last pair's are the same in both rows), but two rows "
+                "collide only if every entry does, and the fast pairs move by about a radian per step.",
             ),
             right="B",
         ),
