@@ -97,6 +97,42 @@ def test_every_role_points_at_a_target_the_book_defines():
     assert not missing, "\n".join(missing)
 
 
+LINK = re.compile(r"\{ref\}`([^`<>]*?)\s*<([\w-]+)>`")
+
+
+def misnumbered(text: str, sections: dict[str, dict]) -> list[str]:
+    """The links of ``text`` whose shown number is not the number of the chapter heading they link."""
+    wrong = []
+    for shown, label in LINK.findall(text):
+        numbers = re.findall(r"\d+(?:\.\d+)*", shown)
+        if label in sections and numbers and numbers != [sections[label]["number"]]:
+            wrong.append(
+                f"{shown!r} links {label!r}, which is {sections[label]['number']} ({sections[label]['heading']!r})"
+            )
+    return wrong
+
+
+def test_a_link_shows_the_number_of_the_section_it_links():
+    """A link that shows a number, {ref}`section 4.9.1 <sec-4-9-1>`, shows the one Sphinx gives that heading or
+    chapter, in the Markdown and in figure captions: splitting or moving a section cannot leave a link that names
+    another one. (tests/test_quizzes.py checks the quizzes' links the same way.)"""
+    from tests.test_quizzes import chapter_sections
+
+    sections = chapter_sections()
+    planted = "as {ref}`section 4.8.1 <sec-4-9-1>` and {ref}`chapter 4 <ch-4>` show"
+    assert len(misnumbered(planted, sections)) == 1
+    captions = [
+        (f"{path.relative_to(ROOT)} cell {n}", text)
+        for path in NOTEBOOKS
+        for n, text in seen_outside_markdown(nbformat.read(path, as_version=4).cells)
+    ]
+    texts = [*all_text(), *captions]
+    wrong = [f"{where}: {w}" for where, text in texts for w in misnumbered(text, sections)]
+    assert not wrong, "\n".join(wrong)
+    numbered = [s for _, text in texts for s, label in LINK.findall(text) if label in sections and re.search(r"\d", s)]
+    assert len(numbered) >= 100  # the scan sees the book's links
+
+
 def test_the_chapters_are_numbered_by_sphinx_not_by_hand():
     parts = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))["parts"]
     chapters = next(part for part in parts if part["caption"] == "Chapters")

@@ -197,6 +197,26 @@ def test_every_section_a_quiz_names_is_a_labelled_heading_of_the_chapters():
     )
 
 
+def test_chapter_6_cast_table_question_keys_the_only_true_choice():
+    """Chapter 6's second question: posenc's float64 table cast to float16 at the end keeps rows 4096 and 4097 apart
+    (d = 64, as in the chapter), though the last pair's entries do round to the same values, and pair 0 turns by
+    one radian from one row to the next: the choice that says the rows collide is false, and its reason true."""
+    import numpy as np
+
+    import posenc
+
+    question = quizzes.QUIZZES["06"][1]
+    assert "4096 and 4097 collide" in question.prompt
+    said_yes = [c for c in question.choices if c.text.startswith("Yes")]
+    assert [c.correct for c in question.choices].count(True) == 1 and all(not c.correct for c in said_yes)
+    rows = posenc.sinusoidal([4096, 4097], 64).astype(np.float16).astype(np.float64)
+    assert not np.array_equal(rows[0], rows[1])
+    assert np.array_equal(rows[0, -2:], rows[1, -2:])  # the slowest pair: equal entries
+    turn = np.arctan2(rows[1, 0], rows[1, 1]) - np.arctan2(rows[0, 0], rows[0, 1])
+    assert abs(np.angle(np.exp(1j * turn)) - 1.0) < 1e-2  # pair 0: about a radian per step
+    assert np.abs(rows - posenc.sinusoidal([4096, 4097], 64)).max() < 5e-4  # "errors of a few 10^-4"
+
+
 def test_quizzes_name_sections_by_link_not_by_plain_number():
     plain = [
         f"quiz {key}: {m.group(0)!r} in {text!r}"

@@ -5,6 +5,8 @@ import re
 import shutil
 from pathlib import Path
 
+import nbformat
+
 from tools import reading_time
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -14,15 +16,57 @@ def test_the_pages_table_is_current():
     assert reading_time.main(["--check"]) == 0, "run: make reading-time"
 
 
-def test_the_page_states_the_formula_the_table_is_computed_with():
-    said = " ".join((ROOT / reading_time.PAGE).read_text(encoding="utf-8").split())
-    spelled = {1: "one", 3: "three", 10: "ten"}
-    assert f"reading the text at {reading_time.WORDS_PER_MINUTE} words a minute" in said
-    assert f"{spelled[reading_time.CODE_CELL]} minute per code cell" in said
-    assert (
-        f"{spelled[reading_time.QUESTION]} minutes per question plus {spelled[reading_time.CODING_QUESTION]} "
-        "per coding question"
-    ) in said
+SPELLED = {"one": 1, "two": 2, "three": 3, "five": 5, "ten": 10}
+
+
+def stated_recipe(page: str) -> dict:
+    """The numbers of the estimate as the page states it above the table."""
+    said = " ".join(page.split())
+    patterns = {
+        "words_per_minute": r"at (\d+) words a minute",
+        "code_cell": r"plus (\w+) minutes? per code cell",
+        "question": r"plus (\w+) minutes? per question",
+        "coding_question": r"or (\w+) minutes instead for a coding question",
+        "rounding": r"rounded to the nearest (\w+) minutes",
+    }
+    found = {}
+    for name, pattern in patterns.items():
+        match = re.search(pattern, said)
+        assert match, f"the page no longer states {name} as /{pattern}/"
+        found[name] = SPELLED.get(match.group(1)) or int(match.group(1))
+    return found
+
+
+def test_the_recipe_the_page_states_reproduces_its_table():
+    """Every time in the table follows from the recipe as the page words it (not from the generator's code): the
+    chapter's words and code cells, which the table lists, and the exercises' text, questions and coding questions."""
+    page = (ROOT / reading_time.PAGE).read_text(encoding="utf-8")
+    recipe = stated_recipe(page)
+    assert recipe == {
+        "words_per_minute": reading_time.WORDS_PER_MINUTE,
+        "code_cell": reading_time.CODE_CELL,
+        "question": reading_time.QUESTION,
+        "coding_question": reading_time.CODING_QUESTION,
+        "rounding": 5,
+    }
+
+    def rounded(minutes):
+        return max(recipe["rounding"], recipe["rounding"] * round(minutes / recipe["rounding"]))
+
+    row = re.compile(
+        r"^\| \{doc\}`[^<]*<([^>]+)>` \| (\d+) \| (\d+) \| (\d+) min \|(?: (\d+) \((\d+)\) \| (\d+) min)?", re.M
+    )
+    rows = row.findall(page)
+    assert len(rows) == len(reading_time.notebooks())
+    for target, words, cells, reading, questions, coding, exercises in rows:
+        assert int(reading) == rounded(int(words) / recipe["words_per_minute"] + int(cells) * recipe["code_cell"])
+        if questions:
+            text = reading_time.words(nbformat.read(ROOT / "exercises" / f"{Path(target).name}.ipynb", as_version=4))
+            plain, coding = int(questions) - int(coding), int(coding)
+            minutes = (
+                text / recipe["words_per_minute"] + plain * recipe["question"] + coding * recipe["coding_question"]
+            )
+            assert int(exercises) == rounded(minutes), target
 
 
 def test_one_row_per_chapter_and_the_appendix_and_a_total_of_the_chapters():

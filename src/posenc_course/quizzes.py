@@ -92,7 +92,7 @@ SECTIONS: dict[str, tuple[str, str]] = {
     "sec-4-5": ("04_linearity", "ch04-21"),
     "sec-4-6": ("04_linearity", "ch04-24"),
     "sec-4-7": ("04_linearity", "ch04-37"),
-    "sec-4-8": ("04_linearity", "ch04-49"),
+    "sec-4-9": ("04_linearity", "ch04-53"),
     "ch-5": ("05_learned_vs_fixed", "ch05-00"),
     "sec-5-1": ("05_learned_vs_fixed", "ch05-03"),
     "sec-5-2": ("05_learned_vs_fixed", "ch05-07"),
@@ -542,8 +542,8 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
     ),
     "04": (
         _q(
-            "Which two properties, together, let the sinusoidal encoding represent both where a token "
-            "is and how far apart two tokens are?",
+            "A model must read two things off its position vectors: where each token stands, and how far "
+            "apart two tokens are. What in the sinusoidal table gives it both?",
             (
                 "Values that grow with the position, and the same vector for neighbouring positions.",
                 False,
@@ -611,7 +611,7 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
                 "the score depends on the positions only through $k = p - s$.",
                 True,
                 "$T(p)\\,T(s)^\\top = T(p - s)$ by the algebra of shifts (sections {ref}`4.5 <sec-4-5>` and "
-                "{ref}`4.8 <sec-4-8>`).",
+                "{ref}`4.9 <sec-4-9>`).",
             ),
             (
                 "They multiply each attention score by $\\cos(p - s)$.",
@@ -624,7 +624,8 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
     ),
     "05": (
         _q(
-            "What is the main trade-off between a fixed sinusoidal encoding and a learned position table?",
+            "Set a learned position table against the sinusoidal formula: what does each give, and what does "
+            "each cost?",
             (
                 "A learned table takes a large share of the model's weights.",
                 False,
@@ -756,9 +757,11 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
                 "{ref}`Section 6.3 <sec-6-3>` counts 0 collisions for the accurate table cast to float16.",
             ),
             (
-                "Only in the slowest pairs, which change by less than float16's spacing.",
+                "Yes: the slowest pairs change by less than float16's spacing from 4096 to 4097, so the two rows "
+                "round to the same values.",
                 False,
-                "Rows differ as long as one pair differs; the fast pairs move by about a radian per step.",
+                "Those entries do round to equal values (the last pair's are the same in both rows), but two rows "
+                "collide only if every entry does, and the fast pairs move by about a radian per step.",
             ),
             right="B",
         ),

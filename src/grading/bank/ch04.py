@@ -234,7 +234,7 @@ _add(
 _add(
     Choice(
         "04.4",
-        "the two key properties",
+        "where, and how far apart",
         "ABCDE",
         "AB",
         {

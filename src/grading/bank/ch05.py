@@ -129,8 +129,8 @@ _add(
             "D": "a learned position vector is a row lookup, no matrix product.",
         },
         right={
-            "A": "fixed: no parameters, any length, nothing adapts; learned: adapts, but costs parameters and stops at "
-            "max_len.",
+            "A": "fixed: no parameters, any length, nothing adapts; learned: adapts, about as good inside the trained "
+            "range in the original Transformer's comparison, but costs parameters and stops at max_len.",
         },
         known_mistakes=[("B", "extrapolate"), ("C", "RoPE"), ("AD", "exactly one")],
     )
