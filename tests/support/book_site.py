@@ -16,6 +16,7 @@ import pytest
 
 from book_build.book_server import serve
 from tests.support.book_visits import (
+    MAX_LIGHT_NEUTRAL,
     MODES,
     PAGES,
     PHASES,
@@ -25,6 +26,7 @@ from tests.support.book_visits import (
     VISIT_GROUPS,
     MENU_PAGES,
     Visit,
+    light_share,
     visit_all,
 )
 from tests.support.browser import percentile
@@ -139,6 +141,13 @@ def report(site, group: str) -> str:
     if shown:
         lines.append(
             f"  figures on the phone: shown at {min(shown):.0%}-{max(shown):.0%} of their size ({len(shown)} figures)"
+        )
+    shades = [(light_share(f["hist"]), v.page, f["src"]) for v in visits for f in v.shades if not f["error"]]
+    if shades:
+        (low, *lowest), (high, *highest) = min(shades), max(shades)
+        lines.append(
+            f"  figures in dark mode: {len(shades)}, light and neutral on {low:.1%} ({' '.join(lowest)}) to "
+            f"{high:.1%} ({' '.join(highest)}) of their pixels (at most {MAX_LIGHT_NEUTRAL:.0%})"
         )
     menu = [v for v in phone if "menu" in v.menus]
     if menu:

@@ -2,9 +2,9 @@
 
 A page is opened in Chromium (Playwright's async API, in a thread of its own) in one of the modes, and
 everything the tests look at is read at once into a :class:`Visit`: problems the :class:`Guard` saw, math,
-images, geometry (``page_audit.js``), inline math baselines, icons, bytes loaded, phone menus, axe-core's
-findings, explorers and their sliders. ``visit_all`` makes many visits concurrently; the ``*_failures``
-functions turn a visit into what a test reports.
+images, geometry (``page_audit.js``), inline math baselines, icons, bytes loaded, in dark mode the figures' pixels
+as shown, phone menus, axe-core's findings, explorers and their sliders. ``visit_all`` makes many visits
+concurrently; the ``*_failures`` functions turn a visit into what a test reports.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ PRINT_PAGES = [p for p in PAGES if p.startswith(("chapters/", "appendix/", "solu
 # takes minutes, and both on one worker would make that worker's share most of the suite's time.
 VISIT_GROUPS = {"light": ("laptop", "phone"), "dark": ("dark", "print")}
 AXE_MODES = (AXE_MODE, "laptop")  # axe-core runs in these: every rule in AXE_MODE, colour contrast in the other
-PHASES = ("load", "math", "read", "screenshot", "axe", "menus", "sliders")  # of a visit, timed
+PHASES = ("load", "math", "read", "shades", "screenshot", "axe", "menus", "sliders")  # of a visit, timed
 BASELINE_PX = 1.0  # inline math may sit this far off the text's baseline
 AUDIT = (Path(__file__).parent / "page_audit.js").read_text()
 FRAME_MS = 16.0  # one frame at 60 Hz, the budget of one slider step
@@ -159,6 +159,58 @@ READ_IMAGES = """async () => {
                              width: img.naturalWidth, alt: img.getAttribute('alt')}));
 }"""
 
+# Dark mode: the figures as the reader sees them. A figure's dark twin (book_build/book_figures.py) turns its neutral
+# colours around but keeps an image embedded in it (a heatmap) as drawn, so a figure drawn as an image of mostly white
+# shows as a white square on the dark page (chapter 7's permutation matrix, once drawn with imshow in greys). Each
+# image shown in the article is drawn, at the size it is shown, over the colour behind it, and its pixels are counted
+# by relative luminance (``SHADE_BINS`` equal bins) and by whether they are neutral (their channels spread by less
+# than ``NEUTRAL_SPREAD`` of 255: white, greys, black) or coloured. Heatmaps are light in places and colourful: a
+# viridis map is yellow where its values are high, which is light but not neutral.
+SHADE_BINS = 20
+NEUTRAL_SPREAD = 32
+LIGHT = 0.5  # relative luminance from which a pixel is light (the dark theme's text colour is 0.66, its page 0.006)
+# The share of a figure's pixels that may be light and neutral in dark mode. Chosen from what the figures of the book
+# and planted figures measure (the commit that set it says what they measured).
+MAX_LIGHT_NEUTRAL = 0.35
+FIGURE_SHADES = """({bins, spread}) => {
+  const article = document.querySelector('main#main-content article') || document.querySelector('article')
+                  || document.body;
+  const backdrop = el => {
+    for (let e = el; e; e = e.parentElement) {
+      const c = getComputedStyle(e).backgroundColor;
+      if (c && c !== 'transparent' && !/rgba\\([^)]*,\\s*0\\)$/.test(c)) return c;
+    }
+    return 'rgb(255, 255, 255)';
+  };
+  const linear = [...Array(256).keys()].map(c => (c /= 255) <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4);
+  return [...article.querySelectorAll('img')].filter(img => img.naturalWidth > 0 && img.checkVisibility())
+    .map(img => {
+      const box = img.getBoundingClientRect();
+      const width = Math.max(1, Math.round(box.width * devicePixelRatio));
+      const height = Math.max(1, Math.round(box.height * devicePixelRatio));
+      const hist = [...Array(bins)].map(() => [0, 0]);  // [neutral, coloured] pixels per luminance bin
+      try {
+        const canvas = document.createElement('canvas');
+        canvas.width = width;
+        canvas.height = height;
+        const ctx = canvas.getContext('2d', {willReadFrequently: true});
+        ctx.fillStyle = backdrop(img);
+        ctx.fillRect(0, 0, width, height);
+        ctx.drawImage(img, 0, 0, width, height);
+        const px = ctx.getImageData(0, 0, width, height).data;
+        for (let i = 0; i < px.length; i += 4) {
+          const y = 0.2126 * linear[px[i]] + 0.7152 * linear[px[i + 1]] + 0.0722 * linear[px[i + 2]];
+          const neutral = Math.max(px[i], px[i + 1], px[i + 2]) - Math.min(px[i], px[i + 1], px[i + 2]) < spread;
+          hist[Math.min(bins - 1, Math.floor(y * bins))][neutral ? 0 : 1]++;
+        }
+      } catch (err) {
+        return {src: img.getAttribute('src'), width, height, hist, error: String(err)};
+      }
+      return {src: img.getAttribute('src'), width, height, hist, error: null};
+    });
+}"""
+SHADE_ARGS = {"bins": SHADE_BINS, "spread": NEUTRAL_SPREAD}
+
 # Sliders: a capturing listener stamps every input event; a MutationObserver on
 # every explorer stamps every change of data-updates: the difference is an
 # independent measure of one step (it would include any frame waited for).
@@ -248,6 +300,7 @@ class Visit:
     #                                              background
     axe_code_spans: list | None = None  # [code spans unwrapped before axe, token kinds kept]
     icons: list = field(default_factory=list)  # ICONS_SHOWN: each icon glyph on screen, in its font or not
+    shades: list = field(default_factory=list)  # FIGURE_SHADES (dark modes): each figure's pixels by luminance
 
 
 async def _menu_opens(tab, toggle: str, target: str) -> dict:
@@ -392,6 +445,10 @@ async def _open(
     icons = await tab.evaluate(ICONS_SHOWN)
     weight = await tab.evaluate(PAGE_BYTES)
     seconds["read"], t0 = time.perf_counter() - t0, time.perf_counter()
+    shades = []
+    if scheme == "dark":
+        shades = await tab.evaluate(FIGURE_SHADES, SHADE_ARGS)
+        seconds["shades"], t0 = time.perf_counter() - t0, time.perf_counter()
     screenshot = None
     if shot_dir is not None:
         # JPEG: a long page's full-page PNG takes seconds to encode; these are for people to look at
@@ -446,6 +503,7 @@ async def _open(
         drawn=drawn,
         axe_code_spans=sampled,
         icons=icons,
+        shades=shades,
     )
     return v, context, tab, guard, ranges
 
@@ -726,6 +784,25 @@ def figure_failures(v: Visit) -> list[str]:
             out.append(f"{f['src']}: {f['shown']} px wide in a {f['column']} px column")
         if not f["vector"] and f["natural"] < 2 * f["shown"]:
             out.append(f"{f['src']}: {f['natural']} pixels shown over {f['shown']} CSS px (soft on a 2x screen)")
+    return out
+
+
+def light_share(hist: list[list[int]]) -> float:
+    """The share of a figure's pixels (``FIGURE_SHADES``' histogram) that are light and neutral: white and light
+    greys, what a light background or an image of mostly white shows."""
+    light = round(LIGHT * len(hist))
+    return sum(neutral for neutral, _ in hist[light:]) / max(1, sum(map(sum, hist)))
+
+
+def dark_twin_failures(shades: list[dict]) -> list[str]:
+    """Figures (``FIGURE_SHADES``) shown mostly light in dark mode, and figures that could not be measured."""
+    out = [f"{f['src']}: not measured ({f['error']})" for f in shades if f["error"]]
+    out += [
+        f"{f['src']}: {light_share(f['hist']):.0%} of its {f['width']}x{f['height']} pixels light and neutral in "
+        f"dark mode (at most {MAX_LIGHT_NEUTRAL:.0%}): a light background, or an embedded image of mostly white"
+        for f in shades
+        if not f["error"] and light_share(f["hist"]) > MAX_LIGHT_NEUTRAL
+    ]
     return out
 
 
