@@ -11,9 +11,17 @@ through ``says`` somewhere in that notebook's code nor on ``ALLOWED``, the short
 numbers that are not results, each with its reason: a cited fact, a definition, or a parameter
 the text chooses.
 
+The practice questions are held to the same rules: what a learner reads about a question, its stem,
+options and Why in solutions/ and the feedback the grader's bank types (option explanations, hints,
+the labels of test inputs), is scanned the same way, and each result-like numeral is either stated
+by the question's own declaration (``states``: the number as typed and a function computing it,
+checked here with ``says``) or on ``PRACTICE_ALLOWED`` with its reason. A number an f-string of the
+bank prints is computed already: only the typed parts of its strings are read.
+
 Not scanned: code, code spans and roles (``{ref}``, ``{cite}``, ...), link targets, labels,
 headings, directive lines, HTML, section and question numbers ("section 3.2", "question 03.6"),
-product names ("Llama 3.1") and years (1950 to 2039, written without a thousands separator).
+product names ("Llama 3.1"), years (1950 to 2039, written without a thousands separator) and a
+practice question's "Accepted" line (written from its declaration by tools/make_exercises.py).
 """
 
 from __future__ import annotations
@@ -24,12 +32,16 @@ import re
 from pathlib import Path
 
 import nbformat
+import numpy as np
 import pytest
 
 from posenc_course.prose import number, says
+from tools.make_exercises import ACCEPTED, QUESTION
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted([*ROOT.glob("chapters/*.ipynb"), *ROOT.glob("appendix/*.ipynb")])
+PRACTICE = sorted(ROOT.glob("solutions/*.ipynb"))
+BANK = ROOT / "src" / "grading" / "bank"
 
 # What is not text to scan. Inline and display math stay: numbers live there too.
 NOT_TEXT = re.compile(
@@ -368,3 +380,276 @@ def test_every_numeral_the_scan_finds_is_one_says_reads():
     for path in NOTEBOOKS:
         for _, _, numeral, _ in scan(path)[0]:
             says(numeral, float(number(numeral)))  # reads, and a value equal to it passes
+
+
+# --------------------------------------------------------------------------
+# The practice questions: what a learner reads about each one
+# --------------------------------------------------------------------------
+# A question's stem, options and Why are Markdown in solutions/ (exercises/ is generated from it); its feedback
+# is typed in the grader's bank. Each typed result-like numeral is stated by the question's declaration
+# (``states``: {the number as typed: a function computing it}) or listed here with its reason. Owners: a question
+# id, or for what comes before a chapter's first question and a string of a bank module that no question shows,
+# the chapter ("06"), or the shared module ("common").
+PRACTICE_ALLOWED: dict[tuple[str, str], str] = {
+    # a chapter's entry covers its intro and all its questions
+    **{
+        (chapter, "0.1 %"): "definition: the grader's default tolerance for a number (Numeric's rtol = 1e-3), which "
+        "each question's Accepted line states"
+        for chapter in ("01", "02", "03", "04", "09")
+    },
+    **{
+        (chapter, "10,000"): "definition: the base of the original Transformer (vaswani2017), posenc's default and "
+        "the chapter's base"
+        for chapter in ("02", "03", "04", "06", "07", "08", "10", "11")
+    },
+    ("01.4", "0.4"): "parameter: the value p / L the question starts from (2 / 5, as its reference computes it)",
+    ("01.5", "1000"): "parameter: the length of the sequence the question gives (_ch01_raw_ratio: 1000 - 1)",
+    ("01.6", "5,000"): "parameter: a long sequence of the options' concrete cases, against L = 5",
+    ("01.6", "10^6"): "parameter: a far position of the nudge's concrete cases",
+    ("01.6", "0.4"): "parameter: the value p / L of the example in the explanation of B (2 / 5, as in 01.4)",
+    ("03.2", "1000"): "parameter: the length the question asks about (wavelength at most 1000)",
+    ("03.3", "1000"): "parameter: the position the question compares with 0 (PE(1000))",
+    ("03.4", "500,000"): "cited: Llama 3's RoPE base (dubey2024llama3), the raised base the question names",
+    ("03.6", "10^6"): "parameter: the position of the question (_ch03_angle: 1e6 times omega_1)",
+    ("05.3", "1,024"): "cited: the number of GPT-2's learned positions (radford2019), the table of the question",
+    ("05.3", "1,500"): "parameter: the length of the input the question gives",
+    ("05.3", "1499"): "parameter: the last position of the 1,500-token input, counted from 0",
+    ("05.3", "1023"): "parameter: the last row of GPT-2's 1,024-row table, counted from 0",
+    ("05.7", "10,000"): "parameter: the longest test input (_layer_cases: sequences of 6000 and 10000 tokens)",
+    ("05.7", "5,000"): "parameter: the length of the table a common implementation builds in advance (max_len = "
+    "5000, the known mistake MaxLen5000)",
+    ("06.2", "1000"): "parameter: the first of the two positions the question compares",
+    ("06.2", "1001"): "parameter: the second of the two positions the question compares",
+    ("06.2", "16,777,216"): "definition: 2^24, up to which float32's 24 significant bits hold every integer",
+    ("06.2", "1024"): "definition: 2^10, the end of the binade [512, 1024) in which bfloat16's spacing is 4",
+    ("06", "2048"): "definition: 2^11, up to which float16's 11 significant bits hold every integer",
+    ("06.3", "19\\,999"): "parameter: the last position of the question (_ch06_collisions: n = 20000)",
+    ("06.3", "20,000"): "parameter: the number of positions of the question (_ch06_collisions: n = 20000)",
+    ("06.3", "4096"): "definition: 2^12, from which float16's spacing is 4",
+    ("06.3", "8192"): "definition: 2^13, from which float16's spacing is 8",
+    ("06.3", "16,384"): "definition: 2^14, from which float16's spacing is 16",
+    ("06.4", "60,000"): "parameter: the largest position of the test inputs (_half_cases: max_pos=60000)",
+    ("06.5", "1000"): "parameter: the position of the question (_angle_bound: p=1000)",
+    ("06.6", "8192"): "parameter: the positions over which the chapter counts collisions (n = 8192 in section 6.3)",
+    ("06.6", "500,000"): "cited: Llama 3's RoPE base (dubey2024llama3), the raised base of option C",
+    ("06.6", "4097"): "parameter: the position of the example, the first that float16 cannot hold",
+    ("07.2", "10^{-6}"): "parameter: the tolerance of the comparison option C proposes",
+    ("08", "200"): "parameter: the widest test input of 08.2 (_rope_cases: widths up to 2 * 99)",
+    ("08.2", "10^6"): "parameter: the far position at which the Why compares the angles (the test inputs reach "
+    "999,999)",
+    ("08.3", "1000"): "parameter: the query position of option B's pair",
+    ("08.3", "1007"): "parameter: the key position of option B's pair (offset 7, as in the other options)",
+    ("09.3", "2,000"): "parameter: the largest max_distance of the test inputs (_bucket_cases)",
+    ("10", "10^7"): "parameter: the largest base of 10.4's test inputs (_yarn_cases: 10 ** rng.uniform(2, 7))",
+    ("10", "131,072"): "parameter: the longest trained length of 10.4's test inputs (_yarn_cases: up to 131072)",
+    ("10.1", "500{,}000"): "cited: Llama 3's RoPE base (dubey2024llama3), the head of the question",
+    ("10.1", "8192"): "cited: the length Llama 3 was trained at before its extension (dubey2024llama3)",
+    ("10.2", "0.1"): "definition: the constant of YaRN's attention temperature 0.1 ln s + 1 (peng2024)",
+    ("10.4", "0.001"): "definition: the constant the stem's rule adds when the ramp's ends meet, as posenc.yarn_ramp "
+    "does",
+    ("10.4", "32"): "parameter: YaRN's beta_fast = 32 of the question, the turns above which a pair is kept",
+    ("10.5", "0.25"): "parameter: the partial_rotary_factor of the option's example (96 channels, a quarter rotated)",
+    ("10.7", "16,384"): "parameter: the input length of the question (_ch08_dynamic_base: n = 16384)",
+    ("10.7", "4,096"): "parameter: the trained length of the question (_ch08_dynamic_base: L = 4096)",
+    ("10.10", "4,096"): "parameter: the trained length the question gives",
+    ("10.10", "16,384"): "parameter: the input length the question gives",
+}
+
+TEST_DATA = ("known_mistakes", "alternatives", "covers", "states")  # a question's keywords that no learner reads
+QUESTION_KINDS = ("Numeric", "Choice", "Array", "Function")
+
+
+def practice_texts(path: Path) -> list[tuple[str, str, str]]:
+    """(owner, where, text) of each Markdown cell of a practice notebook: a question owns the cells from its
+    heading to the next one (stem, options, Why), the chapter those before the first; each without its Accepted
+    line, which tools/make_exercises.py writes from the question's declaration."""
+    owner, found = path.stem[:2], []
+    for n, cell in enumerate(nbformat.read(path, as_version=4).cells):
+        if cell.cell_type == "markdown":
+            heading = QUESTION.match(cell.source)
+            owner = heading.group(1) if heading else owner
+            text = "\n".join(line for line in cell.source.split("\n") if not line.startswith(ACCEPTED))
+            found.append((owner, f"{path.parent.name}/{path.name} cell {n}", text))
+    return found
+
+
+def typed_strings(source: str) -> list[tuple[int, re.Pattern, str]]:
+    """(line, pattern, text) of every string a bank module types that a learner may read: not a docstring, nor a
+    question's id, title or test data. ``text`` shows an f-string's replacement fields as ``{}`` (what they print
+    is computed); ``pattern`` finds the string in what the grader prints, whatever its fields print."""
+    tree = ast.parse(source)
+    skip = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = node.body[0] if node.body else None
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                skip.add(first.value)
+        elif isinstance(node, ast.JoinedStr):
+            skip.update(part for value in node.values for part in ast.walk(value))
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", None) in QUESTION_KINDS:
+            skip.update(part for arg in node.args[:2] for part in ast.walk(arg))
+            skip.update(part for kw in node.keywords if kw.arg in TEST_DATA for part in ast.walk(kw.value))
+    found = []
+    for node in ast.walk(tree):
+        if node in skip:
+            continue
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            pieces = [node.value]
+        elif isinstance(node, ast.JoinedStr):
+            pieces = [value.value if isinstance(value, ast.Constant) else None for value in node.values]
+        else:
+            continue
+        if not any(piece and re.search(r"\d", piece) for piece in pieces):
+            continue
+        text = "".join("{}" if piece is None else piece for piece in pieces)
+        literal = "".join("\0" if piece is None else piece for piece in pieces).split("\0")
+        found.append((node.lineno, re.compile(".*?".join(map(re.escape, literal)), re.S), text))
+    return found
+
+
+def shown_by_grader(question) -> list[str]:
+    """What the grader may print about ``question`` beyond its engine's own words: the explanations and nudge of a
+    choice question, the hints of its named mistakes, and for a coding question what it returns and how it
+    names its test inputs."""
+    from grading.feedback import seed_for
+
+    texts = [hint for _, hint in getattr(question, "mistakes", ())]
+    if question.kind == "choice":
+        texts += [*question.explanations.values(), question.nudge]
+    if question.kind == "function":
+        cases = question.cases(np.random.default_rng(seed_for(question.qid)))
+        texts += [question.returns, *(part for case in cases for part in (case.label, case.note))]
+    return [text for text in texts if isinstance(text, str) and text]
+
+
+def gather(notebooks, modules, questions) -> dict[str, list[tuple[str, str]]]:
+    """{owner: [(where, text)]}: the practice notebooks' Markdown, and each typed string of the bank modules under
+    every question whose feedback shows it (a string no question shows: under its module)."""
+    owned: dict[str, list[tuple[str, str]]] = {}
+    for path in notebooks:
+        for owner, where, text in practice_texts(path):
+            owned.setdefault(owner, []).append((where, text))
+    shown = {qid: shown_by_grader(question) for qid, question in questions.items()}
+    for module in modules:
+        for line, pattern, text in typed_strings(module.read_text(encoding="utf-8")):
+            owners = [qid for qid, texts in shown.items() if any(pattern.search(t) for t in texts)]
+            for owner in owners or [module.stem.removeprefix("ch")]:
+                owned.setdefault(owner, []).append((f"bank/{module.name}:{line}", text))
+    return owned
+
+
+@functools.cache
+def practice() -> dict[str, list[tuple[str, str]]]:
+    from grading import QUESTIONS
+
+    return gather(PRACTICE, sorted(BANK.glob("*.py")), QUESTIONS)
+
+
+def chapter_of(owner: str) -> str:
+    """The chapter of an owner: "06" for "06.4" and for "06" itself."""
+    return owner.split(".")[0]
+
+
+def practice_unexplained(owned, questions) -> list[str]:
+    """The result-like numerals of the practice texts that no ``states`` of their question and no
+    PRACTICE_ALLOWED entry explains."""
+    problems = []
+    for owner, texts in owned.items():
+        explained = {key(text) for text in getattr(questions.get(owner), "states", {})}
+        explained |= {key(numeral) for (who, numeral) in PRACTICE_ALLOWED if who in (owner, chapter_of(owner))}
+        problems += [
+            f"{owner}: {where} ({kind}) {numeral!r}: ...{context}..."
+            for where, text in texts
+            for kind, numeral, context in numerals(text)
+            if key(numeral) not in explained
+        ]
+    return problems
+
+
+def misstated(owned, questions) -> list[str]:
+    """Each ``states`` of a question whose function's value does not read as its text, or whose number no text
+    of the question shows."""
+    problems = []
+    for qid, question in questions.items():
+        anywhere = set().union(*(every_number(text) for _, text in owned.get(qid, [])))
+        for text, compute in question.states.items():
+            try:
+                says(text, compute())
+            except AssertionError as error:
+                problems.append(f"{qid} {text!r}: {error}")
+            if key(text) not in anywhere:
+                problems.append(f"{qid} {text!r}: no text of the question shows it")
+    return problems
+
+
+def test_every_result_a_practice_question_reports_is_stated_by_its_declaration_or_allowed():
+    from grading import QUESTIONS
+
+    missing = practice_unexplained(practice(), QUESTIONS)
+    assert not missing, "numbers in practice texts that no states= of the question gives and PRACTICE_ALLOWED " + (
+        "does not list:\n" + "\n".join(missing)
+    )
+
+
+def test_every_number_a_question_states_reads_as_its_text_shows_it():
+    from grading import QUESTIONS
+
+    assert misstated(practice(), QUESTIONS) == []
+
+
+def test_the_practice_allow_list_is_current_and_gives_reasons():
+    from grading import QUESTIONS
+
+    owned, problems = practice(), []
+    for (owner, numeral), reason in PRACTICE_ALLOWED.items():
+        covered = [who for who in owned if owner in (who, chapter_of(who))]
+        found = {key(n) for who in covered for _, text in owned[who] for _, n, _ in numerals(text)}
+        if key(numeral) not in found:
+            problems.append(f"{owner} {numeral!r}: no longer in its texts")
+        if key(numeral) in {key(text) for who in covered if who in QUESTIONS for text in QUESTIONS[who].states}:
+            problems.append(f"{owner} {numeral!r}: stated by states= as well")
+        if owner != chapter_of(owner) and (chapter_of(owner), numeral) in PRACTICE_ALLOWED:
+            problems.append(f"{owner} {numeral!r}: its chapter's entry covers it already")
+        if not reason.startswith(KINDS) or len(reason.split()) < 4:
+            problems.append(f"{owner} {numeral!r}: the reason must say what the number is, {KINDS}")
+    assert not problems, "\n".join(problems)
+
+
+def test_a_result_in_a_practice_text_that_no_declaration_states_is_caught(tmp_path):
+    from grading.kinds import Numeric
+
+    notebook = tmp_path / "99_sample.ipynb"
+    cells = [
+        nbformat.v4.new_markdown_cell("## Question 99.1\n\nHow far does pair 240 turn?\n\n**Accepted:** within 0.1 %."),
+        nbformat.v4.new_code_cell('check("99.1", answer)'),
+        nbformat.v4.new_markdown_cell("**Why.** It turns by less than 0.18 rad, and 7 of 8 pairs turn less."),
+    ]
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), notebook)
+    module = tmp_path / "ch99.py"  # parsed, not run: which strings a learner may read
+    module.write_text(
+        "def _hint(angle):\n"
+        '    """Twice the angle: 0.25 in a docstring."""\n'
+        '    return f"twice the angle: {2 * angle:.2f} rad, off by about 0.36"\n'
+        "\n"
+        '_add(Numeric("99.1", "angle over 1000 positions", _angle, known_mistakes=[(0.36, "twice 0.18")]))\n',
+        encoding="utf-8",
+    )
+    question = Numeric(
+        "99.1",
+        "angle over 1000 positions",
+        lambda: 0.18,
+        mistakes=[(lambda: 0.36, f"twice the angle: {2 * 0.18:.2f} rad, off by about 0.36")],
+        states={"less than 0.18": lambda: 0.1778},
+    )
+    owned = gather([notebook], [module], {"99.1": question})
+    assert practice_unexplained(owned, {"99.1": question}) == [
+        f"99.1: {tmp_path.name}/99_sample.ipynb cell 2 (small) '7': ...**Why.** It turns by less than 0.18 rad, and 7 "
+        "of 8 pairs turn less....",
+        "99.1: bank/ch99.py:3 (decimal) '0.36': ...twice the angle: {} rad, off by about 0.36...",
+    ]
+    assert misstated(owned, {"99.1": question}) == []
+    question.states = {"less than 0.18": lambda: 0.19, "0.96": lambda: 0.96}
+    assert [problem.split(":")[0] for problem in misstated(owned, {"99.1": question})] == [
+        "99.1 'less than 0.18'",
+        "99.1 '0.96'",
+    ]
