@@ -406,7 +406,7 @@ def accepted_in(path):
     return [line for cell in nbformat.read(path, 4).cells for line in cell.source.split("\n") if "Accepted" in line]
 
 
-@pytest.mark.parametrize("qid", ["02.5", "04.1", "05.3", "01.2"])  # function, array, whole number, number
+@pytest.mark.parametrize("qid", ["02.5", "04.1", "05.3", "01.2", "10.10"])  # function, array, whole number, number
 def test_the_accepted_line_is_written_from_the_declaration(question_repo, qid, capsys):
     from grading import QUESTIONS
     from grading.bank.common import requirement

@@ -60,7 +60,7 @@ END = re.compile(r"^\s*# END SOLUTION\s*$")
 MD_REGION = re.compile(r"<!--\s*BEGIN SOLUTION\s*-->.*?<!--\s*END SOLUTION\s*-->", re.S)
 ANSWER, CODE = "...  # YOUR ANSWER HERE", "...  # YOUR CODE HERE"
 EXERCISE_ONLY, HIDDEN = "exercise-only", "remove-cell"
-QUESTION = re.compile(r"^## Question (\d\d\.\d)\b")
+QUESTION = re.compile(r"^## Question (\d\d\.\d+)\b")  # 10.10 as well as 10.1
 ACCEPTED = "**Accepted:** "
 
 

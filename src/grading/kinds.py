@@ -68,15 +68,22 @@ class Question:
     ``covers``: {label: predicate on a call's arguments}, what the question's text promises its test inputs
     include. Every kind takes them as keyword arguments (``**declared``), next to its own ``mistakes``. The
     grader does not use them: the battery of tries (tests/support/battery.py) is built from them.
+
+    ``states``: {a number as the question's texts type it: a function computing it}, for every result the
+    learner reads about the question (its stem, options and Why in the notebook, its feedback here), e.g.
+    ``{"less than 0.18": lambda: 1000 * posenc.frequencies(512)[240]}``. The grader does not use them either:
+    tests/test_numbers_in_prose.py checks each with ``posenc_course.prose.says`` and fails on a typed result
+    that no function states.
     """
 
     kind = "?"
 
-    def __init__(self, qid, title, *, known_mistakes=(), alternatives=None, covers=None):
+    def __init__(self, qid, title, *, known_mistakes=(), alternatives=None, covers=None, states=None):
         self.qid, self.title = qid, title
         self.known_mistakes = list(known_mistakes)
         self.alternatives = dict(alternatives or {})
         self.covers = dict(covers or {})
+        self.states = dict(states or {})
 
     def judge(self, answer) -> tuple[str, str]:
         raise NotImplementedError

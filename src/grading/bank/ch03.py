@@ -102,6 +102,18 @@ _add(
     )
 )
 
+
+def _ch03_apart():
+    """How far apart PE(0) and PE(1000) are on each pair of d_model = 512."""
+    table = posenc.sinusoidal([0, 1000], 512)
+    return np.linalg.norm((table[1] - table[0]).reshape(-1, 2), axis=1)
+
+
+def _ch03_fast():
+    """The pairs of d_model = 512 that complete a full turn within 1000 positions."""
+    return posenc.wavelengths(512) <= 1000
+
+
 _add(
     Choice(
         "03.3",
@@ -123,6 +135,14 @@ _add(
         nudge=(
             "Think in wavelengths: how far does pair i's angle turn over 1000 positions, for small i and for large i?"
         ),
+        states={
+            "0.007": lambda: _ch03_apart()[_ch03_fast()].min(),
+            "2": lambda: _ch03_apart()[_ch03_fast()].max(),
+            "less than 0.2": lambda: _ch03_apart()[240:].max(),
+            "more than 35,000": lambda: posenc.wavelengths(512)[240:].min(),
+            "0.96": lambda: _ch03_apart()[192],
+            "less than 0.18": lambda: 1000 * posenc.frequencies(512)[240:].max(),
+        },
         known_mistakes=[("ABC", "wavelengths"), ("CD", "not the right set"), ("ABCD", "every option")],
     )
 )
@@ -195,6 +215,7 @@ _add(
                 "size.",
             ),
         ],
+        states={"964,662": _ch03_angle},
         known_mistakes=[
             (0.0625, "gap between"),
             (np.spacing(1e6) / 2, "float64"),

@@ -169,10 +169,30 @@ def _half_blur(out, case):
 
 
 HALF_HINT = (
-    "your angles p·ω seem to be computed in half precision: they are off by about p·1e-3 "
-    "radians, and positions above 2048 round onto each other. Form the angles in float64 (or use posenc) "
-    "and convert only the finished table with .astype(np.float16)."
+    "your angles p·ω seem to be computed in half precision: they are off by up to 3u·p radians (u = 2^-11, "
+    "float16's unit roundoff), and positions above 2048 round onto each other. Form the angles in float64 (or use "
+    "posenc) and convert only the finished table with .astype(np.float16)."
 )
+
+
+def _half_cases(rng):
+    return _pe_cases(rng, n_cases=20, max_pos=60000, max_n=100)
+
+
+def _ch06_half_angle_error(d_model=64):
+    """The worst pair's angle error in float16, divided by the position, over the positions float16 holds exactly
+    (below 2048): how fast the error grows with p."""
+    p = np.arange(1, 2048)
+    return float((bug_zoo.phase_error(p, d_model, dtype=torch.float16).max(axis=1) / p).max())
+
+
+def _ch06_float32_table_error():
+    """How far posenc's float32 table is from its float64 one (itself within 1e-9 of the exact values) on inputs
+    drawn like the coding question's."""
+    cases = _half_cases(np.random.default_rng(0))
+    return max(
+        np.abs(posenc.sinusoidal(*case.args, dtype=np.float32) - posenc.sinusoidal(*case.args)).max() for case in cases
+    )
 
 
 def half_angle_table(positions, d_model):
@@ -190,7 +210,7 @@ _add(
         "06.4",
         "an accurate float16 table",
         _half_table,
-        lambda rng: _pe_cases(rng, n_cases=20, max_pos=60000, max_n=100),
+        _half_cases,
         expected=lambda positions, d: posenc.sinusoidal(positions, d),
         returns="numpy array of shape `(len(positions), d_model)`",
         atol=3e-4,
@@ -215,6 +235,13 @@ _add(
             "float64 then float16": lambda p, d: posenc.sinusoidal(p, d).astype(np.float16),
             "loop then float16": lambda p, d: loop_table(p, d).astype(np.float16),
             "torch half": lambda p, d: torch.from_numpy(torch_table(p, d)).half().numpy(),
+        },
+        states={
+            "at most 2.5 \\times 10^{-4}": lambda: float(np.spacing(np.float16(0.5))) / 2,  # half a spacing below 1
+            "5 \\times 10^{-4}": _ch06_half_angle_error,
+            "1.5 \\times 10^{-3}": lambda: _angle_bound(torch.float16, p=1),
+            "2 \\times 10^{-3}": lambda: bug_zoo.phase_error(np.arange(59_000, 60_001), 64).max(),  # float32
+            "within 2 \\times 10^{-7}": _ch06_float32_table_error,
         },
         covers={"positions above 50,000": lambda p, d: np.max(p) > 5e4, "odd d_model": lambda p, d: d % 2 == 1},
     )
@@ -245,6 +272,7 @@ _add(
             (lambda: _angle_bound(torch.bfloat16), "that is bfloat16's u (8 significant bits); float16 keeps 11."),
             (lambda: _angle_bound(torch.float32), "that is float32's u (24 significant bits); float16 keeps 11."),
         ],
+        states={"1.46": lambda: _angle_bound(torch.float16)},
         known_mistakes=[
             (2 * 3 * 2**-11 * 1000, "epsilon"),
             (2**-11 * 1000, "three"),
@@ -273,6 +301,7 @@ _add(
             "are then created in its dtype.",
         },
         nudge="Ask of each option where the rounding happens: before the angle is formed, or after.",
+        states={"4096": lambda: float(torch.tensor(4097.0).half())},
         known_mistakes=[
             ("B", "not the right set"),
             ("ABC", "where the rounding happens"),

@@ -75,6 +75,7 @@ _add(
             "The doubled exponent keeps the (sin, cos) pairs but changes their frequencies: ask of each check "
             "whether it depends on the values of the frequencies or only on the pair structure."
         ),
+        states={"0.01": lambda: posenc.frequencies(64)[16], "1e-4": lambda: _doubled_omega(64)[16]},
         known_mistakes=[
             ("AB", "pair structure"),
             ("ABCE", "not the right set"),
@@ -294,6 +295,7 @@ _add(
             (lambda: _fairseq_omega(6), "that is pair 6's frequency: pairs count from 0, so pair 5 is the sixth."),
             (lambda: _fairseq_omega(4), "that is pair 4's frequency; pair i = 5 has the exponent -5/15."),
         ],
+        states={"0.0464": lambda: _fairseq_omega(5), "0.0562": lambda: posenc.frequencies(32)[5]},
         known_mistakes=[
             (10000 ** (-10 / 32), "paper"),
             (2 * math.pi * 10000 ** (5 / 15), "wavelength"),

@@ -11,6 +11,7 @@ from grading.reference import posenc
 from grading.bank import _add
 from grading.kinds import Array, Case, Choice, Function, Lazy, Numeric
 from grading.feedback import matches_model
+from posenc_course import bug_zoo
 from grading.bank.common import (
     DEGREES_HINT,
     DOUBLED_HINT,
@@ -157,6 +158,7 @@ _add(
                 "you returned x unchanged: the position p is ignored; rotate each pair by the angle p·ω_i.",
             ),
         ],
+        states={"0.05": lambda: bug_zoo.phase_error([10**6], 128).max()},  # a float32 angle
         known_mistakes=[
             (lambda x, p, layout="interleaved": rope_loop(x, p, layout, sign=-1.0), "-p·ω_i"),
             (lambda x, p, layout="interleaved": rope_loop(x, p, layout, exponent="channel"), "doubled"),
@@ -250,6 +252,7 @@ _add(
             (lambda: _rope_with(_X4, 3, _shifted(4)), PAIR_SHIFT_HINT),
             (lambda: _X4, "that is x itself: multiply each z_i by e^{i p ω_i} before reading the pairs back."),
         ],
+        states={"0.01": lambda: posenc.frequencies(4)[1]},
         known_mistakes=[
             (Lazy(lambda: _rope_one(_X4, -3)), "backwards"),
             (Lazy(lambda: _rope_one(_X4, 3, "concatenated")), "(2i, 2i+1)"),
@@ -311,6 +314,7 @@ _add(
             "B": "T(k)κ is a Gaussian vector with the same distribution as κ, so |qᵀT(k)κ| has one distribution "
             "at every k; its mean is about √(2d/π) at every offset, hundreds to thousands of times below the bound.",
         },
+        states={"9.0": lambda: math.sqrt(2 * 128 / math.pi)},
         known_mistakes=[("A", "A: "), ("C", "C: "), ("D", "D: "), ("AB", "exactly one")],
     )
 )
@@ -358,6 +362,7 @@ _add(
             ),
             (lambda: float(np.abs(_partial_sums(100, _doubled_omega(128))).mean()), DOUBLED_HINT),
         ],
+        states={"32.5": lambda: float(np.abs(_partial_sums(0, posenc.frequencies(128))).mean())},
         known_mistakes=[
             (Lazy(lambda: float(np.abs(_partial_sums(100, posenc.frequencies(128))).sum())), "divides it by d/2"),
             (Lazy(lambda: float(np.abs(_partial_sums(100, posenc.frequencies(128))[-1]))), "whole sum"),

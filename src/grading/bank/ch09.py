@@ -35,6 +35,7 @@ _add(
                 "you used 2 where 1/2 belongs.",
             ),
         ],
+        states={"1.5": lambda: -math.log2(posenc.alibi_slopes(16)[2])},
         known_mistakes=[
             (0.125, "8 heads"),
             (0.5, "counted from h = 1"),

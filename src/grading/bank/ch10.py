@@ -40,6 +40,7 @@ _add(
                 "your exponent is doubled: ω_i = base^(-2i/d) with i counting pairs.",
             ),
         ],
+        states={"34.98": lambda: 64 * math.log(8192 / (2 * math.pi)) / math.log(500000.0)},
         known_mistakes=[
             (29, "never complete a turn"),
             (Lazy(lambda: int(np.sum(1 / posenc.frequencies(128, 5e5) <= 8192))), "2π/ω_i"),

@@ -78,9 +78,10 @@ def _float32_rows(error, positions, floor=2e-7) -> bool:
     return err.max() > floor and bool(np.all(err <= 1e-5 + 1e-6 * np.abs(positions)))
 
 
+_FLOAT32_U = f"{np.finfo(np.float32).eps / 2:.0e}".replace("e-0", "e-")  # float32's unit roundoff, written 6e-8
 FLOAT32_HINT = (
     "the error grows with the position, the mark of angles p·ω computed in float32 "
-    "(about p·6e-8 radians off). Form the angles in float64 and convert only the result."
+    f"(about p·{_FLOAT32_U} radians off). Form the angles in float64 and convert only the result."
 )
 DOUBLED_HINT = (
     "your exponent is doubled: i counts (sin, cos) pairs, so ω_i = base^(-2i/d). "
