@@ -403,6 +403,8 @@ PRACTICE_ALLOWED: dict[tuple[str, str], str] = {
         for chapter in ("02", "03", "04", "06", "07", "08", "10", "11")
     },
     ("01.4", "0.4"): "parameter: the value p / L the question starts from (2 / 5, as its reference computes it)",
+    ("05.5", "25.7"): "cited: the BLEU of the Transformer with a learned position table (vaswani2017, Table 3, row E)",
+    ("05.5", "25.8"): "cited: the BLEU of the same base model with the sinusoidal formula (vaswani2017, Table 3)",
     ("01.5", "1000"): "parameter: the length of the sequence the question gives (_ch01_raw_ratio: 1000 - 1)",
     ("01.6", "5,000"): "parameter: a long sequence of the options' concrete cases, against L = 5",
     ("01.6", "10^6"): "parameter: a far position of the nudge's concrete cases",
