@@ -200,3 +200,32 @@ def test_a_title_running_into_a_colour_bar_is_refused():
                 plotting.legible(fig)
                 assert fits(fig) == []
             plt.close(fig)
+
+
+def test_a_title_that_fits_on_screen_but_overruns_in_the_svg_is_refused():
+    """Chapter 4's T(3) figure: at the screen's 100 dpi its second title ends a pixel short of the shared colour
+    bar, in the SVG (72 dpi, where hinted text is a little wider) it runs into it. The layout is checked at both."""
+    import numpy as np
+    import pytest
+
+    with mpl.rc_context():
+        plotting.apply_style()
+        for title, refused in [("T(3), {} layout, d = 16", True), ("T(3), {}", False)]:
+            fig, axes = plt.subplots(1, 2, figsize=(8, 4), constrained_layout=True)
+            for ax, layout in zip(axes, ["interleaved", "concatenated"]):
+                im = ax.imshow(np.eye(16), cmap="PuOr", vmin=-1, vmax=1)
+                ax.set_xticks(range(0, 16, 2))
+                ax.set_yticks(range(0, 16, 2))
+                ax.set_xlabel("input channel")
+                ax.set_ylabel("output channel")
+                ax.set_title(title.format(layout), fontsize=10)
+            fig.colorbar(im, ax=axes, shrink=0.8, label="entry of T(k)")
+            if refused:
+                with pytest.raises(plotting.LayoutError, match="title of axes 1 overlaps axes 2"):
+                    plotting.legible(fig)
+                fig.set_dpi(100)
+                assert plotting._problems_as_drawn(fig) == []  # as the screen draws it, nothing overlaps
+            else:
+                plotting.legible(fig)
+            assert fig.dpi == 100  # the check leaves the figure as it was
+            plt.close(fig)

@@ -58,6 +58,7 @@ DIVERGING = "PuOr"
 MAX_WIDTH = 8.0  # inches; chapters keep every figure at most this wide
 PHONE_COLUMN_PX = 340  # a figure's width on a 390 px phone (the column less the output's padding: 342 px)
 MIN_TEXT_PX = 8.0  # no text of a figure smaller than this there
+SVG_DPI = 72  # an SVG is drawn in points, 72 to the inch
 
 
 @accepts(width_in=Real(above=0, hi=1000, what="a figure width in inches, > 0"))
@@ -124,7 +125,21 @@ def _draw(fig) -> str | None:
 def layout_problems(fig) -> list[str]:
     """What is wrong with the layout of ``fig``: plotting areas (axes other than colour bars)
     less than ``MIN_AXES_IN`` wide or high, and titles, legends or colour bars that overlap one another or
-    another panel; and constrained_layout giving up. An empty list: none of these. Draws ``fig``."""
+    another panel; and constrained_layout giving up. An empty list: none of these. Draws ``fig``.
+
+    The layout is checked as the screen draws it (the figure's dpi) and as its SVG does (``SVG_DPI``): text is
+    measured at the size in pixels it is drawn at, and a title that just fits at one can overrun at the other."""
+    dpi, problems = fig.dpi, []
+    try:
+        for each in dict.fromkeys((dpi, SVG_DPI)):
+            fig.set_dpi(each)
+            problems += [p for p in _problems_as_drawn(fig) if p not in problems]
+    finally:
+        fig.set_dpi(dpi)
+    return problems
+
+
+def _problems_as_drawn(fig) -> list[str]:
     _agg_canvas(fig)
     gave_up = _draw(fig)
     problems = [] if gave_up is None else [f"constrained_layout gave up ({gave_up})"]
