@@ -41,34 +41,42 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "slow: left to the full tier (make test), not run by make check")
     config.addinivalue_line("markers", "browser: drives Chromium through Playwright (implies slow)")
     config.addinivalue_line("markers", "book: needs the strict book build (implies slow)")
+    config.addinivalue_line("markers", "environments: builds a learner's stack in fresh virtual environments (slow)")
 
 
 # Under pytest-xdist (make test: -n 2 --dist loadfile --no-loadscope-reorder) each file is one unit of work, run on
 # one worker in order (a notebook's cells share a kernel, a module's fixtures start servers and browsers once), and the
 # units are handed out in the order collected here. Files whose tests take longest go first, so that no long one
-# starts last: TIERS, from the first handed out. The two halves of the browser tests' visits of the built book
-# (test_browser_book.py, test_browser_book_dark.py) come first and start side by side; the strict build they need is
-# done once, by whichever worker asks first (support/book.py: a file lock), while the other waits for it. Two
-# workers: the suite keeps both cores busy, and a third makes it slower, not faster.
+# starts last: TIERS, from the first handed out. The first worker starts with one half of the browser tests' visits of
+# the built book (test_browser_book.py), so it makes the strict build they need (support/book.py); the second starts
+# with the fresh virtual environments of the learner's stacks, minutes of installs that need no book, and then takes
+# the other half of the visits (test_browser_book_dark.py), the book built by then. (Both halves first, side by side,
+# left the second worker waiting for the build.) Two workers: the suite keeps both cores busy, and a third makes it
+# slower, not faster.
 TIERS = (
-    "browser tests of the built book",  # each half of the visits takes minutes
+    "the first half of the visits of the built book",  # its worker makes the strict build
+    "fresh virtual environments",  # minutes of installs, no book: the other worker's start
+    "browser tests of the built book",  # the other half of the visits, each half minutes long
     "browser or book",  # Chromium, JupyterLab, the strict build's outcome and the PDF
-    "slow",  # compiling, fresh virtual environments, the grader's worker processes
+    "slow",  # compiling, the grader's worker processes
     "notebook",  # one kernel each
     "fast",
 )
+FIRST_VISITS = "test_browser_book.py"
 
 
 def tier(item) -> int:
     """The index in TIERS of what ``item`` needs (its markers, set below)."""
     browser, book = item.get_closest_marker("browser"), item.get_closest_marker("book")
     if browser and book:
-        return 0
-    if browser or book:
+        return 0 if item.path.name == FIRST_VISITS else 2
+    if item.get_closest_marker("environments"):
         return 1
-    if item.path.suffix == ".ipynb":
+    if browser or book:
         return 3
-    return 2 if item.get_closest_marker("slow") else 4
+    if item.path.suffix == ".ipynb":
+        return 5
+    return 4 if item.get_closest_marker("slow") else 6
 
 
 def pytest_collection_modifyitems(config, items):

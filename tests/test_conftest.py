@@ -27,6 +27,7 @@ def collect(*args) -> list:
 
 FILES = [
     "tests/test_posenc.py",
+    "tests/test_learner_stacks.py",
     "exercises/01_order_problem.ipynb",
     "tests/test_grading_runner.py",
     "tests/test_book.py",
@@ -48,7 +49,7 @@ def test_each_test_is_marked_by_what_it_needs(items):
     assert ("01_order_problem.ipynb", "slow") in marked
     assert not {m for m in marked if m[0] == "test_posenc.py"}, marked
     # browser and book imply slow: make check (-m "not slow") runs neither
-    assert all(item.get_closest_marker("slow") for item in items if conftest.tier(item) < 4)
+    assert all(item.get_closest_marker("slow") for item in items if conftest.tier(item) < conftest.TIERS.index("fast"))
 
 
 def test_files_are_handed_out_whole_in_tier_order(items):
@@ -57,6 +58,7 @@ def test_files_are_handed_out_whole_in_tier_order(items):
     files = list(dict.fromkeys(item.path.name for item in items))
     assert files == [
         "test_browser_book.py",
+        "test_learner_stacks.py",
         "test_browser_book_dark.py",
         "test_book.py",
         "test_grading_runner.py",

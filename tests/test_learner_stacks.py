@@ -28,7 +28,7 @@ from tests.support import learner_env
 
 from book_build import book_kit
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.environments]  # (conftest: its tier starts the second worker)
 
 REPO = Path(__file__).resolve().parents[1]
 PROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
