@@ -325,14 +325,25 @@ def reference_verifier(reference, **options):
     return lambda out, case: verify_array(out, np.asarray(reference(*case.args), dtype=np.float64), **options)
 
 
-def matches_model(model, atol=1e-6):
-    """A mistake predicate: the learner's output equals what the buggy ``model`` gives."""
+class Model:
+    """A known mistake of a coding question, as a model: ``make(*case.args)`` is what code with that mistake
+    returns for a case's inputs (None, or an exception, where the mistake does not apply).
 
-    def test(out, case):
-        other = np.asarray(model(*case.args), dtype=np.float64)
-        return isinstance(out, np.ndarray) and out.shape == other.shape and np.allclose(out, other, atol=atol)
+    The question names the mistake only when it explains the failure: the model's output is wrong for these
+    inputs, beyond the question's tolerance (where the mistake changes nothing, e.g. a rotation by -p at
+    p = 0, it cannot be why the answer failed), and the learner's output is within the question's tolerance
+    of the model's. ``signature(out, case)``, when given, replaces the second condition for a mistake whose
+    outputs differ with how it is written (angles formed in float32 round differently in each recipe, but
+    the error grows with the position); ``make`` is then one such recipe.
+    """
 
-    return test
+    def __init__(self, make, signature=None):
+        self.make, self.signature = make, signature
+
+
+def matches_model(model):
+    """The mistake whose output is what the buggy ``model`` gives (see ``Model``)."""
+    return Model(model)
 
 
 def is_ordinary(answer, depth=0) -> bool:

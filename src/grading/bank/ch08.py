@@ -10,7 +10,7 @@ import torch
 from grading.reference import posenc
 from grading.bank import _add
 from grading.kinds import Array, Case, Choice, Function, Lazy, Numeric
-from grading.feedback import matches_model
+from grading.feedback import Model, matches_model
 from posenc_course import bug_zoo
 from grading.bank.common import (
     DEGREES_HINT,
@@ -143,7 +143,10 @@ _add(
                 ),
                 "for layout='interleaved' pair i is channels (2i, 2i+1); you used the half-split pairs (i, i + d/2).",
             ),
-            (_rope_float32, FLOAT32_HINT),
+            (
+                Model(lambda x, p, layout: rope_loop(x, p, layout, dtype=np.float32), signature=_rope_float32),
+                FLOAT32_HINT,
+            ),
             (
                 matches_model(lambda x, p, layout: _rope_with(x, p, posenc.frequencies(len(x)), layout, swap=True)),
                 "sine and cosine are swapped: the rotated pair is (x_a cos - x_b sin, x_a sin + x_b cos).",
