@@ -145,7 +145,7 @@ _add(
                 Model(
                     lambda x: x + _float32_angles(np.arange(len(x)), x.shape[1]),
                     signature=lambda out, case: _float32_rows(
-                        out - _add_positions(*case.args), np.arange(len(case.args[0])), floor=1e-8
+                        out, _add_positions(*case.args), np.arange(len(case.args[0])), floor=1e-8
                     ),
                 ),
                 FLOAT32_HINT,

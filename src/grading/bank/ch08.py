@@ -17,6 +17,7 @@ from grading.bank.common import (
     DOUBLED_HINT,
     FLOAT32_HINT,
     PAIR_SHIFT_HINT,
+    _beyond_rounding,
     _degrees,
     _doubled_omega,
     _real_array,
@@ -81,8 +82,10 @@ def _rope_float32(out, case):
     x, p, layout = case.args
     if not _real_array(out) or out.shape != x.shape:
         return False
-    err = np.abs(out.astype(np.float64) - _rope_one(x, p, layout)).max()
-    return 1e-8 < err <= (1e-5 + 3e-7 * abs(p)) * np.abs(x).max()
+    want = _rope_one(x, p, layout)
+    error = out.astype(np.float64) - want
+    err = np.abs(error).max()
+    return 1e-8 < err <= (1e-5 + 3e-7 * abs(p)) * np.abs(x).max() and _beyond_rounding(error, want)
 
 
 # A learner's RoPE, right and wrong (08.2's known mistakes and alternatives)

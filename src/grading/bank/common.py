@@ -68,16 +68,27 @@ def _error_grows_with_position(out, case):
     positions, d, layout = np.asarray(case.args[0]), case.args[1], (case.args[2:] or ["interleaved"])[0]
     if not _real_array(out):
         return False
-    return _float32_rows(out - posenc.sinusoidal(positions, d, layout=layout), positions)
+    return _float32_rows(out, posenc.sinusoidal(positions, d, layout=layout), positions)
 
 
-def _float32_rows(error, positions, floor=2e-7) -> bool:
-    """Does the error of each row (one per position) fit float32 rounding of the angles p·ω, and exceed ``floor``
-    (what float64 would give, or the question's tolerance) somewhere?"""
-    err = np.abs(np.asarray(error, dtype=np.float64)).max(axis=-1)
+_U32 = np.finfo(np.float32).eps / 2  # float32's unit roundoff
+
+
+def _beyond_rounding(error, want) -> bool:
+    """Is the error somewhere larger than rounding the right values ``want`` to float32 gives? (A right answer
+    returned in float32 is told so by the check itself; its error does not grow with the position.)"""
+    return bool(np.any(np.abs(error) > 2 * _U32 * np.abs(want) + 1e-12))
+
+
+def _float32_rows(out, want, positions, floor=2e-7) -> bool:
+    """Does the error of each row of ``out`` (one per position) fit float32 rounding of the angles p·ω, and exceed
+    ``floor`` (what float64 would give, or the question's tolerance) and the rounding of ``want`` to float32
+    somewhere?"""
+    error = np.asarray(out, dtype=np.float64) - want
+    err = np.abs(error).max(axis=-1)
     if err.ndim > 1:  # a batch: the worst over its sequences
         err = err.max(axis=0)
-    return err.max() > floor and bool(np.all(err <= 1e-5 + 1e-6 * np.abs(positions)))
+    return err.max() > floor and _beyond_rounding(error, want) and bool(np.all(err <= 1e-5 + 1e-6 * np.abs(positions)))
 
 
 # Angles formed in float32, named by the shape of the error (each recipe rounds differently): the table questions'
