@@ -149,8 +149,8 @@ _add(
         mistakes=[
             (
                 lambda: 1 / 10000,
-                "1/10000 would be pair i = 256, which does not exist: "
-                "the 256 pairs are i = 0 ... 255, so the exponent is -510/512.",
+                "1/10000 = base^(-2i/d) at i = d/2, a pair that does not exist: i counts the d/2 pairs "
+                "from 0, so which i has the last one?",
             ),
             (lambda: _doubled_omega(512)[-1], DOUBLED_HINT),
             (lambda: posenc.frequencies(512)[-2], "that is pair 254; the last pair is i = 255."),
