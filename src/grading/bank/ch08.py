@@ -232,6 +232,18 @@ def _as_complex(v):
     return v[0::2] + 1j * v[1::2]
 
 
+def _ch08_read_swapped():
+    """The pairs read as (imaginary, real), z_0 = 2 + 1i, turned and written back (real, imaginary)."""
+    z = (_X4[1::2] + 1j * _X4[0::2]) * np.exp(1j * 3 * posenc.frequencies(4))
+    return np.stack([z.real, z.imag], -1).reshape(-1)
+
+
+def _ch08_parts_apart():
+    """All real parts, then all imaginary parts: np.concatenate([z.real, z.imag])."""
+    z = _as_complex(_ch08_turned())
+    return np.concatenate([z.real, z.imag])
+
+
 _add(
     Array(
         "08.4",
@@ -253,6 +265,16 @@ _add(
                 lambda: _ch08_turned()[[1, 0, 3, 2]],
                 "each pair is written (real part, imaginary part); you wrote the imaginary part first.",
             ),
+            (
+                _ch08_read_swapped,
+                "you read each pair as (imaginary part, real part): the first channel of a pair is the real part, "
+                "z_0 = x_0 + i x_1.",
+            ),
+            (
+                _ch08_parts_apart,
+                "the layout is interleaved: each z_i' goes back as its own pair (Re z_i', Im z_i'); you wrote all "
+                "the real parts first, then all the imaginary parts.",
+            ),
             (lambda: _rope_with(_X4, 3, _doubled_omega(4)), DOUBLED_HINT),
             (lambda: _rope_with(_X4, 3, _degrees(posenc.frequencies(4))), DEGREES_HINT),
             (lambda: _rope_with(_X4, 3, _shifted(4)), PAIR_SHIFT_HINT),
@@ -263,6 +285,8 @@ _add(
             (Lazy(lambda: _rope_one(_X4, -3)), "backwards"),
             (Lazy(lambda: _rope_one(_X4, 3, "concatenated")), "(2i, 2i+1)"),
             (Lazy(lambda: _ch08_turned()[[1, 0, 3, 2]]), "imaginary part first"),
+            (Lazy(_ch08_read_swapped), "(imaginary part, real part)"),
+            (Lazy(_ch08_parts_apart), "all the real parts first"),
             (Lazy(lambda: _as_complex(_ch08_turned())), "real"),
             (Lazy(lambda: _rope_with(_X4, 3, _degrees(posenc.frequencies(4)))), "degrees"),
             ([1.0, 2.0, 3.0, 4.0], "x itself"),
