@@ -19,6 +19,7 @@ from grading import reference
 from grading.feedback import (
     Model,
     as_array,
+    decade_text,
     as_number,
     learner_lines,
     close_enough,
@@ -293,18 +294,26 @@ class Array(Question):
                 return WRONG, hint
         where = np.argwhere(bad)[0]
         high = got[tuple(where)] > want[tuple(where)]
-        close = (
-            ""
-            if np.abs(got - want).max() > 1e-2 * max(1.0, np.abs(want).max())
-            else (
-                f" Close, but each element must be {tolerance_text(self.rtol, self.atol)}: give more decimals "
-                "(compute the values instead of typing them)."
-            )
-        )
+        # the largest error against the tolerance, its size said by its power of ten only (relative to the right
+        # value when the tolerance is): more would let a learner compute the element instead of their answer
+        relative = self.rtol and not self.atol
+        error = np.abs(got - want) / (np.abs(want) if relative else 1.0)
+        worst = np.unravel_index(np.argmax(np.where(bad, error, -1.0)), want.shape)
+        size = decade_text(float(error[worst]), percent=relative)
         n = int(bad.sum())
+        said = (
+            f"1 of {bad.size} elements is wrong: element {index_text(where)} is too {'high' if high else 'low'}, "
+            f"by {size}{' of the right value' if relative else ''}."
+            if n == 1
+            else f"{n} of {bad.size} elements are wrong; the first is element {index_text(where)} (too "
+            f"{'high' if high else 'low'}); the largest error, at element {index_text(worst)}, is {size}"
+            f"{' of the right value' if relative else ''}."
+        )
+        if error[worst] > 1e-2 * (1.0 if relative else max(1.0, np.abs(want).max())):
+            return WRONG, f"{said} Each element must be {tolerance_text(self.rtol, self.atol)}."
         return WRONG, (
-            f"{n} of {bad.size} elements {'is' if n == 1 else 'are'} wrong; the first is element "
-            f"{index_text(where)} (too {'high' if high else 'low'}).{close}"
+            f"{said} Close, but each element must be {tolerance_text(self.rtol, self.atol)}: give more decimals "
+            "(compute the values instead of typing them)."
         )
 
 
