@@ -451,3 +451,131 @@ def test_a_question_text_that_cannot_carry_its_line_is_named(question_repo, qid,
     status, out = run(question_repo, capsys)
     assert status == 1 and words in out and "solutions/01_demo.ipynb" in out, out
     assert not (question_repo / "exercises" / "01_demo.ipynb").exists()
+
+
+# --------------------------------------------------------------------------
+# Every blank a learner sees belongs to a question, or to a check labelled as optional
+# --------------------------------------------------------------------------
+
+EXERCISES = sorted((ROOT / "exercises").glob("*.ipynb"))
+BLANK_NAME = re.compile(
+    rf"^(\w+) = {re.escape(make_exercises.ANSWER)}$|^\s*(?:async def|def|class) (\w+)\b", re.M
+)  # a blanked assignment, or a stub's header (its body is the CODE placeholder)
+CHECK = re.compile(r'\bcheck\("(\d\d\.\d+)"')
+OPTIONAL = re.compile(r"\boptional check\b", re.I)
+
+
+def blank_names(source) -> list[str]:
+    if make_exercises.ANSWER not in source and make_exercises.CODE not in source:
+        return []
+    return [a or b for a, b in BLANK_NAME.findall(source)]
+
+
+def words(text) -> set[str]:
+    return set(re.findall(r"\w+", text))
+
+
+def stray_blanks(nb) -> list[str]:
+    """What is wrong with the blanks of an exercise notebook: a code cell with a blank must belong to the
+    question whose text precedes it (its "## Question NN.k" heading is the last heading above it, and the
+    question's check("NN.k", ...) is in that cell or a later one) or follow a markdown cell that calls it an
+    optional check. Its names may tell nothing the question does not: a choice question's blank is `answer`
+    only (any other name leans towards an option); another question's names are `answer`, names its text
+    uses, or steps of the answer computed in the cell that checks it."""
+    from grading import QUESTIONS
+
+    problems, qid, text, checked = [], None, "", set()
+    for n, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown":
+            if cell.source.startswith("#"):  # a heading: a question's, or another section's
+                heading = make_exercises.QUESTION.match(cell.source)
+                qid, text = (heading.group(1) if heading else None), ""
+            text += "\n" + cell.source
+            continue
+        names = blank_names(cell.source)
+        checks = CHECK.findall(cell.source)
+        here = f"cell {n} ({', '.join(names)})"
+        if names:
+            previous = nb.cells[n - 1] if n else None
+            later = [CHECK.findall(c.source) for c in nb.cells[n:] if c.cell_type == "code"]
+            if qid and qid not in checked and any(qid in found for found in later):
+                told = words(text) | {"answer"}
+                if qid in checks:  # the steps computed before the check, in the checking cell
+                    told |= set(blank_names(cell.source.split("check(")[0]))
+                if QUESTIONS[qid].kind == "choice":
+                    told = {"answer"}
+                revealing = [name for name in names if name not in told]
+                if revealing:
+                    problems.append(f"{here}: question {qid} does not use the name(s) {', '.join(revealing)}")
+            elif previous is not None and previous.cell_type == "markdown" and OPTIONAL.search(previous.source):
+                revealing = [name for name in names if name not in words(previous.source + text)]
+                if revealing:
+                    problems.append(f"{here}: its label and question do not use {', '.join(revealing)}")
+            else:
+                problems.append(f"{here}: a blank that belongs to no question and is not labelled an optional check")
+        checked |= set(checks)
+    return problems
+
+
+@pytest.mark.parametrize("path", EXERCISES, ids=lambda p: p.name)
+def test_every_blank_belongs_to_a_question_or_an_optional_check(path):
+    assert stray_blanks(nbformat.read(path, as_version=4)) == []
+
+
+def test_the_stray_blanks_are_found(monkeypatch):
+    """Without leaving out the solution's own checks, chapters 8 to 11 show seven cells of blanks that belong to
+    no question, some named after what the answer is (`symmetric` after a choice question)."""
+    monkeypatch.setattr(make_exercises, "solution_only", lambda source: False)
+    found = [
+        f"{path.name[:2]} {problem}"
+        for path in SOLUTIONS
+        for problem in stray_blanks(exercise(nbformat.read(path, as_version=4)))
+    ]
+    assert len(found) == 7 and all(p.startswith(("08", "09", "10", "11")) for p in found), found
+    assert any("symmetric" in p for p in found)
+
+
+def test_a_cell_that_is_all_solution_is_left_out():
+    nb = demo_notebook()
+    nb.cells.insert(4, nbformat.v4.new_code_cell("# BEGIN SOLUTION\nshown = answer + 1\n# END SOLUTION", id="x"))
+    assert [c.id for c in exercise(nb).cells] == ["demo-0", "demo-2", "demo-3"]
+    assert not make_exercises.solution_only("# BEGIN SOLUTION\nx = 1\n# END SOLUTION\ncheck('01.1', x)")
+    assert not make_exercises.solution_only("# BEGIN SOLUTION\nx = 1\n# END SOLUTION\n# BEGIN SOLUTION\n# END SOLUTION")
+
+
+def question_cells(*sources):
+    cells = [
+        nbformat.v4.new_markdown_cell(s) if s.startswith(("#", "**", "Run")) else nbformat.v4.new_code_cell(s)
+        for s in sources
+    ]
+    return nbformat.v4.new_notebook(cells=cells)
+
+
+@pytest.mark.parametrize(
+    "sources,problem",
+    [
+        (["## Question 09.6\n\nWhich?", 'answer = ...  # YOUR ANSWER HERE\ncheck("09.6", answer)'], None),
+        (["## Question 10.3\n\nGive ω'.", 'w = ...  # YOUR ANSWER HERE\nanswer = w\ncheck("10.3", answer)'], None),
+        (
+            ["## Question 02.5\n\nWrite `freq(d)`.", "def freq(d):\n    ...  # YOUR CODE HERE", 'check("02.5", freq)'],
+            None,
+        ),
+        (["**Optional check.** Run this to see `x`.", "x = ...  # YOUR ANSWER HERE"], None),
+        (["## Question 09.6\n\nWhich?", 'answer = "A"\ncheck("09.6", answer)', "x = ...  # YOUR ANSWER HERE"], "no"),
+        (["## Question 09.6\n\nWhich?", 'symmetric = ...  # YOUR ANSWER HERE\ncheck("09.6", symmetric)'], "use"),
+        (
+            [
+                "## Question 10.3\n\nGive ω'.",
+                "answer = ...  # YOUR ANSWER HERE",
+                "dyn = ...  # YOUR ANSWER HERE",
+                'check("10.3", answer)',
+            ],
+            "use",
+        ),
+        (["## Summary", "x = ...  # YOUR ANSWER HERE"], "no question"),
+        (["**Optional check.** Run this.", "fixed = ...  # YOUR ANSWER HERE"], "do not use"),
+    ],
+)
+def test_what_counts_as_a_stray_blank(sources, problem):
+    found = stray_blanks(question_cells(*sources))
+    assert found == [] if problem is None else len(found) == 1 and problem in found[0], found

@@ -14,6 +14,13 @@ line is replaced by a placeholder that still runs:
 * an indented region (a body inside a given header) becomes ``...  # YOUR CODE HERE``;
 * anything else (e.g. ``grading.assert_all_correct("02")``) is removed.
 
+A code cell that is one solution region from its first line to its last is the
+solution's own check (the code after a "**Why.**" that the answers page shows):
+it belongs to no question, so the exercise leaves it out instead of showing
+blanks for its names. A question's answer shares its cell with the question's
+``check("NN.k", ...)`` call. A cell a learner may run to test their own answer
+is shown as it is, after a markdown sentence that calls it an optional check.
+
 In markdown cells, "<!-- BEGIN SOLUTION -->" ... "<!-- END SOLUTION -->" is
 removed. A cell left empty is dropped; every other cell keeps its id, so the
 output is deterministic. Outputs are stripped.
@@ -151,6 +158,17 @@ def strip_markdown(source: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", text).strip("\n")
 
 
+def solution_only(source: str) -> bool:
+    """Is a code cell's ``source`` one solution region, from its first line to its last?"""
+    lines = source.strip().splitlines()
+    return (
+        bool(lines)
+        and bool(BEGIN.match(lines[0]))
+        and bool(END.match(lines[-1]))
+        and sum(bool(BEGIN.match(line)) for line in lines) == 1
+    )
+
+
 def exercise(solution) -> nbformat.NotebookNode:
     """The exercise version of a solution notebook (a new notebook object)."""
     nb = copy.deepcopy(solution)
@@ -158,7 +176,7 @@ def exercise(solution) -> nbformat.NotebookNode:
     for n, cell in enumerate(nb.cells):
         try:
             if cell.cell_type == "code":
-                cell.source = strip_code(cell.source)
+                cell.source = "" if solution_only(cell.source) else strip_code(cell.source)
             elif cell.cell_type == "markdown":
                 cell.source = strip_markdown(cell.source)
         except AuthoringError as exc:

@@ -87,6 +87,19 @@ def tolerance_text(rtol=0.0, atol=0.0) -> str:
     return "within " + " + ".join(parts) if parts else "exact"
 
 
+def decade_text(error, *, percent=False) -> str:
+    """The power of ten an error lies within, in words: "between 1e-4 and 1e-3", "between 0.1% and 1%"."""
+    if percent:
+        error *= 100
+    k = math.floor(math.log10(error)) if error > 0 else 0
+
+    def power(n):
+        text = f"{10.0**n:g}" if -2 <= n <= 3 else f"1e{n}"
+        return text + ("%" if percent else "")
+
+    return f"between {power(k)} and {power(k + 1)}"
+
+
 ITEMS_READ = 10**6  # values read at most from a generator or other iterator given as an array
 
 
@@ -165,7 +178,9 @@ def how_far(x, want, rtol, *, integer=False) -> str:
     """What is wrong with the number ``x``, in words that do not give the answer away.
 
     Only the direction and a coarse size (more than 10 times, 2 to 10 times,
-    less than 2 times, within 10%) are said. A precise ratio or difference
+    less than 2 times, within 10%, and for an answer that need not be a whole
+    number within 1%, 0.1% ...) are said, and that a close answer is the right
+    value rounded (it already holds those digits). A precise ratio or difference
     ("about 9.65e+03 times the right value", "by 3.4%") would let a blind
     guess recover the answer in two or three tries. The named mistakes (a
     factor of 2, the square) are said only when undoing them gives an answer
@@ -194,7 +209,27 @@ def how_far(x, want, rtol, *, integer=False) -> str:
         return f"{direction}, by a factor between 2 and 10."
     if factor > 1.1:
         return f"{direction}, by less than a factor of 2."
-    return f"{direction}, but close: within 10%; {exact}."
+    if integer:  # "within 1%" of a count read as a difference of 1 would give it away
+        return f"{direction}, but close: within 10%; {exact}."
+    return f"{direction}, but close: {_how_close(x, want)}; {exact}.{_rounded(x, want)}"
+
+
+def _how_close(x, want) -> str:
+    """The relative error of a close answer, by its power of ten only ("within 1%" for 0.3%): a finer figure
+    would give the answer to a learner who divides by it."""
+    relative = abs(x - want) / abs(want)
+    bound = 10.0 ** math.ceil(math.log10(relative)) if relative > 0 else 0.1
+    if bound == relative:  # exactly 1%: within 10%
+        bound *= 10
+    return f"within {min(bound, 0.1) * 100:g}%"
+
+
+def _rounded(x, want) -> str:
+    """ " Your answer is the right value rounded to 3 significant digits: ..." when it is (and has at most 6)."""
+    digits = len(f"{abs(x):.15g}".split("e")[0].replace(".", "").strip("0"))
+    if digits <= 6 and float(f"{want:.{digits}g}") == x:
+        return f" It is the right value rounded to {_plural(digits, 'significant digit')}: give more digits."
+    return ""
 
 
 def as_array(answer):
@@ -316,6 +351,9 @@ def verify_array(out, want, *, dtype=None, atol=1e-8):
         f"element {index_text(i)} is {shown[0]}, expected {shown[1]} "
         f"(off by {shown_digits(err[i], atol, least=2)[0]}; it must be {tolerance_text(atol=atol)})"
     )
+    worst = np.unravel_index(np.argmax(err), err.shape)
+    if err[worst] > err[i]:  # the largest error, against the tolerance just stated
+        msg += f"; the largest error is {shown_digits(err[worst], atol, least=2)[0]}, at element {index_text(worst)}"
     if dtype is None and err.max() < 1e-5 and atol < 1e-6:
         msg += ": your values agree only to float32 precision; compute in float64"
     return msg + "."
@@ -325,14 +363,25 @@ def reference_verifier(reference, **options):
     return lambda out, case: verify_array(out, np.asarray(reference(*case.args), dtype=np.float64), **options)
 
 
-def matches_model(model, atol=1e-6):
-    """A mistake predicate: the learner's output equals what the buggy ``model`` gives."""
+class Model:
+    """A known mistake of a coding question, as a model: ``make(*case.args)`` is what code with that mistake
+    returns for a case's inputs (None, or an exception, where the mistake does not apply).
 
-    def test(out, case):
-        other = np.asarray(model(*case.args), dtype=np.float64)
-        return isinstance(out, np.ndarray) and out.shape == other.shape and np.allclose(out, other, atol=atol)
+    The question names the mistake only when it explains the failure: the model's output is wrong for these
+    inputs, beyond the question's tolerance (where the mistake changes nothing, e.g. a rotation by -p at
+    p = 0, it cannot be why the answer failed), and the learner's output is within the question's tolerance
+    of the model's. ``signature(out, case)``, when given, replaces the second condition for a mistake whose
+    outputs differ with how it is written (angles formed in float32 round differently in each recipe, but
+    the error grows with the position); ``make`` is then one such recipe.
+    """
 
-    return test
+    def __init__(self, make, signature=None):
+        self.make, self.signature = make, signature
+
+
+def matches_model(model):
+    """The mistake whose output is what the buggy ``model`` gives (see ``Model``)."""
+    return Model(model)
 
 
 def is_ordinary(answer, depth=0) -> bool:

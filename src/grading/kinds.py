@@ -17,7 +17,9 @@ from grading.feedback import shown_digits, tolerance_text  # (for Numeric, Choic
 import posenc
 from grading import reference
 from grading.feedback import (
+    Model,
     as_array,
+    decade_text,
     as_number,
     learner_lines,
     close_enough,
@@ -118,21 +120,24 @@ def _fixed(expected):
         return expected()
 
 
-def _mistake_values(question, convert):
-    """(value, hint) of the question's named mistakes, computed on first use and kept.
+def _mistake_values(question, convert, hit):
+    """(value, hint) of the question's named mistakes, computed on first use and kept; a mistake whose value is
+    within the tolerance of the right answer (``hit``) is left out, as it cannot explain a wrong answer.
 
     Not at import: a bank module may name helpers it defines further down.
     """
     if not hasattr(question, "_mistake_cache"):
-        question._mistake_cache = [(convert(_fixed(value)), hint) for value, hint in question.mistakes]
+        values = [(convert(_fixed(value)), hint) for value, hint in question.mistakes]
+        question._mistake_cache = [(value, hint) for value, hint in values if not hit(value)]
     return question._mistake_cache
 
 
 class Numeric(Question):
     """One real number, within ``rtol`` (or exact with ``integer``).
 
-    ``mistakes``: (function giving a wrong value, hint). Any other wrong
-    number gets its direction and a coarse size only (see ``how_far``).
+    ``mistakes``: (function giving a wrong value, hint); the hint is given to an
+    answer within the tolerance of that value. Any other wrong number gets its
+    direction and a coarse size only (see ``how_far``).
     """
 
     kind = "numeric"
@@ -160,7 +165,7 @@ class Numeric(Question):
             x = float(whole)
         if self._hit(x, self._want):
             return CORRECT, ""
-        for value, hint in _mistake_values(self, float):
+        for value, hint in _mistake_values(self, float, lambda value: self._hit(value, self._want)):
             if self._hit(x, value):
                 return WRONG, hint
         return WRONG, how_far(x, self._want, self.rtol, integer=self.integer)
@@ -267,6 +272,11 @@ class Array(Question):
     def reference(self):
         return self._want.copy()
 
+    def _hit(self, value) -> bool:
+        """Is ``value`` within the tolerance of the right answer?"""
+        want = self._want
+        return value.shape == want.shape and bool(np.all(np.abs(value - want) <= self.atol + self.rtol * np.abs(want)))
+
     def judge(self, answer):
         want = self._want
         got, problem = as_array(answer)
@@ -279,23 +289,31 @@ class Array(Question):
         bad = np.abs(got - want) > self.atol + self.rtol * np.abs(want)
         if not bad.any():
             return CORRECT, ""
-        for other, hint in _mistake_values(self, lambda v: np.asarray(v, dtype=np.float64)):
+        for other, hint in _mistake_values(self, lambda v: np.asarray(v, dtype=np.float64), self._hit):
             if other.shape == got.shape and np.allclose(got, other, rtol=self.rtol, atol=self.atol):
                 return WRONG, hint
         where = np.argwhere(bad)[0]
         high = got[tuple(where)] > want[tuple(where)]
-        close = (
-            ""
-            if np.abs(got - want).max() > 1e-2 * max(1.0, np.abs(want).max())
-            else (
-                f" Close, but each element must be {tolerance_text(self.rtol, self.atol)}: give more decimals "
-                "(compute the values instead of typing them)."
-            )
-        )
+        # the largest error against the tolerance, its size said by its power of ten only (relative to the right
+        # value when the tolerance is): more would let a learner compute the element instead of their answer
+        relative = self.rtol and not self.atol
+        error = np.abs(got - want) / (np.abs(want) if relative else 1.0)
+        worst = np.unravel_index(np.argmax(np.where(bad, error, -1.0)), want.shape)
+        size = decade_text(float(error[worst]), percent=relative)
         n = int(bad.sum())
+        said = (
+            f"1 of {bad.size} elements is wrong: element {index_text(where)} is too {'high' if high else 'low'}, "
+            f"by {size}{' of the right value' if relative else ''}."
+            if n == 1
+            else f"{n} of {bad.size} elements are wrong; the first is element {index_text(where)} (too "
+            f"{'high' if high else 'low'}); the largest error, at element {index_text(worst)}, is {size}"
+            f"{' of the right value' if relative else ''}."
+        )
+        if error[worst] > 1e-2 * (1.0 if relative else max(1.0, np.abs(want).max())):
+            return WRONG, f"{said} Each element must be {tolerance_text(self.rtol, self.atol)}."
         return WRONG, (
-            f"{n} of {bad.size} elements {'is' if n == 1 else 'are'} wrong; the first is element "
-            f"{index_text(where)} (too {'high' if high else 'low'}).{close}"
+            f"{said} Close, but each element must be {tolerance_text(self.rtol, self.atol)}: give more decimals "
+            "(compute the values instead of typing them)."
         )
 
 
@@ -322,8 +340,11 @@ class Function(Question):
     the question's own is given (it receives the declared tolerance).
 
     ``cases(rng)`` lists the inputs; ``call(f, *args)`` runs the learner's
-    code (default ``f(*args)``); ``mistakes`` are (predicate(out, case), hint)
-    pairs consulted when the check fails, to name a known bug. ``own_code``:
+    code (default ``f(*args)``); ``mistakes`` are (mistake, hint) pairs consulted
+    when the check fails, to name a known bug: a ``feedback.Model`` (what code
+    with the bug returns), named only where it explains the failure, or (where
+    no model can be computed from the case's inputs) a predicate(out, case)
+    that checks as much itself. ``own_code``:
     the question asks the learner to write the formula, so a function that
     calls the ``posenc`` function the reference calls is wrong even when its
     values are right.
@@ -476,9 +497,34 @@ class Function(Question):
                 return f"{where}: {problem}"
         problem = self.verify(out, case)
         if problem:
-            hints = [hint for test, hint in self.mistakes if safely(test, out, case)]
-            return f"{where}: {problem}" + (f" Hint: {hints[0]}" if hints else "")
+            hint = next((hint for mistake, hint in self.mistakes if self.explains(mistake, out, case)), None)
+            return f"{where}: {problem}" + (f" Hint: {hint}" if hint else "")
         return None
+
+    def explains(self, mistake, out, case) -> bool:
+        """Does ``mistake`` explain ``out``, a wrong output for ``case``? A ``Model`` does where its own output is
+        wrong for these inputs (beyond the tolerance: a mistake that changes nothing here cannot be why the answer
+        failed) and the learner's output is within the tolerance of it (or shows its ``signature``)."""
+        if not isinstance(mistake, Model):
+            return safely(mistake, out, case)
+        try:
+            made = mistake.make(*copy.deepcopy(case.args))
+            if made is None:
+                return False
+            made = np.asarray(made)
+            if self.verify(made if self.dtype is None else made.astype(self.dtype), case) is None:
+                return False  # the mistake gives the right answer here
+            if mistake.signature is not None:
+                return bool(mistake.signature(out, case))
+            made = made.astype(np.float64)
+            return (
+                isinstance(out, np.ndarray)
+                and out.dtype.kind in "fiu"
+                and out.shape == made.shape
+                and bool(np.all(np.abs(out.astype(np.float64) - made) <= self.atol + self.rtol * np.abs(made)))
+            )
+        except Exception:  # a model that does not apply to these inputs, or an output it cannot be compared with
+            return False
 
 
 def _short_text(text, limit=160) -> str:

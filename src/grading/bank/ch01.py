@@ -11,7 +11,7 @@ from grading.reference import posenc
 from grading.bank import _add
 from grading.kinds import Case, Choice, Function, Numeric
 from grading.bank.learner_code import doubled_table, loop_table, swapped_table, tutorial_table
-from grading.feedback import matches_model
+from grading.feedback import Model, matches_model
 from grading.bank.common import (
     CONCAT_HINT,
     COSINE_HINT,
@@ -22,6 +22,7 @@ from grading.bank.common import (
     SWAP_HINT,
     _degrees,
     _doubled_omega,
+    _float32_angles,
     _float32_rows,
     _pe,
     _shifted,
@@ -141,8 +142,11 @@ _add(
             ),
             (matches_model(lambda x: x + _table(np.arange(len(x)), x.shape[1], _shifted(x.shape[1]))), PAIR_SHIFT_HINT),
             (
-                lambda out, case: _float32_rows(
-                    out - _add_positions(*case.args), np.arange(len(case.args[0])), floor=1e-8
+                Model(
+                    lambda x: x + _float32_angles(np.arange(len(x)), x.shape[1]),
+                    signature=lambda out, case: _float32_rows(
+                        out, _add_positions(*case.args), np.arange(len(case.args[0])), floor=1e-8
+                    ),
                 ),
                 FLOAT32_HINT,
             ),

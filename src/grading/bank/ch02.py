@@ -20,13 +20,14 @@ from grading.bank.learner_code import (
     torch_table,
     tutorial_table,
 )
-from grading.feedback import matches_model
+from grading.feedback import Model, matches_model
 from grading.bank.common import (
     CONCAT_HINT,
     COSINE_HINT,
     DEGREES_HINT,
     DOUBLED_HINT,
     FACTOR2_HINT,
+    FLOAT32_ANGLES,
     FLOAT32_HINT,
     INVERTED_BASE_HINT,
     PAIR_SHIFT_HINT,
@@ -34,7 +35,6 @@ from grading.bank.common import (
     SWAP_HINT,
     _degrees,
     _doubled_omega,
-    _error_grows_with_position,
     _inverted,
     _pe,
     _pe_cases,
@@ -149,8 +149,8 @@ _add(
         mistakes=[
             (
                 lambda: 1 / 10000,
-                "1/10000 would be pair i = 256, which does not exist: "
-                "the 256 pairs are i = 0 ... 255, so the exponent is -510/512.",
+                "1/10000 = base^(-2i/d) at i = d/2, a pair that does not exist: i counts the d/2 pairs "
+                "from 0, so which i has the last one?",
             ),
             (lambda: _doubled_omega(512)[-1], DOUBLED_HINT),
             (lambda: posenc.frequencies(512)[-2], "that is pair 254; the last pair is i = 255."),
@@ -195,20 +195,26 @@ _add(
         atol=1e-12,
         own_code=True,
         mistakes=[
-            (matches_model(_doubled_omega, atol=1e-12), DOUBLED_HINT),
+            (matches_model(_doubled_omega), DOUBLED_HINT),
             (
-                matches_model(lambda d, base: base ** (-np.arange((d + 1) // 2) / d), atol=1e-12),
+                matches_model(lambda d, base: base ** (-np.arange((d + 1) // 2) / d)),
                 "the factor 2 in the exponent is missing: ω_i = base^(-2i/d).",
             ),
-            (matches_model(lambda d, base: _inverted(d, base), atol=1e-12), INVERTED_BASE_HINT),
+            (matches_model(lambda d, base: _inverted(d, base)), INVERTED_BASE_HINT),
             (
-                lambda out, case: case.args[0] % 2 and np.shape(out) == (case.args[0] // 2,),
+                Model(
+                    lambda d, base: posenc.frequencies(d, base)[: d // 2] if d % 2 else None,
+                    signature=lambda out, case: np.shape(out) == (case.args[0] // 2,),
+                ),
                 "for odd d_model the last pair has a sine and no cosine, but it still has a frequency: return "
                 "ceil(d/2) values.",
             ),
-            (matches_model(lambda d, base: _shifted(d, base), atol=1e-12), PAIR_SHIFT_HINT),
+            (matches_model(lambda d, base: _shifted(d, base)), PAIR_SHIFT_HINT),
             (
-                lambda out, case: case.args[0] > 1 and np.shape(out) == (case.args[0],),
+                Model(
+                    lambda d, base: np.repeat(posenc.frequencies(d, base), 2)[:d],
+                    signature=lambda out, case: np.shape(out) == (case.args[0],),
+                ),
                 "one frequency per (sin, cos) pair, not one per channel: return ceil(d_model/2) values.",
             ),
         ],
@@ -271,7 +277,7 @@ _add(
                 DEGREES_HINT,
             ),
             (matches_model(lambda p, d, layout: _table(p, d, _shifted(d), layout=layout)), PAIR_SHIFT_HINT),
-            (_error_grows_with_position, FLOAT32_HINT),
+            (FLOAT32_ANGLES, FLOAT32_HINT),
         ],
         known_mistakes=[
             (lambda p, d, layout="interleaved": doubled_table(p, d), "doubled"),
@@ -335,14 +341,14 @@ _add(
         returns="numpy array of shape `(n, d_model)`",
         mistakes=[
             (
-                matches_model(lambda t: t[:, np.argsort(posenc.layout_permutation(t.shape[1]))], atol=0),
+                matches_model(lambda t: t[:, np.argsort(posenc.layout_permutation(t.shape[1]))]),
                 "you applied the inverse permutation (concatenated → interleaved).",
             ),
             (
-                matches_model(lambda t: np.concatenate([t[:, 1::2], t[:, 0::2]], axis=1), atol=0),
+                matches_model(lambda t: np.concatenate([t[:, 1::2], t[:, 0::2]], axis=1)),
                 "cosines first: the concatenated layout puts the sines (even channels) first.",
             ),
-            (matches_model(lambda t: t, atol=0), "you returned the table unchanged."),
+            (matches_model(lambda t: t), "you returned the table unchanged."),
         ],
         known_mistakes=[
             (lambda t: t[:, np.argsort(posenc.layout_permutation(t.shape[1]))], "inverse permutation"),

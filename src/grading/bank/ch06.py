@@ -11,7 +11,7 @@ from grading.reference import posenc
 from grading.bank import _add
 from grading.kinds import Choice, Function, Lazy, Numeric
 from grading.bank.learner_code import float32_table, loop_table, torch_table
-from grading.feedback import matches_model
+from grading.feedback import Model, matches_model
 from grading.bank.common import (
     CONCAT_HINT,
     COSINE_HINT,
@@ -216,14 +216,14 @@ _add(
         atol=3e-4,
         dtype=np.float16,
         mistakes=[
-            (_collides, HALF_HINT),
-            (_float32_blur, FLOAT32_HINT),
-            (_half_blur, HALF_HINT),
-            (matches_model(lambda p, d: _table(p, d, layout="concatenated"), atol=1e-3), CONCAT_HINT),
-            (matches_model(lambda p, d: _table(p, d, swap=True), atol=1e-3), SWAP_HINT),
-            (matches_model(lambda p, d: _table(p, d, cosine="sin"), atol=1e-3), COSINE_HINT),
-            (matches_model(lambda p, d: _table(p, d, cosine="zero"), atol=1e-3), COSINE_HINT),
-            (matches_model(lambda p, d: _table(_positions_ignored(p), d), atol=1e-3), POSITIONS_HINT),
+            (Model(half_angle_table, signature=_collides), HALF_HINT),
+            (Model(float32_table, signature=_float32_blur), FLOAT32_HINT),
+            (Model(half_angle_table, signature=_half_blur), HALF_HINT),
+            (matches_model(lambda p, d: _table(p, d, layout="concatenated")), CONCAT_HINT),
+            (matches_model(lambda p, d: _table(p, d, swap=True)), SWAP_HINT),
+            (matches_model(lambda p, d: _table(p, d, cosine="sin")), COSINE_HINT),
+            (matches_model(lambda p, d: _table(p, d, cosine="zero")), COSINE_HINT),
+            (matches_model(lambda p, d: _table(_positions_ignored(p), d)), POSITIONS_HINT),
         ],
         known_mistakes=[
             (half_angle_table, "half precision"),

@@ -10,13 +10,14 @@ import torch
 from grading.reference import posenc
 from grading.bank import _add
 from grading.kinds import Array, Case, Choice, Function, Lazy, Numeric
-from grading.feedback import matches_model
+from grading.feedback import Model, matches_model
 from posenc_course import bug_zoo
 from grading.bank.common import (
     DEGREES_HINT,
     DOUBLED_HINT,
     FLOAT32_HINT,
     PAIR_SHIFT_HINT,
+    _beyond_rounding,
     _degrees,
     _doubled_omega,
     _real_array,
@@ -81,8 +82,10 @@ def _rope_float32(out, case):
     x, p, layout = case.args
     if not _real_array(out) or out.shape != x.shape:
         return False
-    err = np.abs(out.astype(np.float64) - _rope_one(x, p, layout)).max()
-    return 1e-8 < err <= (1e-5 + 3e-7 * abs(p)) * np.abs(x).max()
+    want = _rope_one(x, p, layout)
+    error = out.astype(np.float64) - want
+    err = np.abs(error).max()
+    return 1e-8 < err <= (1e-5 + 3e-7 * abs(p)) * np.abs(x).max() and _beyond_rounding(error, want)
 
 
 # A learner's RoPE, right and wrong (08.2's known mistakes and alternatives)
@@ -143,7 +146,10 @@ _add(
                 ),
                 "for layout='interleaved' pair i is channels (2i, 2i+1); you used the half-split pairs (i, i + d/2).",
             ),
-            (_rope_float32, FLOAT32_HINT),
+            (
+                Model(lambda x, p, layout: rope_loop(x, p, layout, dtype=np.float32), signature=_rope_float32),
+                FLOAT32_HINT,
+            ),
             (
                 matches_model(lambda x, p, layout: _rope_with(x, p, posenc.frequencies(len(x)), layout, swap=True)),
                 "sine and cosine are swapped: the rotated pair is (x_a cos - x_b sin, x_a sin + x_b cos).",
@@ -226,6 +232,18 @@ def _as_complex(v):
     return v[0::2] + 1j * v[1::2]
 
 
+def _ch08_read_swapped():
+    """The pairs read as (imaginary, real), z_0 = 2 + 1i, turned and written back (real, imaginary)."""
+    z = (_X4[1::2] + 1j * _X4[0::2]) * np.exp(1j * 3 * posenc.frequencies(4))
+    return np.stack([z.real, z.imag], -1).reshape(-1)
+
+
+def _ch08_parts_apart():
+    """All real parts, then all imaginary parts: np.concatenate([z.real, z.imag])."""
+    z = _as_complex(_ch08_turned())
+    return np.concatenate([z.real, z.imag])
+
+
 _add(
     Array(
         "08.4",
@@ -247,6 +265,16 @@ _add(
                 lambda: _ch08_turned()[[1, 0, 3, 2]],
                 "each pair is written (real part, imaginary part); you wrote the imaginary part first.",
             ),
+            (
+                _ch08_read_swapped,
+                "you read each pair as (imaginary part, real part): the first channel of a pair is the real part, "
+                "z_0 = x_0 + i x_1.",
+            ),
+            (
+                _ch08_parts_apart,
+                "the layout is interleaved: each z_i' goes back as its own pair (Re z_i', Im z_i'); you wrote all "
+                "the real parts first, then all the imaginary parts.",
+            ),
             (lambda: _rope_with(_X4, 3, _doubled_omega(4)), DOUBLED_HINT),
             (lambda: _rope_with(_X4, 3, _degrees(posenc.frequencies(4))), DEGREES_HINT),
             (lambda: _rope_with(_X4, 3, _shifted(4)), PAIR_SHIFT_HINT),
@@ -257,6 +285,8 @@ _add(
             (Lazy(lambda: _rope_one(_X4, -3)), "backwards"),
             (Lazy(lambda: _rope_one(_X4, 3, "concatenated")), "(2i, 2i+1)"),
             (Lazy(lambda: _ch08_turned()[[1, 0, 3, 2]]), "imaginary part first"),
+            (Lazy(_ch08_read_swapped), "(imaginary part, real part)"),
+            (Lazy(_ch08_parts_apart), "all the real parts first"),
             (Lazy(lambda: _as_complex(_ch08_turned())), "real"),
             (Lazy(lambda: _rope_with(_X4, 3, _degrees(posenc.frequencies(4)))), "degrees"),
             ([1.0, 2.0, 3.0, 4.0], "x itself"),

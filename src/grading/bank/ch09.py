@@ -221,24 +221,24 @@ _add(
         own_code=True,
         mistakes=[
             (
-                matches_model(lambda k, n, m: t5_bucket_model(k, n, m, sign=-1), atol=0),
+                matches_model(lambda k, n, m: t5_bucket_model(k, n, m, sign=-1)),
                 "you bucketed -k, the key's position minus the query's (transformers' sign); the book's "
                 "k = p - s is positive for keys behind the query, which get the buckets above 0.",
             ),
             (
-                matches_model(lambda k, n, m: t5_bucket_model(k, n, m, ahead="abs"), atol=0),
+                matches_model(lambda k, n, m: t5_bucket_model(k, n, m, ahead="abs")),
                 "the causal rule uses max(k, 0): keys ahead of the query (k < 0) share bucket 0; you bucketed |k|.",
             ),
             (
-                matches_model(lambda k, n, m: t5_bucket_model(k, n, m, clamp=False), atol=0),
+                matches_model(lambda k, n, m: t5_bucket_model(k, n, m, clamp=False)),
                 "long offsets must all share the last bucket, num_buckets - 1; yours run past it.",
             ),
             (
-                matches_model(lambda k, n, m: t5_bucket_model(k, n, m, rounding="round"), atol=0),
+                matches_model(lambda k, n, m: t5_bucket_model(k, n, m, rounding="round")),
                 "round the logarithmic part down (floor): a bucket runs from its start to the next one's.",
             ),
             (
-                matches_model(lambda k, n, m: t5_bucket_model(k, n, m, exact=n // 4) if n >= 4 else None, atol=0),
+                matches_model(lambda k, n, m: t5_bucket_model(k, n, m, exact=n // 4) if n >= 4 else None),
                 "in the causal rule all num_buckets serve one direction, so the exact buckets are "
                 "num_buckets // 2; halving twice is the bidirectional rule.",
             ),
