@@ -71,6 +71,12 @@ _add(
 )
 
 
+_CH05_OFF_BY_ONE = (
+    "off by one: positions and rows are numbered from 0. Write down the first and the last position that has "
+    "no row, then count them."
+)
+
+
 def _ch05_uncovered():
     table = posenc.LearnedPositionalEmbedding(1024, 8)
     return 1500 - table.embedding.num_embeddings
@@ -85,11 +91,11 @@ _add(
         mistakes=[
             (
                 lambda: _ch05_uncovered() - 1,
-                "off by one: the positions are 0 ... 1499 and the table covers 0 ... 1023.",
+                _CH05_OFF_BY_ONE,
             ),
             (
                 lambda: _ch05_uncovered() + 1,
-                "off by one: the positions are 0 ... 1499 and the table covers 0 ... 1023.",
+                _CH05_OFF_BY_ONE,
             ),
             (lambda: 0, "every position from 1024 on has no row in the table."),
         ],
