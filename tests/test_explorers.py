@@ -542,6 +542,11 @@ def test_a_slider_that_picks_a_scheme_shows_its_name_in_the_book(chromium, site,
                     failures.append(f"{kind} {name} at {index}: shows {shown['text']!r}, says {shown['said']!r}")
                 if shown["overflow"] > 0 or shown["right"] > shown["labelRight"] + 0.5:
                     failures.append(f"{kind} {name}: {expected!r} does not fit its readout at {width} px: {shown}")
+            widths = tab.locator(f"#{kind} .posenc-controls input").evaluate_all(
+                "inputs => inputs.map(i => i.getBoundingClientRect().width)"
+            )
+            if max(widths) - min(widths) > 1:  # the room for names is every readout's: the sliders stay aligned
+                failures.append(f"{kind}: sliders of unequal widths at {width} px: {widths}")
             tab.evaluate(SWEEP, [kind, [{name: 0}]])
             shot = SHOT_DIR / f"w{width}" / f"{kind}-{name}-named.png"
             shot.parent.mkdir(parents=True, exist_ok=True)

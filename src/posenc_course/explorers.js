@@ -373,7 +373,7 @@ const STYLE = `
 .posenc-controls { display: grid; grid-template-columns: repeat(auto-fill, minmax(270px, 1fr)); gap: 4px 28px; margin: 0 0 10px; }
 .posenc-controls label { display: grid; grid-template-columns: 7.5em minmax(80px, 1fr) 4.5em; align-items: center; gap: 8px; margin: 0; }
 .posenc-controls input[type=range] { width: 100%; margin: 0; accent-color: ${OKABE_ITO.blue}; }
-.posenc-controls label.posenc-named { grid-template-columns: 7.5em minmax(80px, 1fr) 6em; }
+.posenc-controls.posenc-named label { grid-template-columns: 7.5em minmax(80px, 1fr) 6em; }
 .posenc-controls output { font-variant-numeric: tabular-nums; white-space: nowrap; }
 .posenc-view { width: 100%; }
 .posenc-panels { display: grid; gap: 14px 28px; }
@@ -1112,6 +1112,9 @@ function mountStatic(root) {
   root.querySelector("noscript")?.remove();
   const controls = doc.createElement("div"), view = doc.createElement("div");
   controls.className = "posenc-controls";
+  // a slider that shows names: every readout of the explorer gets room for the longest ("sinusoidal"), so that the
+  // sliders stay aligned
+  if (spec.controls.some((c) => c.names)) controls.classList.add("posenc-named");
   const inputs = {};
   for (const c of spec.controls) {
     const label = doc.createElement("label"), name = doc.createElement("span"),
@@ -1119,7 +1122,6 @@ function mountStatic(root) {
     name.textContent = c.label;
     Object.assign(input, { type: "range", min: c.min, max: c.max, step: c.step, value: c.log ? Math.log10(c.value) : c.value });
     input.dataset.name = c.name;
-    if (c.names) label.className = "posenc-named"; // a readout room for its longest name ("sinusoidal")
     out.setAttribute("aria-hidden", "true"); // the input's aria-valuetext says the same
     label.append(name, input, out);
     controls.appendChild(label);
