@@ -61,7 +61,8 @@ if "google.colab" in sys.modules:
 INSTALL = """\
 loaded = {m: sys.modules[m].__version__ for m in ("numpy", "torch", "matplotlib", "IPython", "ipywidgets")
           if m in sys.modules}
-import importlib, subprocess
+import importlib
+import subprocess
 pip = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-color", what],
                      capture_output=True, text=True)
 if pip.returncode:
