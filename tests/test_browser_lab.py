@@ -538,8 +538,8 @@ def test_progress_survives_a_kernel_restart(notebook):
 
 
 def test_a_slider_that_picks_a_scheme_shows_its_name(notebook):
-    """Chapter 9's attention explorer in JupyterLab: its scheme slider reads the scheme's name (issue 48: it read 3
-    or 5), and a step of it redraws the explorer in the page and reaches Python as the scheme's index."""
+    """Chapter 9's attention explorer in JupyterLab: its scheme slider reads the scheme's name (a learner once
+    read 3 or 5), and a step of it redraws the explorer in the page and reaches Python as the scheme's index."""
     tab, panel = notebook["tab"], notebook["panel"]
     code = "from posenc_course.explorers import AttentionExplorer\nattention = AttentionExplorer()\nattention"
     run_in_new_cell(tab, panel, code)

@@ -238,7 +238,7 @@ def value_attribute(control) -> str:
     return "index" if isinstance(control, widgets.SelectionSlider) else "value"
 
 
-# The sliders that pick one of several schemes or rules: what their readouts say, in order (issue 48: a learner
+# The sliders that pick one of several schemes or rules: what their readouts say, in order (a learner
 # saw the attention explorer's scheme as "3" or "5")
 NAMED = {
     ("attention", "scheme"): ["none", "sinusoidal", "learned", "RoPE", "ALiBi", "T5"],
@@ -574,7 +574,7 @@ NOT_WHOLE = {("offset", 0)}  # the offset explorer's first panel: a circle of si
 
 def test_axes_of_whole_numbers_tick_at_whole_numbers(chromium, site):
     """Positions, keys, channels, pairs and offsets are whole numbers: their axes never tick at 2.5 or 7.5
-    (issue 48, the attention explorer's key axis), whatever the explorer's width, panels side by side or stacked."""
+    (the attention explorer's key axis once did), whatever the explorer's width, panels side by side or stacked."""
     context, tab, errors = open_page(chromium, site, width=1400, scale=1)
     failures = set()
     try:
@@ -595,7 +595,7 @@ def test_axes_of_whole_numbers_tick_at_whole_numbers(chromium, site):
 @pytest.mark.parametrize("width", [390, 1280])
 def test_no_bar_of_the_attention_explorer_ends_on_its_frame(chromium, site, width):
     """Every scheme at every query, head widths 2, 16 and 64: each bar (scores, weights, gained, lost) ends clear of
-    the frame it grows towards (issue 48: T5's "gained" bar ended on it and looked cut off)."""
+    the frame it grows towards (T5's "gained" bar once ended on it and looked cut off)."""
     context, tab, errors = open_page(chromium, site, width=width)
     failures = []
     try:

@@ -137,7 +137,7 @@ def test_the_pages_say_where_progress_is_kept(monkeypatch, tmp_path):
 
 
 # What the introduction's "What you will learn" says of each chapter (a phrase of its bullet), by chapter file: a
-# new chapter fails the test below until the list says what it teaches (issue 48 checked chapters 9 to 11)
+# new chapter fails the test below until the list says what it teaches
 LEARN = {
     "01_order_problem": "without positions cannot tell",
     "02_sinusoidal_formula": "the sinusoidal formula",
