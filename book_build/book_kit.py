@@ -22,6 +22,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import tomllib
 import zipfile
 from pathlib import Path
@@ -109,8 +110,25 @@ def build_wheel(target: Path, root: Path = ROOT) -> Path:
     return wheel
 
 
+def kit_date(root: Path = ROOT) -> tuple[int, int, int, int, int, int]:
+    """The date and time (UTC) every entry of the kit carries, so that the same sources give the same bytes and an
+    unpacked kit's files are dated when they were written: ``SOURCE_DATE_EPOCH`` when set (the reproducible-builds
+    convention), else the time of the commit the book is built from, else (no git) the newest of the exercises."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    if not epoch:
+        done = subprocess.run(
+            ["git", "-C", str(root), "log", "-1", "--format=%ct"], capture_output=True, text=True, check=False
+        )
+        epoch = done.stdout.strip() if done.returncode == 0 else ""
+    if not epoch:
+        epoch = max((path.stat().st_mtime for path in (root / "exercises").glob("*.ipynb")), default=0)
+    stamp = time.gmtime(max(int(float(epoch)), 315532800))  # a zip cannot date a file before 1980
+    return tuple(stamp[:6])
+
+
 def kit_bytes(wheel: Path, root: Path = ROOT) -> bytes:
-    """The practice kit as zip bytes: exercises, the wheel, the README (fixed timestamps: same input, same bytes)."""
+    """The practice kit as zip bytes: exercises, the wheel, the README (every entry dated ``kit_date``: same input,
+    same bytes)."""
     members = [
         (
             f"{KIT}/README.md",
@@ -119,10 +137,11 @@ def kit_bytes(wheel: Path, root: Path = ROOT) -> bytes:
     ]
     members += [(f"{KIT}/{nb.name}", nb.read_bytes()) for nb in sorted((root / "exercises").glob("*.ipynb"))]
     members.append((f"{KIT}/{wheel.name}", wheel.read_bytes()))
+    date = kit_date(root)
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as z:
         for name, data in members:
-            info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
+            info = zipfile.ZipInfo(name, date_time=date)
             info.compress_type = zipfile.ZIP_DEFLATED
             info.external_attr = 0o644 << 16
             z.writestr(info, data)

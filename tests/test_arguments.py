@@ -288,7 +288,10 @@ def test_explorer_arguments_are_its_slider_ranges(cls):
     specs = cls.__init__.__accepts__
     for name, control in cls().controls.items():
         log = control.__class__.__name__ == "FloatLogSlider"
-        lo, hi = (10.0**control.min, 10.0**control.max) if log else (control.min, control.max)
+        if control.__class__.__name__ == "SelectionSlider":  # a slider of names: the argument is their index
+            lo, hi = 0, len(control.options) - 1
+        else:
+            lo, hi = (10.0**control.min, 10.0**control.max) if log else (control.min, control.max)
         if name == "position":  # PrecisionExplorer takes the position as its exponent
             name, lo, hi = "log_position", control.min, control.max
         spec = specs[name]

@@ -7,6 +7,9 @@ outside the repository, is tests/test_wheel.py.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import time
 import zipfile
 from pathlib import Path
 
@@ -50,6 +53,26 @@ def test_the_kit_holds_every_exercise_the_wheel_and_a_readme_in_one_folder(downl
     readme = got[f"{book_kit.KIT}/README.md"].decode()
     assert book_kit.install_command() in readme and f'"{wheel.name}[lab]"' in readme
     assert book_kit.TORCH_CPU in readme and "Python 3.11 or newer" in readme
+
+
+def test_the_kit_is_dated_by_the_commit_it_is_built_from(downloads, tmp_path, monkeypatch):
+    """Not a fixed date years ago (JupyterLab showed the unpacked notebooks as "6y ago"): the time of the commit,
+    so that the same commit still gives the same bytes."""
+    _, _, kit = downloads
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    commit = int(
+        subprocess.run(["git", "-C", ROOT, "log", "-1", "--format=%ct"], capture_output=True, text=True).stdout
+    )
+    dated = time.gmtime(commit)[:6]
+    with zipfile.ZipFile(kit) as z:
+        assert {info.date_time for info in z.infolist()} == {(*dated[:5], dated[5] // 2 * 2)}  # (2-second steps)
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")  # a reproducible build's own date comes first
+    assert book_kit.kit_date() == (2026, 1, 1, 0, 0, 0)
+    monkeypatch.delenv("SOURCE_DATE_EPOCH")
+    (tmp_path / "exercises").mkdir()  # no git: the newest exercise's date
+    (tmp_path / "exercises" / "01.ipynb").write_text("{}")
+    os.utime(tmp_path / "exercises" / "01.ipynb", (1767225600, 1767225600))
+    assert book_kit.kit_date(tmp_path) == (2026, 1, 1, 0, 0, 0)
 
 
 def test_the_lab_extra_the_readme_installs_exists_and_brings_jupyterlab():

@@ -537,6 +537,30 @@ def test_progress_survives_a_kernel_restart(notebook):
     assert "Progress is saved in the file $POSENC_PROGRESS names" in after, after  # (user_folders sets it)
 
 
+def test_a_slider_that_picks_a_scheme_shows_its_name(notebook):
+    """Chapter 9's attention explorer in JupyterLab: its scheme slider reads the scheme's name (a learner once
+    read 3 or 5), and a step of it redraws the explorer in the page and reaches Python as the scheme's index."""
+    tab, panel = notebook["tab"], notebook["panel"]
+    code = "from posenc_course.explorers import AttentionExplorer\nattention = AttentionExplorer()\nattention"
+    run_in_new_cell(tab, panel, code)
+    output = panel.locator(".jp-OutputArea-output", has=tab.locator(".posenc-explorer[data-kind=attention]")).last
+    output.wait_for()
+    slider = output.locator(".widget-slider", has=tab.locator(".widget-label", has_text=re.compile(r"^scheme$")))
+    readout = slider.locator(".widget-readout")
+    title = output.locator(".posenc-title").first
+    assert readout.inner_text() == "RoPE" and title.inner_text().startswith("RoPE")
+    handle = slider.locator("[role=slider]").first
+    handle.focus()
+    tab.keyboard.press("ArrowRight")
+    tab.wait_for_function("el => el.textContent.startsWith('ALiBi')", arg=title.element_handle(), timeout=10000)
+    assert readout.inner_text() == "ALiBi"
+    output.scroll_into_view_if_needed()
+    tab.screenshot(path=str(SHOT_DIR / "05_named_slider.png"))
+    deadline = time.monotonic() + 10
+    while (said := run_in_new_cell(tab, panel, "print(attention.scheme)").strip()) != "4":
+        assert time.monotonic() < deadline, f"Python sees scheme {said}, the slider shows ALiBi (4)"
+
+
 def test_session_stays_local(notebook, capsys):
     """No request to another host, no missing file, no page or console error in JupyterLab, all session long."""
     problems = notebook["guard"].problems()

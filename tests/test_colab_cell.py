@@ -5,21 +5,34 @@ Both empty (the default): the book has no launch buttons and no repository butto
 installs an uploaded wheel or says how to get one, never a URL. ``repository.url`` set: the
 buttons are in the theme options and the cell installs the course from exactly that URL.
 ``html.baseurl`` set: the cell downloads the wheel the book hands out at that address (served
-here from a local server), and a failed download is explained without a traceback.
-``tools/colab_cell.py`` writes the cell from the settings; every case is checked here.
+here from a local server). ``tools/colab_cell.py`` writes the cell from the settings; every case is
+checked here.
+
+What the cell does on Colab is checked in a real kernel, run as "Run all" runs a notebook: an
+uploaded (or downloaded) wheel is installed with one line of output, and the next cell imports from it
+without a restart; a missing wheel, a failed download (the HTTP status or the network error said) and
+a failed pip stop the run at the cell with one line, no traceback. (tests/test_learner_stacks.py runs
+the cell beside a Colab-like stack, IPython 7.)
 """
 
+import base64
 import functools
-import importlib.metadata
+import hashlib
 import http.server
+import importlib.metadata
+import os
 import re
 import shutil
+import socket
+import subprocess
 import sys
 import threading
 import tomllib
 import types
+import zipfile
 from pathlib import Path
 
+import nbclient
 import nbformat
 import pytest
 import yaml
@@ -48,20 +61,27 @@ def code_cells(path):
     return [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
 
 
-def run_cell(source, on_colab):
-    """Execute the cell with a recording get_ipython; return the magics it ran."""
+def run_cell(source, on_colab, monkeypatch):
+    """Execute the cell in this process with pip replaced by a recorder; return the pip commands it ran."""
     calls = []
-    shell = types.SimpleNamespace(run_line_magic=lambda *args: calls.append(args))
-    saved = sys.modules.pop("google.colab", None)
+
+    def pip(args, **kwargs):
+        calls.append(args[1:])
+        return subprocess.CompletedProcess(args, 0, "", "")
+
+    monkeypatch.setattr(subprocess, "run", pip)
+    monkeypatch.delitem(sys.modules, "google.colab", raising=False)
     if on_colab:
-        sys.modules["google.colab"] = types.ModuleType("google.colab")
+        monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))
     try:
-        exec(compile(source, "<colab cell>", "exec"), {"get_ipython": lambda: shell})
+        exec(compile(source, "<colab cell>", "exec"), {})
     finally:
-        sys.modules.pop("google.colab", None)
-        if saved is not None:
-            sys.modules["google.colab"] = saved
+        monkeypatch.undo()
     return calls
+
+
+def pip_install(what):
+    return ["-m", "pip", "install", "-q", "--no-color", what]
 
 
 def config_copy(tmp_path, baseurl="", **repository):
@@ -161,25 +181,15 @@ def test_first_code_cell_is_the_one_for_the_setting(path):
         assert not re.search(r"pip\s+install", cell.source), f"{path}: only the Colab cell may install packages"
 
 
-def test_without_a_repository_the_cell_names_no_url_and_installs_an_uploaded_wheel(tmp_path, monkeypatch, capsys):
-    source = colab_cell.cell_source("")
-    assert URL.findall(source) == []
-    monkeypatch.chdir(tmp_path)
-    assert run_cell(source, on_colab=False) == [] and capsys.readouterr().out == ""
-    assert run_cell(source, on_colab=True) == []
-    told = capsys.readouterr().out
-    assert "practice kit" in told and "upload" in told
-    wheel = tmp_path / book_kit.wheel_name()
-    wheel.write_bytes(b"")
-    assert run_cell(source, on_colab=True) == [("pip", f'install -q "{wheel}"')]
-    assert capsys.readouterr().out == NO_RESTART  # nothing already loaded was replaced
-
-
-def test_with_a_repository_the_cell_installs_exactly_it_on_colab_only():
+def test_with_a_repository_the_cell_installs_exactly_it_on_colab_only(monkeypatch, capsys):
     source = colab_cell.cell_source(PUBLISHED, "course")
     assert [url.removesuffix("@course") for url in URL.findall(source)] == [PUBLISHED]
-    assert run_cell(source, on_colab=False) == []
-    assert run_cell(source, on_colab=True) == [("pip", f'install -q "{PROJECT} @ git+{PUBLISHED}@course"')]
+    assert run_cell(source, on_colab=False, monkeypatch=monkeypatch) == []
+    assert capsys.readouterr().out == ""
+    assert run_cell(source, on_colab=True, monkeypatch=monkeypatch) == [
+        pip_install(f"{PROJECT} @ git+{PUBLISHED}@course")
+    ]
+    assert capsys.readouterr().out == NO_RESTART
 
 
 def test_the_maintainer_command_rewrites_every_notebook_from_the_setting(tmp_path, capsys):
@@ -232,46 +242,179 @@ def test_a_book_address_is_read_normalised_and_checked(tmp_path):
             colab_cell.book_address(config_copy(tmp_path, baseurl=bad))
 
 
-def test_with_a_book_address_the_cell_installs_the_wheel_the_book_hands_out(served, tmp_path, monkeypatch, capsys):
-    site, base = served
+def test_with_a_book_address_the_cell_names_only_the_wheel_the_book_hands_out():
     source = colab_cell.cell_source(PUBLISHED, "main", HOSTED)  # the book's address comes before the repository
     assert URL.findall(source) == [f"{HOSTED}_downloads/{book_kit.wheel_name()}"]
-    wheel = site / book_kit.DOWNLOADS / book_kit.wheel_name()
-    wheel.write_bytes(b"the wheel")
-    monkeypatch.chdir(tmp_path)
-    assert run_cell(hosted_cell(base), on_colab=False) == [] and capsys.readouterr().out == ""
-    assert run_cell(hosted_cell(base), on_colab=True) == [("pip", f'install -q "{wheel.name}"')]
-    assert (tmp_path / wheel.name).read_bytes() == b"the wheel" and capsys.readouterr().out == NO_RESTART
 
 
-@pytest.mark.parametrize("failure", ["missing", "no server"])
-def test_a_failed_download_is_explained_without_a_traceback(served, tmp_path, monkeypatch, capsys, failure):
+def test_without_a_repository_or_book_address_the_cell_names_no_url():
+    assert URL.findall(colab_cell.cell_source()) == []
+
+
+# --------------------------------------------------------------------------
+# What the cell does on Colab, run as "Run all" runs it: in a kernel of its own, with google.colab imported
+# (the test's first cell fakes it) and the cell followed by the notebook's next cell. pip installs into a folder
+# of the test's own (PIP_TARGET, on the kernel's path); the wheel is a small stand-in with the course wheel's name.
+# --------------------------------------------------------------------------
+
+ON_COLAB = 'import sys, types\nsys.modules["google.colab"] = types.ModuleType("google.colab")'
+NEXT = 'print("the run went on")'
+PROBE = "import colab_cell_probe\nprint(colab_cell_probe.FROM)"
+PIPS_NOTE = "restart the kernel"  # %pip's note, which the cell's own verdict would contradict
+
+
+def stand_in_wheel(folder: Path) -> Path:
+    """A wheel named as the course's (``posenc_course-VERSION-py3-none-any.whl``) holding one module."""
+    name, version = book_kit.distribution()
+    info = f"{name.replace('-', '_')}-{version}.dist-info"
+    files = {
+        "colab_cell_probe.py": 'FROM = "the uploaded wheel"\n',
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
+        f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = [f"{path},sha256={wheel_hash(text)},{len(text.encode())}" for path, text in files.items()]
+    files[f"{info}/RECORD"] = "\n".join([*record, f"{info}/RECORD,,"]) + "\n"
+    path = folder / book_kit.wheel_name()
+    with zipfile.ZipFile(path, "w") as archive:
+        for member, text in files.items():
+            archive.writestr(member, text)
+    return path
+
+
+def wheel_hash(text: str) -> str:
+    return base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
+
+
+@pytest.fixture
+def home(tmp_path):
+    """The notebook's folder (Colab's /content), and where pip installs (on the kernel's path)."""
+    (tmp_path / "home").mkdir()
+    (tmp_path / "installed").mkdir()
+    return tmp_path / "home"
+
+
+def run_all(cells: list[str], home: Path) -> nbformat.NotebookNode:
+    """A notebook of these code cells, run in ``home`` as "Run all" runs it, in a new kernel: it stops at the first
+    cell that fails. Returned with its outputs."""
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in cells])
+    installed = home.parent / "installed"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")} | {
+        "PYTHONPATH": str(installed),
+        "PIP_TARGET": str(installed),
+        "PIP_NO_INDEX": "1",  # the stand-in needs nothing else
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+    }
+    client = nbclient.NotebookClient(
+        nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(home)}}
+    )
+    try:
+        client.execute(env=env)
+    except nbclient.exceptions.CellExecutionError:
+        pass
+    return nb
+
+
+def shown(cell) -> str:
+    """What a cell shows below it: its printed text and its error's lines."""
+    return "".join(
+        o.get("text", "") if o.output_type == "stream" else "\n".join(o.get("traceback", [])) for o in cell.outputs
+    )
+
+
+def stopped(nb) -> str:
+    """The one line the Colab cell (the one before last) showed when it stopped the run; checks it stopped."""
+    cell, after = nb.cells[-2], nb.cells[-1]
+    assert [o.output_type for o in cell.outputs] == ["error"], shown(cell)
+    (error,) = cell.outputs
+    assert error.ename == "Stopped" and len(error.traceback) == 1, error.traceback  # one line, no traceback
+    assert "\n" not in error.traceback[0] and PIPS_NOTE not in error.traceback[0]
+    assert after.execution_count is None and after.outputs == [], "the run went on after the Colab cell"
+    return error.traceback[0]
+
+
+def test_outside_colab_the_cell_does_nothing(home):
+    stand_in_wheel(home)
+    nb = run_all([colab_cell.cell_source(), NEXT], home)
+    assert [shown(cell) for cell in nb.cells] == ["", "the run went on\n"]
+    assert list((home.parent / "installed").iterdir()) == []
+
+
+def test_an_uploaded_wheel_is_installed_and_imported_without_a_restart(home):
+    stand_in_wheel(home)
+    nb = run_all([ON_COLAB, colab_cell.cell_source(), PROBE], home)
+    assert shown(nb.cells[1]) == NO_RESTART  # one statement, and pip's note is not there to contradict it
+    assert shown(nb.cells[2]) == "the uploaded wheel\n"
+
+
+def test_without_a_wheel_the_run_stops_at_the_cell_with_one_line(home):
+    told = stopped(run_all([ON_COLAB, colab_cell.cell_source(), NEXT], home))
+    assert told == (
+        "Stopped here. The course library is not installed. Download the practice kit from the book (How to take "
+        "this course), upload its .whl with Colab's Files panel, and run this cell again."
+    )
+
+
+def test_a_wheel_pip_cannot_install_stops_the_run_with_pips_reason(home):
+    (home / book_kit.wheel_name()).write_bytes(b"not a zip file")
+    told = stopped(run_all([ON_COLAB, colab_cell.cell_source(), NEXT], home))
+    assert told.startswith("Stopped here. pip could not install the course library: ERROR: "), told
+    assert book_kit.wheel_name() in told
+
+
+def test_a_package_replaced_under_a_running_session_stops_the_run_and_asks_for_a_restart(home):
+    stand_in_wheel(home)
+    loaded = 'import sys, types\nsys.modules["ipywidgets"] = types.SimpleNamespace(__version__="0.0.1")'
+    told = stopped(run_all([ON_COLAB, loaded, colab_cell.cell_source(), NEXT], home))
+    assert told == (
+        "Stopped here. Installed; now restart the session (Runtime > Restart session) and run the notebook from the "
+        f"top: the install replaced ipywidgets 0.0.1 by {importlib.metadata.version('ipywidgets')}, already loaded "
+        "here."
+    )
+
+
+def test_with_a_book_address_the_cell_downloads_and_installs_the_wheel_the_book_hands_out(served, home):
     site, base = served
-    if failure == "no server":  # a port nothing listens on
-        import socket
+    wheel = stand_in_wheel(site / book_kit.DOWNLOADS)
+    nb = run_all([ON_COLAB, hosted_cell(base), PROBE], home)
+    assert shown(nb.cells[1]) == NO_RESTART and shown(nb.cells[2]) == "the uploaded wheel\n"
+    assert sorted(p.name for p in home.iterdir()) == [wheel.name]  # downloaded whole under its own name
+    assert (home / wheel.name).read_bytes() == wheel.read_bytes()
 
+
+class Unavailable(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_error(503)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.mark.parametrize("failure", ["missing", "unavailable", "no server"])
+def test_a_failed_download_stops_the_run_saying_why_in_one_line(served, home, failure, request):
+    site, base = served
+    if failure == "unavailable":  # a server that answers every request with 503
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Unavailable)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        request.addfinalizer(server.server_close)
+        request.addfinalizer(server.shutdown)
+        base = f"http://127.0.0.1:{server.server_address[1]}/"
+    if failure == "no server":  # a port nothing listens on
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             base = f"http://127.0.0.1:{s.getsockname()[1]}/"
-    monkeypatch.chdir(tmp_path)
-    assert run_cell(hosted_cell(base), on_colab=True) == []  # nothing installed, nothing raised
-    told = capsys.readouterr().out
-    assert told.startswith("Could not download the course library from http://127.0.0.1:")
-    assert ("404" in told) if failure == "missing" else ("refused" in told.lower())
-    assert "practice kit" in told and "run this cell again" in told
-    # the way out it names: a wheel uploaded next to the notebook is installed without a download
-    (tmp_path / book_kit.wheel_name()).write_bytes(b"")
-    assert run_cell(hosted_cell(base), on_colab=True) == [("pip", f'install -q "{tmp_path / book_kit.wheel_name()}"')]
-
-
-def test_a_package_replaced_under_a_running_session_asks_for_a_restart(tmp_path, monkeypatch, capsys):
-    monkeypatch.setitem(sys.modules, "ipywidgets", types.SimpleNamespace(__version__="0.0.1"))
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / book_kit.wheel_name()).write_bytes(b"")
-    assert len(run_cell(colab_cell.cell_source(), on_colab=True)) == 1
-    told = capsys.readouterr().out
-    installed = importlib.metadata.version("ipywidgets")
+    told = stopped(run_all([ON_COLAB, hosted_cell(base), NEXT], home))
+    why = {
+        "missing": "the server answered HTTP 404 File not found",
+        "unavailable": "the server answered HTTP 503 Service Unavailable",
+        "no server": "[Errno 111] Connection refused",
+    }[failure]
     assert told == (
-        "Installed. Restart the session (Runtime > Restart session), then run the notebook from the top: "
-        f"the install replaced ipywidgets 0.0.1 by {installed}, already loaded here.\n"
+        f"Stopped here. Could not download the course library from {base}_downloads/{book_kit.wheel_name()}: {why}. "
+        "Check the connection and run this cell again, or upload the .whl of the book's practice kit (Files panel) "
+        "and run it again."
     )
+    assert list(home.iterdir()) == []  # nothing half-downloaded left to be taken for a wheel
+    if failure == "no server":  # the way out it names: a wheel uploaded next to the notebook, installed as it is
+        stand_in_wheel(home)
+        nb = run_all([ON_COLAB, hosted_cell(base), PROBE], home)
+        assert shown(nb.cells[1]) == NO_RESTART and shown(nb.cells[2]) == "the uploaded wheel\n"

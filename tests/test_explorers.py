@@ -203,14 +203,15 @@ def test_explorer_is_an_anywidget_whose_traits_are_the_sliders(cls):
     explorer = cls()
     assert isinstance(explorer, anywidget.AnyWidget)
     assert explorer._esm == explorers.BROWSER_MODULE.read_text()  # the module the book uses too
-    assert all(isinstance(c, (widgets.IntSlider, widgets.FloatLogSlider)) for c in explorer.controls.values())
-    # one synced trait per slider, same value
+    kinds = (widgets.IntSlider, widgets.FloatLogSlider, widgets.SelectionSlider)
+    assert all(isinstance(c, kinds) for c in explorer.controls.values())
+    # one synced trait per slider, same value (a slider of names: its index)
     for name, control in explorer.controls.items():
         assert explorer.trait_metadata(name, "sync"), name
-        assert getattr(explorer, name) == control.value, name
+        assert getattr(explorer, name) == getattr(control, value_attribute(control)), name
     # each slider linked to its trait in the browser (jslink), not through the kernel
     linked = {(link.source[0], link.source[1], link.target[0], link.target[1]) for link in explorer.links}
-    assert linked == {(control, "value", explorer, name) for name, control in explorer.controls.items()}
+    assert linked == {(c, value_attribute(c), explorer, name) for name, c in explorer.controls.items()}
     assert all(isinstance(link, widgets.widget_link.Link) for link in explorer.links)  # jslink, not dlink or link
     # the display: the sliders above the explorer, in one box
     assert explorer.panel.children[1] is explorer
@@ -224,10 +225,43 @@ def test_python_sees_and_observes_every_value(cls):
     seen = []
     explorer.observe(lambda change: seen.append((change["name"], change["new"])))
     for name, control in explorer.controls.items():
-        new = control.max if not isinstance(control, widgets.FloatLogSlider) else control.base**control.max
+        if isinstance(control, widgets.SelectionSlider):
+            new = len(control.options) - 1
+        else:
+            new = control.max if not isinstance(control, widgets.FloatLogSlider) else control.base**control.max
         setattr(explorer, name, type(getattr(explorer, name))(new))
         assert getattr(explorer, name) == new
     assert [name for name, _ in seen if name in explorer.controls] == list(explorer.controls)
+
+
+def value_attribute(control) -> str:
+    return "index" if isinstance(control, widgets.SelectionSlider) else "value"
+
+
+# The sliders that pick one of several schemes or rules: what their readouts say, in order (a learner
+# saw the attention explorer's scheme as "3" or "5")
+NAMED = {
+    ("attention", "scheme"): ["none", "sinusoidal", "learned", "RoPE", "ALiBi", "T5"],
+    ("rope_rules", "rule"): ["linear", "dynamic", "YaRN", "Llama 3"],
+}
+
+
+@pytest.mark.parametrize("kind, name", NAMED, ids=lambda x: x)
+def test_a_slider_that_picks_a_scheme_shows_its_name_in_jupyter(kind, name):
+    (cls,) = [c for c in EXPLORERS if c.kind == kind]
+    explorer = cls()
+    control = explorer.controls[name]
+    assert isinstance(control, widgets.SelectionSlider) and list(control.options) == NAMED[kind, name]
+    assert control.readout  # ipywidgets shows the selected option's label
+    order = explorers.ATTENTION_SCHEMES if kind == "attention" else explorers.ROPE_RULES
+    assert [o.lower().replace(" ", "") for o in control.options] == list(order)  # names in the values' order
+    for index, option in enumerate(control.options):  # the trait (the data functions' index) and the name agree
+        control.index = index
+        assert control.value == option
+        explorer = cls(**{name: order[index]})
+        assert explorer.controls[name].value == option and getattr(explorer, name) == index
+    (spec,) = [c for c in cls().browser_spec()["controls"] if c["name"] == name]
+    assert spec["names"] == NAMED[kind, name] and spec["label"] == name
 
 
 def test_pair_slider_follows_d_model():
@@ -257,7 +291,11 @@ def test_display_bundle_has_widget_view_and_static_twin(cls):
     assert [c["name"] for c in spec["controls"]] == list(explorer.controls)
     for control in spec["controls"]:
         widget = explorer.controls[control["name"]]
-        assert (control["min"], control["max"], control["value"]) == (widget.min, widget.max, widget.value)
+        if isinstance(widget, widgets.SelectionSlider):
+            ends = (0, len(widget.options) - 1, widget.index)
+        else:
+            ends = (widget.min, widget.max, widget.value)
+        assert (control["min"], control["max"], control["value"]) == ends
     # the renderer travels with the output, inline: no request to anywhere
     assert '<script type="module">' in page and explorers.BROWSER_MODULE.read_text() in page
     assert not re.search(r"(src|href)=[\"']?(https?:)?//", page)
@@ -476,6 +514,106 @@ def test_layout_fits_and_nothing_overlaps(chromium, site, width):
                 tab.locator(f"#{cls.kind}").screenshot(path=str(shot))
         pan = tab.evaluate("() => document.documentElement.scrollWidth - innerWidth")
         assert pan <= 0, f"the page pans sideways by {pan} px at {width} px"
+    finally:
+        context.close()
+    assert not errors, errors
+    assert not failures, "\n".join(failures[:30])
+
+
+READOUT = """label => {
+  const o = label.querySelector('output'), i = label.querySelector('input');
+  return {text: o.textContent, said: i.getAttribute('aria-valuetext'), overflow: o.scrollWidth - o.clientWidth,
+          right: o.getBoundingClientRect().right, labelRight: label.getBoundingClientRect().right};
+}"""
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_a_slider_that_picks_a_scheme_shows_its_name_in_the_book(chromium, site, width):
+    """The readout and the slider's spoken value are the scheme's name, whole, not its index."""
+    context, tab, errors = open_page(chromium, site, width=width)
+    failures = []
+    try:
+        for (kind, name), names in NAMED.items():
+            label = tab.locator(f"#{kind} .posenc-controls label", has=tab.locator(f"input[data-name={name}]"))
+            for index, expected in enumerate(names):
+                tab.evaluate(SWEEP, [kind, [{name: index}]])
+                shown = label.evaluate(READOUT)
+                if (shown["text"], shown["said"]) != (expected, expected):
+                    failures.append(f"{kind} {name} at {index}: shows {shown['text']!r}, says {shown['said']!r}")
+                if shown["overflow"] > 0 or shown["right"] > shown["labelRight"] + 0.5:
+                    failures.append(f"{kind} {name}: {expected!r} does not fit its readout at {width} px: {shown}")
+            widths = tab.locator(f"#{kind} .posenc-controls input").evaluate_all(
+                "inputs => inputs.map(i => i.getBoundingClientRect().width)"
+            )
+            if max(widths) - min(widths) > 1:  # the room for names is every readout's: the sliders stay aligned
+                failures.append(f"{kind}: sliders of unequal widths at {width} px: {widths}")
+            tab.evaluate(SWEEP, [kind, [{name: 0}]])
+            shot = SHOT_DIR / f"w{width}" / f"{kind}-{name}-named.png"
+            shot.parent.mkdir(parents=True, exist_ok=True)
+            label.screenshot(path=str(shot))
+    finally:
+        context.close()
+    assert not errors, errors
+    assert not failures, "\n".join(failures)
+
+
+# The x-axis tick labels each panel shows, at a given width of every explorer (its section's)
+X_TICKS = """width => {
+  const out = {};
+  for (const section of document.querySelectorAll('section')) section.style.width = `${width}px`;
+  for (const root of document.querySelectorAll('.posenc-explorer')) {
+    const boxes = window.posencExplorers.boxes(root);
+    const plots = Object.fromEntries(boxes.filter(b => b.kind === 'plot').map(b => [b.panel, b]));
+    out[root.dataset.kind] = boxes.filter(b => b.kind === 'tick' && b.y >= plots[b.panel].y + plots[b.panel].h - 1)
+      .map(b => [b.panel, b.text]);
+  }
+  return out;
+}"""
+NOT_WHOLE = {("offset", 0)}  # the offset explorer's first panel: a circle of sines and cosines
+
+
+def test_axes_of_whole_numbers_tick_at_whole_numbers(chromium, site):
+    """Positions, keys, channels, pairs and offsets are whole numbers: their axes never tick at 2.5 or 7.5
+    (the attention explorer's key axis once did), whatever the explorer's width, panels side by side or stacked."""
+    context, tab, errors = open_page(chromium, site, width=1400, scale=1)
+    failures = set()
+    try:
+        for width in range(240, 1341, 20):
+            tab.evaluate(X_TICKS, width)
+            tab.wait_for_timeout(40)  # the explorers redraw at their new width (ResizeObserver)
+            for kind, ticks in tab.evaluate(X_TICKS, width).items():
+                for panel, text in ticks:
+                    value = float(text.replace("−", "-").replace(",", ""))
+                    if (kind, panel) not in NOT_WHOLE and value != round(value):
+                        failures.add(f"{kind}, panel {panel}: a tick at {text} ({width} px)")
+    finally:
+        context.close()
+    assert not errors, errors
+    assert not failures, "\n".join(sorted(failures)[:30])
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_no_bar_of_the_attention_explorer_ends_on_its_frame(chromium, site, width):
+    """Every scheme at every query, head widths 2, 16 and 64: each bar (scores, weights, gained, lost) ends clear of
+    the frame it grows towards (T5's "gained" bar once ended on it and looked cut off)."""
+    context, tab, errors = open_page(chromium, site, width=width)
+    failures = []
+    try:
+        for scheme in range(len(explorers.ATTENTION_SCHEMES)):
+            for d in (2, 16, 64):
+                for query in range(len(explorers.SENTENCE)):
+                    tab.evaluate(SWEEP, ["attention", [{"scheme": scheme, "d": d, "query": query}]])
+                    boxes = tab.evaluate(BOXES, "attention")
+                    assert any(b["kind"] == "bar" for b in boxes), "explorers.js reports no bars"
+                    failures += [
+                        f"{explorers.ATTENTION_SCHEMES[scheme]}, d {d}, query {query}: {f}"
+                        for f in explorer_layout_failures(boxes, width)
+                        if "bar" in f
+                    ]
+        tab.evaluate(SWEEP, ["attention", [{"scheme": 5, "d": 16, "query": 4}]])
+        shot = SHOT_DIR / f"w{width}" / "attention-t5-query-4.png"
+        shot.parent.mkdir(parents=True, exist_ok=True)
+        tab.locator("#attention").screenshot(path=str(shot))
     finally:
         context.close()
     assert not errors, errors

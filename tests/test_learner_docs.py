@@ -134,3 +134,30 @@ def test_the_pages_say_where_progress_is_kept(monkeypatch, tmp_path):
     for page in (PAGE, EXERCISES_README):
         words = " ".join(text(page).split())
         assert home in words and "POSENC_PROGRESS" in words and "grading.reset()" in words, page
+
+
+# What the introduction's "What you will learn" says of each chapter (a phrase of its bullet), by chapter file: a
+# new chapter fails the test below until the list says what it teaches
+LEARN = {
+    "01_order_problem": "without positions cannot tell",
+    "02_sinusoidal_formula": "the sinusoidal formula",
+    "03_frequency_analysis": "what each frequency does",
+    "04_linearity": "the rotation property",
+    "05_learned_vs_fixed": "learned versus fixed",
+    "06_precision": "finite precision",
+    "07_implementations": "real implementations",
+    "08_rope": "rotary embeddings (RoPE)",
+    "09_relative_biases": "relative biases of ALiBi, T5",
+    "10_rope_in_practice": "RoPE as released models configure it",
+    "11_positions_at_inference": "positions at inference time",
+}
+
+
+def test_what_you_will_learn_covers_every_chapter():
+    intro = text(ROOT / "intro.md")
+    section = intro.split("## What you will learn", 1)[1].split("\n## ", 1)[0]
+    chapters = sorted(path.stem for path in (ROOT / "chapters").glob("*.ipynb"))
+    assert sorted(LEARN) == chapters, "a chapter without its phrase here: add it, and a bullet to intro.md"
+    bullets = [" ".join(bullet.split()) for bullet in re.split(r"^- ", section, flags=re.MULTILINE)[1:]]
+    for chapter, phrase in LEARN.items():
+        assert any(phrase in bullet for bullet in bullets), f"intro.md's What you will learn says nothing of {chapter}"

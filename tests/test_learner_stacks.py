@@ -2,9 +2,11 @@
 
 * **Colab-like.** A fresh venv outside the repository holds what a Colab runtime has preinstalled
   (``learner_env.COLAB``: IPython 7.34, ipywidgets 7.7, numpy 2.0, matplotlib 3.10, an old ipykernel, torch).
-  Installing the course wheel as the notebooks' first cell does (``pip install <wheel>``, no extra)
-  must change none of those packages (``pip list`` before and after); then an exercise notebook (one
-  question answered) and a chapter notebook execute there with nbclient, ``check()`` answering.
+  The notebooks' own first cell, the Colab cell (``tools/colab_cell.py``), runs there as on Colab: with no
+  wheel uploaded it stops "Run all" with one line; with the kit's wheel next to the notebook it installs it,
+  changing none of those packages (``pip list`` before and after), says in one line that no restart is
+  needed, and the rest of an exercise notebook (one question answered) and of a chapter notebook executes
+  in the same session (nbclient), ``check()`` answering.
 * **Lowest versions.** Every runtime dependency of ``pyproject.toml`` at its lower bound (``lowest()``),
   torch excepted: PyPI's torch for Linux is a CUDA build of several GB, and this machine has only the
   CPU build CI pins, so torch is that build (2.13.0), the nearest one that can be installed here. The
@@ -15,6 +17,7 @@ Slow (pip installs two environments; torch is linked, not unpacked: ``tests.supp
 
 from __future__ import annotations
 
+import json
 import re
 import time
 import tomllib
@@ -27,6 +30,7 @@ from packaging.utils import canonicalize_name
 from tests.support import learner_env
 
 from book_build import book_kit
+from tools import colab_cell
 
 pytestmark = [pytest.mark.slow, pytest.mark.environments]  # (conftest: its tier starts the second worker)
 
@@ -37,6 +41,23 @@ CHAPTER = "chapters/02_sinusoidal_formula.ipynb"
 
 COLAB = [f"{name}=={version}" for name, version in learner_env.COLAB.items()] + [learner_env.TORCH]
 KERNEL = [f"{name}=={version}" for name, version in learner_env.KERNEL.items()]
+
+# The notebooks' first cell, made to believe it runs on Colab (a stand-in google.colab imported first)
+COLAB_CELL = colab_cell.cell_source(*colab_cell.settings())
+ON_COLAB = 'import sys, types\nsys.modules["google.colab"] = types.ModuleType("google.colab")'
+NEXT = 'print("the run went on")'
+NO_RESTART = "Installed. No restart needed: the install replaced nothing this session had loaded.\n"
+# "Run all" of a notebook of the code cells given (JSON), stopping at the first error; prints each cell's outputs
+RUN_ALL = r"""
+import json, sys
+import nbclient, nbformat
+nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in json.loads(sys.argv[1])])
+try:
+    nbclient.NotebookClient(nb, timeout=600, kernel_name="python3").execute()
+except nbclient.exceptions.CellExecutionError:
+    pass
+print(json.dumps([cell.outputs for cell in nb.cells]))
+"""
 
 
 def lowest() -> list[str]:
@@ -81,13 +102,30 @@ def wheel(tmp_path_factory):
     return book_kit.build_wheel(tmp_path_factory.mktemp("dist"))
 
 
-def notebooks_run(python: Path, home: Path, env: dict) -> tuple[dict, list[str]]:
-    """The exercise (first question answered) and the chapter, executed in ``home``; (results, question ids)."""
+def notebooks_run(python: Path, home: Path, env: dict, *, on_colab: bool = False) -> tuple[dict, list[str]]:
+    """The exercise (first question answered) and the chapter, executed in ``home``; (results, question ids).
+    ``on_colab``: each starts with a cell that imports a stand-in for google.colab, so their first cell (the Colab
+    cell) installs the course as it does on Colab."""
     questions = learner_env.answered_exercise(
         REPO / "exercises" / EXERCISE, REPO / "solutions" / EXERCISE, home / EXERCISE
     )
     chapter = home / f"chapter-{Path(CHAPTER).name}"  # (the exercise notebook has the same name)
     chapter.write_bytes((REPO / CHAPTER).read_bytes())
+    if on_colab:
+        for path in (home / EXERCISE, chapter):
+            nb = json.loads(path.read_text())
+            nb["cells"].insert(
+                0,
+                {
+                    "cell_type": "code",
+                    "execution_count": None,
+                    "id": "on-colab",
+                    "metadata": {},
+                    "outputs": [],
+                    "source": ON_COLAB,
+                },
+            )
+            path.write_text(json.dumps(nb))
     got = learner_env.script(python, learner_env.RUN_NOTEBOOKS, EXERCISE, chapter.name, cwd=home, env=env)
     return got["notebooks"], questions
 
@@ -100,13 +138,35 @@ def assert_graded(ran: dict, questions: list[str], venv: Path) -> None:
     assert f"Chapter {questions[0].split('.')[0]}: 1 of {len(questions)} solved, 0 attempted," in ran["stream"]
 
 
-def test_installing_the_wheel_beside_a_colab_stack_replaces_nothing_and_the_notebooks_run(wheel, tmp_path):
+def test_the_colab_cell_installs_the_wheel_beside_a_colab_stack_replacing_nothing_and_the_notebooks_run(
+    wheel, tmp_path
+):
     venv = tmp_path / "colab"
     python = learner_env.create(venv)
     learner_env.pip(python, "install", "--quiet", "--no-compile", *COLAB)
+    learner_env.run([python, "-m", "ensurepip"])  # Colab's Python has pip, which the cell runs
     before = learner_env.freeze(python)
+    env = learner_env.clean_env(venv, tmp_path)
+    home = tmp_path / "home"
+    home.mkdir()
+
+    # No wheel uploaded yet: "Run all" stops at the cell, which shows one line (IPython 7's rendering too)
+    outputs = learner_env.script(python, RUN_ALL, json.dumps([ON_COLAB, COLAB_CELL, NEXT]), cwd=home, env=env)
+    assert outputs[1] == [
+        {
+            "output_type": "error",
+            "ename": "Stopped",
+            "evalue": outputs[1][0]["evalue"],
+            "traceback": ["Stopped here. " + outputs[1][0]["evalue"]],
+        }
+    ], outputs[1]
+    assert outputs[1][0]["evalue"].startswith("The course library is not installed.") and outputs[2] == []
+
+    # The wheel uploaded (the kit's .whl next to the notebook): the notebooks' own first cell installs it, says so
+    # in one line, and the rest of each notebook runs in the same session
+    (home / wheel.name).write_bytes(wheel.read_bytes())
     start = time.perf_counter()
-    learner_env.pip(python, "install", "--quiet", "--no-compile", wheel)  # what the Colab cell runs
+    ran, questions = notebooks_run(python, home, env, on_colab=True)
     seconds = time.perf_counter() - start
     after = learner_env.freeze(python)
 
@@ -114,11 +174,13 @@ def test_installing_the_wheel_beside_a_colab_stack_replaces_nothing_and_the_note
     assert not changed, f"installing the course replaced preinstalled packages: {changed}"
     added = sorted(set(after) - set(before))
     assert "posenc-course" in added and "torch" not in added
-    print(f"\nColab-like stack: the wheel installed in {seconds:.1f} s, adding {added}")
+    print(
+        f"\nColab-like stack: the Colab cell installed the wheel, adding {added}; both notebooks ran in {seconds:.0f} s"
+    )
 
-    home = tmp_path / "home"
-    home.mkdir()
-    ran, questions = notebooks_run(python, home, learner_env.clean_env(venv, tmp_path))
+    for name in (EXERCISE, f"chapter-{Path(CHAPTER).name}"):
+        assert ran[name]["stream"].startswith(NO_RESTART), ran[name]["stream"][:500]
+        assert "restart the kernel" not in ran[name]["stream"]  # %pip's note, which contradicted the cell
     assert_graded(ran[EXERCISE], questions, venv)
     chapter = ran[f"chapter-{Path(CHAPTER).name}"]
     assert chapter["errors"] == [], chapter["errors"]

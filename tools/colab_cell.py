@@ -9,7 +9,7 @@ Two settings say where the course is published; outside Colab the cell does noth
 * ``html.baseurl``, the book's public address (``https://owner.github.io/name/``): the cell downloads the
   course wheel the book hands out (``book_build/book_kit.py``: ``_downloads/posenc_course-VERSION-...whl``)
   and installs it, so a reader of the hosted book needs nothing else. A failed download is explained in
-  one message (what happened, what to do), not a traceback.
+  one line (the HTTP status or the network error, and what to do), not a traceback.
 * else ``repository.url`` (``https://github.com/owner/name``, with ``repository.branch``): the cell installs
   the course from the repository. This setting also gives the book its launch and repository buttons
   (``book_assets.repository_links``).
@@ -20,7 +20,11 @@ Outside Colab the cell prints nothing, and it is stored collapsed: Colab shows i
 (``#@title``, ``cellView: form``), JupyterLab and Notebook with its input hidden (``jupyter.source_hidden``),
 and the book not at all (``remove-cell``). After installing, it says whether the session must be restarted,
 and why: only when the install replaced a package the session had already imported (the course declares
-ranges, so on Colab it replaces none).
+ranges, so on Colab it replaces none). pip runs as a program, not as ``%pip``, whose note "you may need to
+restart the kernel" would contradict that verdict. When the cell cannot install (no wheel, a failed download,
+pip failing) or a restart is needed, it raises an error that IPython shows as one line, no traceback
+(``_render_traceback_``, as the grader's ``_Failed``): "Run all" stops there instead of running on into
+``ModuleNotFoundError``.
 """
 
 from __future__ import annotations
@@ -44,39 +48,63 @@ HEADER = """\
 # Written by `python -m tools.colab_cell` from _config.yml: do not edit.
 import sys
 if "google.colab" in sys.modules:
+    class Stopped(Exception):  # shown as one line, no traceback; an error, so "Run all" stops here
+        def _render_traceback_(self):
+            return [f"Stopped here. {self}"]
 """
 
-# After the install the cell says whether the session must be restarted, and why: only when the install replaced a
-# package the session had already imported. (Templates: $NAME is filled in by ``fill``; the braces are the cell's
-# own f-strings; ``what`` is the wheel or requirement to install.)
+# The install: pip run as a program, its output shown only when it fails (its last error line), not ``%pip``, whose
+# "you may need to restart the kernel" would contradict the cell's own verdict. Then the cell says whether the session
+# must be restarted, and why: only when the install replaced a package the session had already imported, and then it
+# stops "Run all" too. (Templates: $NAME is filled in by ``fill``; the braces are the cell's own f-strings; ``what``
+# is the wheel or requirement to install.)
 INSTALL = """\
 loaded = {m: sys.modules[m].__version__ for m in ("numpy", "torch", "matplotlib", "IPython", "ipywidgets")
           if m in sys.modules}
-get_ipython().run_line_magic("pip", f'install -q "{what}"')
+import importlib
+import subprocess
+pip = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-color", what],
+                     capture_output=True, text=True)
+if pip.returncode:
+    said = [line.strip() for line in (pip.stdout + pip.stderr).splitlines() if line.strip()]
+    said = [line for line in said if line.startswith("ERROR")] or said or [f"pip exited with {pip.returncode}"]
+    raise Stopped(f"pip could not install the course library: {said[-1]}")
+importlib.invalidate_caches()
 from importlib.metadata import version
 replaced = [f"{m} {v} by {version(m)}" for m, v in loaded.items() if version(m) != v]
 if replaced:
-    print("Installed. Restart the session (Runtime > Restart session), then run the notebook from the top: "
-          f"the install replaced {', '.join(replaced)}, already loaded here.")
-else:
-    print("Installed. No restart needed: the install replaced nothing this session had loaded.")
+    raise Stopped("Installed; now restart the session (Runtime > Restart session) and run the notebook from the "
+                  f"top: the install replaced {', '.join(replaced)}, already loaded here.")
+print("Installed. No restart needed: the install replaced nothing this session had loaded.")
 """
 
+# The book's public address is configured: the wheel the book hands out, unless one was uploaded. A download is
+# written under a temporary name first, so that a broken one is never taken for an uploaded wheel.
 FROM_BOOK = (
     HEADER
     + """\
     from pathlib import Path
+    from urllib.error import HTTPError
     from urllib.request import urlretrieve
     WHEEL = "$WHEEL_URL"
     uploaded = sorted(Path.cwd().glob("posenc_course-*.whl"))
-    try:
-        what = str(uploaded[-1]) if uploaded else urlretrieve(WHEEL, WHEEL.rsplit("/", 1)[-1])[0]
-    except (OSError, ValueError) as error:
-        what = None
-        print(f"Could not download the course library from {WHEEL} ({error}). Check the connection and run "
-              "this cell again, or upload the .whl of the book's practice kit (Files panel) and run it again.")
-    if what:
-$INSTALL8"""
+    if uploaded:
+        what = str(uploaded[-1])
+    else:
+        what = WHEEL.rsplit("/", 1)[-1]
+        try:
+            Path(urlretrieve(WHEEL, what + ".part")[0]).replace(what)
+        except HTTPError as error:
+            why = f"the server answered HTTP {error.code} {error.reason}"
+        except (OSError, ValueError) as error:  # URLError: no network, no such host, refused, timed out
+            why = " ".join(str(getattr(error, "reason", "") or error).split()) or type(error).__name__
+        else:
+            why = ""
+        if why:
+            raise Stopped(f"Could not download the course library from {WHEEL}: {why}. Check the connection and "
+                          "run this cell again, or upload the .whl of the book's practice kit (Files panel) and "
+                          "run it again.")
+$INSTALL4"""
 )
 
 FROM_REPOSITORY = (
@@ -93,11 +121,10 @@ FROM_WHEEL = (
     from pathlib import Path
     wheels = sorted(Path.cwd().glob("posenc_course-*.whl"))
     if not wheels:
-        print("The course library is not installed. Download the practice kit from the book (How to take this "
-              "course), upload its .whl with Colab's Files panel, and run this cell again.")
-    else:
-        what = str(wheels[-1])
-$INSTALL8"""
+        raise Stopped("The course library is not installed. Download the practice kit from the book (How to take "
+                      "this course), upload its .whl with Colab's Files panel, and run this cell again.")
+    what = str(wheels[-1])
+$INSTALL4"""
 )
 
 

@@ -352,8 +352,8 @@ function num(v, digits = 3) {
 }
 
 const int = (v) => minus(INTEGER.format(Math.round(v)));
-/** A slider's value as its readout shows it (and as the text alternative says it). */
-const readout = (c, x) => (c.log && c.digits ? num(x, c.digits) : int(x));
+/** A slider's value as its readout shows it (and as the text alternative says it): a named slider's name. */
+const readout = (c, x) => (c.names ? c.names[Math.round(x)] : c.log && c.digits ? num(x, c.digits) : int(x));
 const signed = (v) => (v >= 0 ? "+ " : "− ") + int(Math.abs(v));
 
 // ------------------------------------------------------------------ theme
@@ -373,6 +373,7 @@ const STYLE = `
 .posenc-controls { display: grid; grid-template-columns: repeat(auto-fill, minmax(270px, 1fr)); gap: 4px 28px; margin: 0 0 10px; }
 .posenc-controls label { display: grid; grid-template-columns: 7.5em minmax(80px, 1fr) 4.5em; align-items: center; gap: 8px; margin: 0; }
 .posenc-controls input[type=range] { width: 100%; margin: 0; accent-color: ${OKABE_ITO.blue}; }
+.posenc-controls.posenc-named label { grid-template-columns: 7.5em minmax(80px, 1fr) 6em; }
 .posenc-controls output { font-variant-numeric: tabular-nums; white-space: nowrap; }
 .posenc-view { width: 100%; }
 .posenc-panels { display: grid; gap: 14px 28px; }
@@ -433,10 +434,11 @@ function textWidths(ctx) {
   };
 }
 
-/** "Nice" ticks (1, 2, 5 x 10^n) over [lo, hi], at most `count` of them. */
-function niceTicks(lo, hi, count) {
+/** "Nice" ticks (1, 2, 5 x 10^n) over [lo, hi], at most `count` of them; whole numbers only on an `integer` axis. */
+function niceTicks(lo, hi, count, integer = false) {
   const raw = (hi - lo) / Math.max(1, count), mag = Math.pow(10, Math.floor(Math.log10(raw)));
-  const step = [1, 2, 2.5, 5, 10].map((m) => m * mag).find((s) => (hi - lo) / s <= count) || 10 * mag;
+  const steps = [1, 2, 2.5, 5, 10].map((m) => m * mag).filter((s) => !integer || (s >= 1 && Number.isInteger(s)));
+  const step = steps.find((s) => (hi - lo) / s <= count) || Math.max(integer ? 1 : 0, 10 * mag);
   const out = [];
   for (let t = Math.ceil(lo / step - 1e-9) * step; t <= hi + 1e-9 * (hi - lo); t += step) out.push(Math.abs(t) < 1e-9 * step ? 0 : t);
   return out;
@@ -493,10 +495,10 @@ class Axes {
       }
     }
     for (let count = Math.max(2, Math.floor(length / 30)); count >= 2; count--) {
-      const t = niceTicks(lo, hi, count);
+      const t = niceTicks(lo, hi, count, axis.integer);
       if (this.fits(axis, t, length, minSpacing, widthOf)) return t;
     }
-    return niceTicks(lo, hi, 2);
+    return niceTicks(lo, hi, 2, axis.integer);
   }
 
   fits(axis, t, length, minSpacing, widthOf) {
@@ -589,14 +591,17 @@ class Axes {
     });
   }
 
-  /** Bars of `width` (data units) centred on xs, from `from` to ys. */
+  /** Bars of `width` (data units) centred on xs, from `from` to ys (each recorded whole, as a box of kind "bar";
+   * `up`: it grows up from `from`). */
   bars(xs, ys, color, { width = 0.7, from = 0 } = {}) {
     this.clipped((c) => {
       c.fillStyle = color;
       for (let j = 0; j < xs.length; j++) {
         if (!isFinite(ys[j]) || ys[j] === from) continue;
         const x0 = this.X(xs[j] - width / 2), x1 = this.X(xs[j] + width / 2), y0 = this.Y(from), y1 = this.Y(ys[j]);
-        c.fillRect(x0, Math.min(y0, y1), x1 - x0, Math.max(1, Math.abs(y1 - y0)));
+        const bar = { kind: "bar", text: "", x: x0, y: Math.min(y0, y1), w: x1 - x0, h: Math.max(1, Math.abs(y1 - y0)), up: y1 < y0 };
+        this.boxes.push(bar);
+        c.fillRect(bar.x, bar.y, bar.w, bar.h);
       }
     });
   }
@@ -631,6 +636,12 @@ const SCHEME_NAMES = { none: "no positions", sinusoidal: "sinusoidal added", lea
 const plusSign = (x) => (x > 0 ? "+" : "") + num(x);
 /** Round lo ... hi out to multiples of step. */
 const outTo = (lo, hi, step) => [Math.floor(lo / step + 1e-9) * step, Math.ceil(hi / step - 1e-9) * step];
+/** Limits [a, b] widened at an end that data (lo ... hi) come within `room` of the range to: so that no bar ends on
+ * the frame, where it would look cut off. An end at 0 that bars grow from stays. */
+const headroom = ([a, b], lo, hi, room = 0.06) => {
+  const r = room * (b - a);
+  return [a < 0 && lo < a + r ? a - r : a, hi > b - r ? b + r : b];
+};
 
 const KINDS = {
   formula: {
@@ -646,7 +657,7 @@ const KINDS = {
             : { label: `no cosine: channel ${2 * i + 1} is past d_model`, color: t.muted, dash: DASH.dotted },
           { label: `<i>p</i> = ${v.pos}`, color: t.fg, marker: "filled", line: false },
         ],
-        axes: { x: { lim: [0, POSITIONS_SHOWN - 1], label: "position p" }, y: { lim: [-1.15, 1.15], label: "value" } },
+        axes: { x: { lim: [0, POSITIONS_SHOWN - 1], label: "position p", integer: true }, y: { lim: [-1.15, 1.15], label: "value" } },
         plot(ax) {
           ax.line(d.x, d.sin, t.blue);
           if (hasCos) ax.line(d.x, d.cos, t.orange, { dash: DASH.dashed });
@@ -662,7 +673,7 @@ const KINDS = {
           { label: "PE(pos), channel by channel", color: t.green, marker: "dot" },
           { label: `pair ${i}: channel${pair.length > 1 ? "s" : ""} ${pair.join(", ")}`, color: t.vermillion, marker: "filled", line: false },
         ],
-        axes: { x: { lim: [-0.5, v.d_model - 0.5], label: "channel" }, y: { lim: [-1.15, 1.15], label: "PE(pos)" } },
+        axes: { x: { lim: [-0.5, v.d_model - 0.5], label: "channel", integer: true }, y: { lim: [-1.15, 1.15], label: "PE(pos)" } },
         plot(ax) {
           ax.line(channels, d.row, t.green, { width: 1 });
           if (v.d_model <= 128) ax.points(channels, d.row, t.green, { r: 1.6 });
@@ -688,7 +699,7 @@ const KINDS = {
           { label: `below <i>L</i>: wraps within <i>L</i>`, color: t.orange, dash: DASH.dashdot },
           { label: `above ${num(d.constant_above)}: nearly constant over <i>L</i>`, color: t.vermillion, dash: DASH.dashed },
         ],
-        axes: { x: { lim: [0, Math.max(1, n - 1)], label: "pair i" }, y: { lim: [1, 1e9], log: true, label: "wavelength λᵢ (positions)" } },
+        axes: { x: { lim: [0, Math.max(1, n - 1)], label: "pair i", integer: true }, y: { lim: [1, 1e9], log: true, label: "wavelength λᵢ (positions)" } },
         plot(ax) {
           ax.hline(d.fine_below, t.green, DASH.dotted);
           ax.hline(d.wrap_below, t.orange, DASH.dashdot);
@@ -730,7 +741,7 @@ const KINDS = {
           { label: "PE(<i>p</i>)·PE(<i>p</i>+<i>k</i>) ÷ (<i>d</i>/2), every <i>k</i>", color: t.blue, width: 1.2 },
           { label: `<i>k</i> = ${int(v.k)}`, color: t.vermillion, marker: "filled", line: false },
         ],
-        axes: { x: { lim: [-200, 200], label: "offset k" }, y: { lim: [-1.05, 1.05], label: "cosine similarity" } },
+        axes: { x: { lim: [-200, 200], label: "offset k", integer: true }, y: { lim: [-1.05, 1.05], label: "cosine similarity" } },
         plot(ax) {
           ax.line(d.ks, d.dots.map((x) => x / norm), t.blue, { width: 1.2 });
           ax.points([v.k], [d.dot_k / norm], t.vermillion, { r: 5 });
@@ -756,7 +767,7 @@ const KINDS = {
           { label: "train length <i>L</i>", color: t.green, dash: DASH.dotted },
           { label: `target length <i>s</i>·<i>L</i> = ${int(d.target)}`, color: t.vermillion, dash: DASH.dashdot },
         ],
-        axes: { x: { lim: [0, n - 1], label: "pair i" }, y: { lim: [1, 1e10], log: true, label: "wavelength λᵢ (positions)" } },
+        axes: { x: { lim: [0, n - 1], label: "pair i", integer: true }, y: { lim: [1, 1e10], log: true, label: "wavelength λᵢ (positions)" } },
         plot(ax) {
           ax.hline(d.length, t.green, DASH.dotted);
           ax.hline(d.target, t.vermillion, DASH.dashdot);
@@ -786,7 +797,7 @@ const KINDS = {
           { label: `trained length <i>L</i> = ${int(d.length)}`, color: t.green, dash: DASH.dotted },
           { label: `target length ${int(d.target)}`, color: t.vermillion, dash: DASH.dashdot },
         ],
-        axes: { x: { lim: [0, n - 1], label: "pair i" }, y: { lim: [1, 1e12], log: true, label: "wavelength λᵢ (positions)" } },
+        axes: { x: { lim: [0, n - 1], label: "pair i", integer: true }, y: { lim: [1, 1e12], log: true, label: "wavelength λᵢ (positions)" } },
         plot(ax) {
           ax.hline(d.length, t.green, DASH.dotted);
           ax.hline(d.target, t.vermillion, DASH.dashdot);
@@ -818,7 +829,7 @@ const KINDS = {
           ...names.map((name, n) => ({ label: `${name} (${worst(name)})`, color: colors[n], dash: dashes[n], marker: "dot" })),
           { label: "π: the phase is lost", color: t.muted, dash: DASH.dotted },
         ],
-        axes: { x: { lim: [-0.5, d.i.length - 0.5], label: "pair i" }, y: { lim: [1e-12, 10], log: true, label: "|angle error| (radians)" } },
+        axes: { x: { lim: [-0.5, d.i.length - 0.5], label: "pair i", integer: true }, y: { lim: [1e-12, 10], log: true, label: "|angle error| (radians)" } },
         plot(ax) {
           ax.hline(Math.PI, t.muted, DASH.dotted);
           names.forEach((name, n) => {
@@ -846,13 +857,15 @@ const KINDS = {
       };
       const setting = { sinusoidal: `, base ${num(v.base)}`, rope: `, base ${num(v.base)}`,
         alibi: `, slope ${num(Math.pow(2, (-8 * (ALIBI.head + 1)) / ALIBI.heads))}`, t5: `, ${T5.numBuckets} buckets` }[d.scheme] || "";
-      const keyAxis = { lim: [-0.5, n - 0.5], label: "key position s" };
+      const keyAxis = { lim: [-0.5, n - 0.5], label: "key position s", integer: true };
       const masked = (ax) => { if (p < n - 1) ax.shade(p + 0.5, n - 0.5, t.grid); };
       const maskedLegend = p < n - 1 ? [{ label: "masked", color: t.grid, width: 8 }] : [];
       const all = [...d.scores, ...d.scores_none], lo = Math.min(0, ...all), hi = Math.max(0, ...all);
-      const scoreLim = outTo(lo, hi, hi - lo > 6 ? 2 : hi - lo > 3 ? 1 : 0.5);
-      const weightTop = Math.max(0.1, Math.ceil(Math.max(...d.weights, ...d.weights_none) * 10 - 1e-9) / 10);
-      const change = Math.max(...d.difference.map(Math.abs)), changeLim = Math.max(0.05, Math.ceil(change * 20 - 1e-9) / 20);
+      const scoreLim = headroom(outTo(lo, hi, hi - lo > 6 ? 2 : hi - lo > 3 ? 1 : 0.5), lo, hi);
+      const heaviest = Math.max(...d.weights, ...d.weights_none);
+      const weightLim = headroom([0, Math.max(0.1, Math.ceil(heaviest * 10 - 1e-9) / 10)], 0, heaviest);
+      const change = Math.max(...d.difference.map(Math.abs));
+      const changeTop = headroom([0, Math.max(0.05, Math.ceil(change * 20 - 1e-9) / 20)], 0, change)[1];
       const gain = d.difference.indexOf(Math.max(...d.difference)), loss = d.difference.indexOf(Math.min(...d.difference));
       const changed = change > TIE;
       const moved = changed ? `key ${gain} gains most (${plusSign(d.difference[gain])}), key ${loss} loses most ` +
@@ -876,7 +889,7 @@ const KINDS = {
         title: `softmax weights: ${num(d.weights[d.argmax])} on key ${d.argmax}` +
           (none ? "" : `; without positions ${num(d.weights_none[d.argmax_none])} on key ${d.argmax_none}`),
         legend: [{ label: name, color: t.blue, width: 8 }, ...reference],
-        axes: { x: keyAxis, y: { lim: [0, weightTop], label: "attention weight" } },
+        axes: { x: keyAxis, y: { lim: weightLim, label: "attention weight" } },
         plot(ax) {
           masked(ax);
           ax.bars(d.keys, d.weights, t.blue);
@@ -888,7 +901,7 @@ const KINDS = {
       }, {
         title: none ? "weights minus those without positions: none to compare with" : `weights minus those without positions: ${moved}`,
         legend: [{ label: "gained", color: t.blue, width: 8 }, { label: "lost", color: t.vermillion, width: 8 }],
-        axes: { x: keyAxis, y: { lim: [-changeLim, changeLim], label: "weight difference" } },
+        axes: { x: keyAxis, y: { lim: [-changeTop, changeTop], label: "weight difference" } },
         plot(ax) {
           masked(ax);
           ax.hline(0, t.muted);
@@ -1099,6 +1112,9 @@ function mountStatic(root) {
   root.querySelector("noscript")?.remove();
   const controls = doc.createElement("div"), view = doc.createElement("div");
   controls.className = "posenc-controls";
+  // a slider that shows names: every readout of the explorer gets room for the longest ("sinusoidal"), so that the
+  // sliders stay aligned
+  if (spec.controls.some((c) => c.names)) controls.classList.add("posenc-named");
   const inputs = {};
   for (const c of spec.controls) {
     const label = doc.createElement("label"), name = doc.createElement("span"),
@@ -1150,7 +1166,7 @@ function mountAll() {
 
 // ------------------------------------------------------------------ for the tests
 
-/** Every title, legend entry, canvas text and plot area of an explorer, in viewport CSS px. */
+/** Every title, legend entry, canvas text, plot area and bar of an explorer, in viewport CSS px. */
 function boxes(root) {
   const out = [], rect = (kind, r, text = "") => out.push({ kind, text, x: r.left, y: r.top, w: r.width, h: r.height });
   root.posencView.panels.forEach((p, n) => {

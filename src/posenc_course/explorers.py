@@ -376,6 +376,7 @@ class _Slider:
     step: float = 1
     log: bool = False
     digits: int = 3  # a log slider's readout: significant digits, with thousands separators (0: an integer)
+    names: tuple[str, ...] = ()  # what each value lo ... hi shows in the readout, for a slider that picks one of these
 
     def spec(self):
         if self.log:
@@ -385,6 +386,8 @@ class _Slider:
     def widget(self, value, hi=None):
         """The ipywidgets slider at ``value`` (``hi``: a top that follows another slider)."""
         style = {"description_width": "initial"}
+        if self.names:  # its readout shows the name; its "index" is the value (linked to the trait)
+            return widgets.SelectionSlider(options=list(self.names), index=value, description=self.label, style=style)
         if self.log:
             return widgets.FloatLogSlider(
                 value=value,
@@ -409,6 +412,12 @@ class _Slider:
 def _specs(sliders: dict, **instead) -> dict:
     """What an explorer's constructor accepts: each slider's range, but where ``instead`` says otherwise."""
     return {name: slider.spec() for name, slider in sliders.items()} | instead
+
+
+def _value_attribute(control) -> str:
+    """The attribute of a slider widget that holds its value as the explorer's trait has it (a named slider's
+    index)."""
+    return "index" if isinstance(control, widgets.SelectionSlider) else "value"
 
 
 def _digits(readout_format: str) -> int:
@@ -443,7 +452,10 @@ class Explorer(anywidget.AnyWidget):
         for control in self.controls.values():
             control.continuous_update = True
         # in the browser: slider value <-> trait, both ways, with no kernel in between
-        self.links = [widgets.jslink((control, "value"), (self, name)) for name, control in self.controls.items()]
+        self.links = [
+            widgets.jslink((control, _value_attribute(control)), (self, name))
+            for name, control in self.controls.items()
+        ]
         self._spec = self.browser_spec()
         self.layout = widgets.Layout(width="100%")
         self.panel = widgets.VBox(
@@ -463,14 +475,15 @@ class Explorer(anywidget.AnyWidget):
         controls = []
         for name, c in self.controls.items():
             log = isinstance(c, widgets.FloatLogSlider)
+            if isinstance(c, widgets.SelectionSlider):  # values 0 ... n-1, shown by their names
+                named = {"min": 0, "max": len(c.options) - 1, "step": 1, "value": c.index, "names": list(c.options)}
+            else:
+                named = {"min": c.min, "max": c.max, "step": c.step, "value": c.value}
             controls.append(
                 {
                     "name": name,
                     "label": c.description,
-                    "min": c.min,
-                    "max": c.max,
-                    "step": c.step,
-                    "value": c.value,
+                    **named,
                     "log": log,
                     "digits": _digits(c.readout_format) if log else 0,
                 }
@@ -638,7 +651,7 @@ ROPE_RULES_SLIDERS = {
     "d_head": _Slider("d_head", 16, 256, 16),
     "length": _Slider("trained length L", 512, 32768, 512),
     "target": _Slider("target length", 512, 262144, 512),
-    "rule": _Slider("rule: linear, dynamic, YaRN, Llama 3", 0, len(ROPE_RULES) - 1),
+    "rule": _Slider("rule", 0, len(ROPE_RULES) - 1, names=("linear", "dynamic", "YaRN", "Llama 3")),
 }
 
 
@@ -705,7 +718,9 @@ ATTENTION_SLIDERS = {
     "query": _Slider("query position", 0, len(SENTENCE) - 1),
     "base": _Slider("base", 1, 6, 0.1, log=True),
     "d": _Slider("head width d", 2, 64, 2),
-    "scheme": _Slider("scheme: none, sinusoidal, learned, RoPE, ALiBi, T5", 0, len(ATTENTION_SCHEMES) - 1),
+    "scheme": _Slider(
+        "scheme", 0, len(ATTENTION_SCHEMES) - 1, names=("none", "sinusoidal", "learned", "RoPE", "ALiBi", "T5")
+    ),
 }
 
 

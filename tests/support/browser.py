@@ -40,9 +40,6 @@ SKIP_MESSAGE = "Chromium not installed: apt-get install chromium (CI installs it
 BENIGN_CONSOLE = [
     # Chromium logs every request we abort on purpose; the request itself is recorded as external.
     "net::ERR_BLOCKED_BY_CLIENT",
-    # pydata-sphinx-theme on a first visit (empty localStorage) reads mode "" and logs this before
-    # falling back to "auto"; the page is unaffected.
-    "Got invalid theme mode: . Resetting to auto.",
 ]
 # Failed requests that are not failures (none so far).
 BENIGN_FAILED_URLS: set[str] = set()
@@ -264,9 +261,15 @@ def overlap(a, b, tol=0.5) -> bool:
     )
 
 
+# The least room, in CSS px, between a bar's end and the frame it grows towards: a bar that ends on the frame (or
+# past it, clipped) looks cut off, its height unreadable.
+BAR_ROOM = 3
+
+
 def explorer_layout_failures(boxes: list[dict], viewport: int) -> list[str]:
     """What is wrong with an explorer's layout, from the boxes explorers.js reports (posencExplorers.boxes):
-    wider than the page, text cut at its edge, text overlapping text or a plot area, panels overlapping."""
+    wider than the page, text cut at its edge, text overlapping text or a plot area, panels overlapping, a bar
+    ending on its plot's frame."""
     root = next(b for b in boxes if b["kind"] == "root")
     texts = [b for b in boxes if b["kind"] in EXPLORER_TEXT]
     plots = [b for b in boxes if b["kind"] == "plot"]
@@ -289,4 +292,9 @@ def explorer_layout_failures(boxes: list[dict], viewport: int) -> list[str]:
     for a, b in itertools.combinations(canvases, 2):
         if overlap(a, b):
             out.append("two panels overlap")
+    for bar in (b for b in boxes if b["kind"] == "bar"):
+        plot = next(p for p in plots if p["panel"] == bar["panel"])
+        room = bar["y"] - plot["y"] if bar["up"] else plot["y"] + plot["h"] - (bar["y"] + bar["h"])
+        if room < BAR_ROOM:
+            out.append(f"a bar of panel {bar['panel']} ends {room:.1f} px from the plot's frame: it looks cut off")
     return out
