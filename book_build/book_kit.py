@@ -44,19 +44,23 @@ replace each `...` with your answer and run the cell.
 
 ## Install (once)
 
-You need Python 3.11 or newer. In a terminal, in this folder:
+You need Python 3.11 or newer. In a terminal, in this folder, run the lines for your system: they create a
+virtual environment in `.venv`, activate it, install PyTorch, then the course library with JupyterLab, and
+start JupyterLab. Then open `01_order_problem.ipynb`.
 
-    python -m venv .venv
-    source .venv/bin/activate        # Windows PowerShell: .venv\\Scripts\\Activate.ps1
-    {install}
-    jupyter lab
+{blocks}
 
-then open `01_order_problem.ipynb`. The install keeps what your environment already has when it is
-recent enough (PyTorch, numpy, IPython, ipywidgets, matplotlib) and adds JupyterLab. On Linux without
-an NVIDIA GPU, install PyTorch's CPU build first, before the line above (pip otherwise downloads
-several GB of CUDA libraries):
+**Which PyTorch.** The course runs on the CPU. On Linux, pip's own PyTorch is the build for NVIDIA GPUs and
+brings several GB of CUDA libraries, so the Linux lines take PyTorch's CPU build from PyTorch's index. Keep
+that line unless your computer has an NVIDIA GPU that you want PyTorch to use (`nvidia-smi` lists it; where
+that command does not exist, there is none to use): then `python -m pip install torch` is yours. On macOS and
+Windows pip's own PyTorch is the right one (the CPU build; on a Mac with Apple's GPU support), as PyTorch's
+install page shows: https://pytorch.org/get-started/locally/. The course library keeps a PyTorch 2.4 or newer
+that the environment already has.
 
-    {torch_cpu}
+**No venv?** If `python3 -m venv` says that ensurepip is not available (Debian, Ubuntu), install the
+`python3-venv` package (`sudo apt install python3-venv`) and run it again. On Windows, `py` is the launcher
+that python.org's installer adds; where it is missing (Python from the Microsoft Store), type `python` instead.
 
 **VS Code:** open this folder, create the environment as above in its terminal, open a notebook and
 choose the `.venv` kernel with *Select Kernel*. **Colab:** upload a notebook (*File > Upload
@@ -82,7 +86,44 @@ def install_command(wheel: str | None = None) -> str:
     return f'python -m pip install "{wheel or wheel_name()}[lab]"'
 
 
+# PyTorch's CPU build for Linux, from PyTorch's own index: PyPI's torch for Linux is the CUDA build, which pulls
+# several GB of NVIDIA libraries. On macOS and Windows PyPI's torch is already what the course needs: PyTorch's
+# install selector (https://pytorch.org/get-started/locally/) gives the plain `pip3 install torch` for macOS
+# ("CUDA is not available on MacOS, please use default package") and for Windows with CPU, and an --index-url only
+# for the CUDA builds of Windows and the CPU build of Linux.
 TORCH_CPU = "python -m pip install torch --index-url https://download.pytorch.org/whl/cpu"
+TORCH = "python -m pip install torch"
+PLATFORMS = ("Linux", "macOS", "Windows")
+
+
+def install_blocks(install: str | None = None) -> dict[str, list[str]]:
+    """What a learner types on each platform, in order: a venv, activated, PyTorch, the course (``install``, by
+    default the kit's line), JupyterLab. PyTorch comes first, so that the course's ``torch>=2.4`` finds it
+    installed and pip fetches no other build. Before the venv is active only the system's own command for
+    Python exists (``python3``; ``py`` on Windows); inside it, ``python`` is the venv's."""
+    install = install or install_command()
+    unix = ["python3 -m venv .venv", "source .venv/bin/activate"]
+    return {
+        "Linux": [*unix, TORCH_CPU, install, "jupyter lab"],
+        "macOS": [*unix, TORCH, install, "jupyter lab"],
+        "Windows": ["py -3 -m venv .venv", r".venv\Scripts\Activate.ps1", TORCH, install, "jupyter lab"],
+    }
+
+
+LABELS = {
+    "Linux": "**Linux** (Terminal):",
+    "macOS": "**macOS** (Terminal):",
+    "Windows": "**Windows** (PowerShell; in the Command Prompt, activate with `.venv\\Scripts\\activate.bat` instead):",
+}
+FENCES = {"Linux": "bash", "macOS": "bash", "Windows": "powershell"}
+
+
+def markdown_blocks(install: str | None = None) -> str:
+    """The install blocks as Markdown: each platform's label, then its lines in a fenced block."""
+    return "\n\n".join(
+        f"{LABELS[platform]}\n\n```{FENCES[platform]}\n" + "\n".join(lines) + "\n```"
+        for platform, lines in install_blocks(install).items()
+    )
 
 
 def build_wheel(target: Path, root: Path = ROOT) -> Path:
@@ -114,7 +155,7 @@ def kit_bytes(wheel: Path, root: Path = ROOT) -> bytes:
     members = [
         (
             f"{KIT}/README.md",
-            KIT_README.format(wheel=wheel.name, install=install_command(wheel.name), torch_cpu=TORCH_CPU).encode(),
+            KIT_README.format(wheel=wheel.name, blocks=markdown_blocks(install_command(wheel.name))).encode(),
         )
     ]
     members += [(f"{KIT}/{nb.name}", nb.read_bytes()) for nb in sorted((root / "exercises").glob("*.ipynb"))]

@@ -7,12 +7,14 @@ outside the repository, is tests/test_wheel.py.
 
 from __future__ import annotations
 
+import shlex
 import zipfile
 from pathlib import Path
 
 import pytest
 
 from book_build import book_kit, download_menu
+from tests.support.learner_env import copy_blocks
 
 ROOT = Path(__file__).resolve().parent.parent
 EXERCISES = sorted((ROOT / "exercises").glob("*.ipynb"))
@@ -49,7 +51,7 @@ def test_the_kit_holds_every_exercise_the_wheel_and_a_readme_in_one_folder(downl
     assert got[f"{book_kit.KIT}/{wheel.name}"] == wheel.read_bytes()
     readme = got[f"{book_kit.KIT}/README.md"].decode()
     assert book_kit.install_command() in readme and f'"{wheel.name}[lab]"' in readme
-    assert book_kit.TORCH_CPU in readme and "Python 3.11 or newer" in readme
+    assert "Python 3.11 or newer" in readme
 
 
 def test_the_lab_extra_the_readme_installs_exists_and_brings_jupyterlab():
@@ -115,3 +117,81 @@ def test_a_page_without_a_download_menu_is_left_alone(tmp_path):
     page.write_text("<p>no menu</p>")
     assert download_menu.offer(page, href="x", **book_kit.MENU_ENTRY) == 0
     assert page.read_text() == "<p>no menu</p>"
+
+
+DOCS = {
+    "how_to_take_this_course.md": book_kit.install_command(),
+    "exercises/README.md": 'python -m pip install ".[lab]"',
+}
+
+
+def words(platform: str, line: str) -> list[str]:
+    """A line as its shell splits it (PowerShell's quoting is the same for what these lines hold)."""
+    return shlex.split(line, posix=True) if platform != "Windows" else shlex.split(line.replace("\\", "\\\\"))
+
+
+def check_block(platform: str, lines: list[str], course: str) -> None:
+    """The order and the commands a learner's fresh machine can run: Python's own command before the venv is
+    active (python3 on Linux and macOS, where a bare python may not exist; py or python on Windows), then the
+    venv's python for pip, PyTorch before the course, the CPU build from PyTorch's index on Linux only."""
+    commands = [words(platform, line) for line in lines]
+    activate = {"Windows": [".venv\\Scripts\\Activate.ps1"]}.get(platform, ["source", ".venv/bin/activate"])
+    assert activate in commands, f"{platform}: the venv is never activated: {lines}"
+    active = commands.index(activate)
+    system_python = {"Windows": {"py", "python"}}.get(platform, {"python3"})
+    for command in commands[:active]:
+        assert command[0] in system_python, f"{platform}: {command[0]!r} before the venv; there: {system_python}"
+    assert commands[0][0] in system_python and commands[0][-3:] == ["-m", "venv", ".venv"], lines[0]
+    pip = [i for i, c in enumerate(commands) if c[:4] == ["python", "-m", "pip", "install"]]
+    assert all(i > active for i in pip), f"{platform}: pip runs before the venv is active"
+    assert not [c for c in commands if c[0] in {"pip", "pip3"}], "a bare pip may be the system's: python -m pip"
+    (torch,) = [i for i in pip if "torch" in commands[i][4:]]
+    (wheel,) = [i for i in pip if lines[i] == course]
+    assert torch < wheel, f"{platform}: the course is installed before PyTorch, so pip picks PyTorch itself"
+    cpu = ["--index-url", "https://download.pytorch.org/whl/cpu"]
+    if platform == "Linux":
+        assert commands[torch][4:] == ["torch", *cpu], f"Linux needs PyTorch's CPU build: {lines[torch]}"
+    else:  # macOS and Windows: PyPI's PyTorch is the CPU build (MPS on a Mac); no CUDA comes with it
+        assert commands[torch][4:] == ["torch"], f"{platform} takes pip's own torch: {lines[torch]}"
+    assert '[lab]"' in lines[wheel], "an extra's brackets unquoted are a glob to zsh (macOS's shell)"
+    assert commands[-1] == ["jupyter", "lab"] and len(commands) - 1 > wheel
+
+
+@pytest.mark.parametrize("doc", sorted(DOCS))
+def test_each_platform_block_installs_pytorch_first_with_commands_that_exist_there(doc):
+    blocks = copy_blocks((ROOT / doc).read_text(encoding="utf-8"))
+    assert list(blocks) == list(book_kit.PLATFORMS)
+    for platform, lines in blocks.items():
+        check_block(platform, lines, DOCS[doc])
+    assert blocks == book_kit.install_blocks(DOCS[doc])
+
+
+def test_the_kits_readme_has_the_same_blocks(downloads):
+    _, wheel, kit = downloads
+    readme = members(kit)[f"{book_kit.KIT}/README.md"].decode()
+    blocks = copy_blocks(readme)
+    assert list(blocks) == list(book_kit.PLATFORMS)
+    for platform, lines in blocks.items():
+        check_block(platform, lines, book_kit.install_command(wheel.name))
+    assert blocks == copy_blocks((ROOT / "how_to_take_this_course.md").read_text(encoding="utf-8"))
+    for told in ("python3-venv", "nvidia-smi", "https://pytorch.org/get-started/locally/"):
+        assert told in readme, told
+
+
+@pytest.mark.parametrize(
+    "planted, fails",
+    [
+        (lambda b: {**b, "Linux": [b["Linux"][i] for i in (0, 1, 3, 2, 4)]}, "before PyTorch"),
+        (lambda b: {**b, "Linux": [b["macOS"][i] if i == 2 else b["Linux"][i] for i in range(5)]}, "Linux"),
+        (lambda b: {**b, "macOS": ["python -m venv .venv", *b["macOS"][1:]]}, "before the venv"),
+        (lambda b: {**b, "Windows": [b["Windows"][i] for i in (0, 2, 1, 3, 4)]}, "before the venv is active"),
+        (lambda b: {**b, "macOS": [line.replace("python -m pip", "pip") for line in b["macOS"]]}, "system's"),
+        (lambda b: {**b, "Windows": [*b["Windows"][:2], b["Linux"][2], *b["Windows"][3:]]}, "pip's own"),
+    ],
+    ids=["course-first", "linux-cuda", "bare-python", "pip-before-activate", "bare-pip", "windows-cpu-index"],
+)
+def test_the_block_check_fails_on_planted_mistakes(planted, fails):
+    blocks = planted(book_kit.install_blocks())
+    with pytest.raises(AssertionError, match=fails):
+        for platform, lines in blocks.items():
+            check_block(platform, lines, book_kit.install_command())

@@ -2,11 +2,12 @@
 
 The kit is made by the function the book build calls (``book_kit.write_downloads``: the wheel built from
 ``pyproject.toml`` and ``src/``, the exercises, a README), unpacked into a folder outside the repository,
-and its README followed: its install line runs as written (the course wheel with the ``lab`` extra, pip's
-cache reused, no constraints file), next to PyTables (whose import name ``tables`` one of our modules used
-to take). Only PyTorch comes another way: the README's CPU-build line needs PyTorch's own index, which this
-machine cannot reach, so the CPU build CI pins is linked in first (``tests.support.learner_env``). Everything then
-runs with that environment's Python, from the kit's folder, with no ``PYTHONPATH``, no user site-packages and
+and its README followed: the pip lines of its Linux block run as written, in their order (PyTorch's CPU
+build, then the course wheel with the ``lab`` extra; pip's cache reused, no constraints file), then PyTables
+(whose import name ``tables`` one of our modules used to take). The CPU build CI pins is linked in before
+(``tests.support.learner_env``), as the block's PyTorch line would install it from PyTorch's index, which this
+machine cannot reach: that line then finds it installed and keeps it. Everything then runs
+with that environment's Python, from the kit's folder, with no ``PYTHONPATH``, no user site-packages and
 Jupyter's paths in the temporary folder: every learner-facing module (the list read from the wheel) imports,
 ``tables`` is PyTables, each explorer is created with its static HTML twin, and the kit's first exercise
 notebook (one question answered) and a chapter notebook downloaded from the book execute with nbclient,
@@ -40,12 +41,11 @@ CHAPTER = "chapters/02_sinusoidal_formula.ipynb"
 TOP_LEVEL = {"posenc", "grading", "posenc_course"}  # what the wheel may put into site-packages
 
 
-def readme_install_line(readme: str) -> list[str]:
-    """The kit README's install line for the course (not its PyTorch CPU line), as pip arguments."""
-    (line,) = [line.strip() for line in readme.splitlines() if "pip install" in line and "[lab]" in line]
-    words = shlex.split(line)
-    assert words[:4] == ["python", "-m", "pip", "install"], line
-    return words[4:]
+def readme_pip_lines(readme: str) -> list[list[str]]:
+    """The pip lines of the kit README's Linux block, in its order (PyTorch, then the course), as pip arguments."""
+    lines = [shlex.split(line) for line in learner_env.copy_blocks(readme)["Linux"] if "pip install" in line]
+    assert all(words[:4] == ["python", "-m", "pip", "install"] for words in lines), lines
+    return [words[4:] for words in lines]
 
 
 @pytest.fixture(scope="module")
@@ -63,8 +63,10 @@ def learner(tmp_path_factory):
     start = time.perf_counter()
     venv = tmp / "venv"
     python = learner_env.create(venv)
-    install = readme_install_line((home / "README.md").read_text())
-    learner_env.pip(python, "install", "--quiet", "--no-compile", *install, PYTABLES, cwd=home)
+    install = readme_pip_lines((home / "README.md").read_text())
+    for line in install:  # torch (already there: pip keeps it), then the course
+        learner_env.pip(python, "install", "--quiet", "--no-compile", *line, cwd=home)
+    learner_env.pip(python, "install", "--quiet", "--no-compile", PYTABLES, cwd=home)
     timings["fresh venv + the README's pip install"] = time.perf_counter() - start
     env = learner_env.clean_env(venv, tmp)
     yield {
@@ -195,7 +197,8 @@ def test_every_learner_module_imports_from_the_venv_outside_the_repository(learn
 
 
 def test_the_readme_installs_the_wheel_beside_it_with_jupyterlab(learner):
-    assert learner["install"] == [f"{learner['wheel'].name}[lab]"]
+    cpu = ["--index-url", "https://download.pytorch.org/whl/cpu"]
+    assert learner["install"] == [["torch", *cpu], [f"{learner['wheel'].name}[lab]"]]
     installed = learner_env.freeze(learner["python"])
     assert installed["posenc-course"] == tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
     assert "jupyterlab" in installed and "ipykernel" in installed

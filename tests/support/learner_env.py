@@ -193,3 +193,24 @@ def where_from_cell() -> dict:
 def where_from(stream: str) -> dict:
     """What ``where_from_cell`` printed: the kernel's Python and the course's files."""
     return json.loads(stream.strip().splitlines()[-1])
+
+
+# What a learner copies: the fenced blocks of a page, each under the bold name of the platform it is for.
+FENCED = re.compile(r"^```(\w*)\n(.*?)^```$", re.S | re.M)
+PLATFORM_LABEL = re.compile(r"\*\*(Linux|macOS|Windows)\*\*[^\n]*:$")
+
+
+def copy_blocks(markdown: str) -> dict[str, list[str]]:
+    """Every fenced block of ``markdown`` that installs something, by the platform named in the paragraph just
+    above it (``**Linux** (Terminal):``); its lines as typed."""
+    blocks = {}
+    for match in FENCED.finditer(markdown):
+        lines = [line.strip() for line in match[2].splitlines() if line.strip()]
+        if not any("pip install" in line for line in lines):
+            continue
+        above = markdown[: match.start()].rstrip().rsplit("\n\n", 1)[-1]
+        label = PLATFORM_LABEL.search(" ".join(above.split()))
+        assert label, f"a block that installs, under no platform's name: {above!r}"
+        assert label[1] not in blocks, f"two blocks for {label[1]}"
+        blocks[label[1]] = lines
+    return blocks
