@@ -5,7 +5,13 @@ A reader of the built book needs no copy of the repository to practise. Every bu
 * ``_downloads/posenc_course-VERSION-py3-none-any.whl``: the course library (``posenc``, the grader,
   the course helpers), built from ``pyproject.toml`` and ``src/`` as ``pip wheel`` builds it;
 * ``_downloads/posenc-course-practice.zip``: one folder, ``posenc-course-practice/``, holding the
-  exercise notebooks, that wheel and a README with the install line (``KIT_README``).
+  book's notebooks in the book's folders (``NOTEBOOK_FOLDERS``: the exercises, the chapters they link, the
+  answers, the appendix a chapter links), that wheel and a README with the install lines (``KIT_README``).
+
+A notebook's name says what it holds (``chapters/08_rope.ipynb``, ``exercises/08_rope_exercises.ipynb``,
+``solutions/08_rope_solutions.ipynb``: ``tools/make_exercises.practice_name``), so the page's own ``.ipynb``
+in a download menu never has the name of another page's, and the notebooks' relative links
+(``../chapters/08_rope.ipynb``) resolve inside the unpacked kit as they do in the repository.
 
 "How to take this course" links both; every practice page offers the kit in its download menu, next to
 its ``.ipynb``. When ``html.baseurl`` names the book's public address, every notebook's first cell on
@@ -33,20 +39,26 @@ DOWNLOADS = "_downloads"
 KIT = "posenc-course-practice"
 KIT_ZIP = f"{KIT}.zip"
 PRACTICE_PAGES = ("exercises/", "solutions/")
+NOTEBOOK_FOLDERS = ("chapters", "exercises", "solutions", "appendix")
+FIRST_EXERCISE = "exercises/01_order_problem_exercises.ipynb"
 
 KIT_README = """\
 # Practice kit: Positional Encoding in Transformers
 
-This folder holds the practice notebooks of the book, one per chapter (`01_order_problem.ipynb` for
-chapter 1, and so on), and the course library they import, `{wheel}`: the formulas (`posenc`), the
-grader (`grading`) and the course's helpers. Each question cell ends with `check("NN.k", answer)`:
-replace each `...` with your answer and run the cell.
+This folder holds the notebooks of the book in the book's folders: in `exercises/` the practice, one
+notebook per chapter (`exercises/01_order_problem_exercises.ipynb` for chapter 1, and so on); in `chapters/`
+the chapters themselves (`chapters/01_order_problem.ipynb`); in `solutions/` the practice answered
+(`solutions/01_order_problem_solutions.ipynb`); in `appendix/` the appendix. The notebooks link one another
+by these paths: keep the folders together. Running a solutions notebook records its questions as solved in
+your progress, so read the answers, or run them once you are done. Beside them is the course library the
+notebooks import, `{wheel}`: the formulas (`posenc`), the grader (`grading`) and the course's helpers. Each
+question cell ends with `check("NN.k", answer)`: replace each `...` with your answer and run the cell.
 
 ## Install (once)
 
 You need Python 3.11 or newer. In a terminal, in this folder, run the lines for your system: they create a
 virtual environment in `.venv`, activate it, install PyTorch, then the course library with JupyterLab, and
-start JupyterLab. Then open `01_order_problem.ipynb`.
+start JupyterLab. Then open `{first}`.
 
 {blocks}
 
@@ -62,9 +74,13 @@ that the environment already has.
 `python3-venv` package (`sudo apt install python3-venv`) and run it again. On Windows, `py` is the launcher
 that python.org's installer adds; where it is missing (Python from the Microsoft Store), type `python` instead.
 
+Chapter 11 also runs tiny models of the Hugging Face library: to run that chapter (not its exercises), install
+the course with its `models` extra as well, `python -m pip install "{wheel}[lab,models]"`.
+
 **VS Code:** open this folder, create the environment as above in its terminal, open a notebook and
 choose the `.venv` kernel with *Select Kernel*. **Colab:** upload a notebook (*File > Upload
 notebook*) and `{wheel}` (the *Files* panel), then run the notebook's first cell: it installs the wheel.
+A notebook uploaded alone has no folders around it, so its links to the other notebooks lead nowhere there.
 
 Your progress is kept in `~/.posenc-course/progress.json`; `summary("02")` shows a chapter's.
 """
@@ -150,15 +166,19 @@ def build_wheel(target: Path, root: Path = ROOT) -> Path:
     return wheel
 
 
+def notebooks(root: Path = ROOT) -> list[Path]:
+    """The notebooks the kit holds, at the paths they have in ``root``."""
+    return [nb for folder in NOTEBOOK_FOLDERS for nb in sorted((root / folder).glob("*.ipynb"))]
+
+
 def kit_bytes(wheel: Path, root: Path = ROOT) -> bytes:
-    """The practice kit as zip bytes: exercises, the wheel, the README (fixed timestamps: same input, same bytes)."""
-    members = [
-        (
-            f"{KIT}/README.md",
-            KIT_README.format(wheel=wheel.name, blocks=markdown_blocks(install_command(wheel.name))).encode(),
-        )
-    ]
-    members += [(f"{KIT}/{nb.name}", nb.read_bytes()) for nb in sorted((root / "exercises").glob("*.ipynb"))]
+    """The practice kit as zip bytes: the notebooks, the wheel, the README (fixed timestamps: same input, same
+    bytes)."""
+    readme = KIT_README.format(
+        wheel=wheel.name, blocks=markdown_blocks(install_command(wheel.name)), first=FIRST_EXERCISE
+    )
+    members = [(f"{KIT}/README.md", readme.encode())]
+    members += [(f"{KIT}/{nb.relative_to(root).as_posix()}", nb.read_bytes()) for nb in notebooks(root)]
     members.append((f"{KIT}/{wheel.name}", wheel.read_bytes()))
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as z:

@@ -32,7 +32,8 @@ pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[1]
 PROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
-EXERCISE = "02_sinusoidal_formula.ipynb"
+EXERCISE = "02_sinusoidal_formula_exercises.ipynb"
+SOLUTION = "02_sinusoidal_formula_solutions.ipynb"
 CHAPTER = "chapters/02_sinusoidal_formula.ipynb"
 
 COLAB = [f"{name}=={version}" for name, version in learner_env.COLAB.items()] + [learner_env.TORCH]
@@ -84,9 +85,9 @@ def wheel(tmp_path_factory):
 def notebooks_run(python: Path, home: Path, env: dict) -> tuple[dict, list[str]]:
     """The exercise (first question answered) and the chapter, executed in ``home``; (results, question ids)."""
     questions = learner_env.answered_exercise(
-        REPO / "exercises" / EXERCISE, REPO / "solutions" / EXERCISE, home / EXERCISE
+        REPO / "exercises" / EXERCISE, REPO / "solutions" / SOLUTION, home / EXERCISE
     )
-    chapter = home / f"chapter-{Path(CHAPTER).name}"  # (the exercise notebook has the same name)
+    chapter = home / Path(CHAPTER).name
     chapter.write_bytes((REPO / CHAPTER).read_bytes())
     got = learner_env.script(python, learner_env.RUN_NOTEBOOKS, EXERCISE, chapter.name, cwd=home, env=env)
     return got["notebooks"], questions

@@ -125,13 +125,16 @@ def user_folders(tmp: Path) -> dict[str, str]:
 
 RUN_NOTEBOOKS = r"""
 import json, sys
+from pathlib import Path
 import nbclient, nbformat
 from jupyter_client.kernelspec import KernelSpecManager
 
 result = {"kernel": KernelSpecManager().get_kernel_spec("python3").argv, "notebooks": {}}
 for path in sys.argv[1:]:
     nb = nbformat.read(path, as_version=4)
-    nbclient.NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": "."}}).execute()
+    # the kernel starts in the notebook's folder, as Jupyter starts it
+    folder = str(Path(path).parent)
+    nbclient.NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": folder}}).execute()
     nbformat.write(nb, path)
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
     result["notebooks"][path] = {
