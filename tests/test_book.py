@@ -264,7 +264,7 @@ def test_each_pages_download_menu_gives_its_own_name_the_one_the_kit_has(build):
         in_kit = {name.removeprefix(f"{book_kit.KIT}/") for name in z.namelist()}
     names = {}
     for page in toc_files():
-        found = re.findall(r'href="(?:\.\./)*_sources/([^"]+)" download', (HTML / f"{page}.html").read_text())
+        found = re.findall(r'<a href="(?:\.\./)*_sources/([^"]+)"', (HTML / f"{page}.html").read_text())
         assert len(found) == 1, (page, found)
         names[page] = found[0].rsplit("/", 1)[-1]
         if found[0].endswith(".ipynb"):
