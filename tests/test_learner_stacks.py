@@ -121,7 +121,7 @@ def test_installing_the_wheel_beside_a_colab_stack_replaces_nothing_and_the_note
     home.mkdir()
     ran, questions = notebooks_run(python, home, learner_env.clean_env(venv, tmp_path))
     assert_graded(ran[EXERCISE], questions, venv)
-    chapter = ran[f"chapter-{Path(CHAPTER).name}"]
+    chapter = ran[Path(CHAPTER).name]
     assert chapter["errors"] == [], chapter["errors"]
     # figures are SVG; explorers are the panel (sliders and canvas) with their static twin, under ipywidgets 7 too
     assert "image/svg+xml" in chapter["mime"] and "application/vnd.jupyter.widget-view+json" in chapter["mime"]
