@@ -9,7 +9,7 @@ A reader of the built book needs no copy of the repository to practise. Every bu
   answers, the appendix a chapter links), that wheel and a README with the install lines (``KIT_README``).
 
 A notebook's name says what it holds (``chapters/08_rope.ipynb``, ``exercises/08_rope_exercises.ipynb``,
-``solutions/08_rope_solutions.ipynb``: ``tools/make_exercises.practice_name``), so the page's own ``.ipynb``
+``solutions/08_rope_solutions.ipynb``: ``practice_name`` in ``tools/make_exercises.py``), so the page's own ``.ipynb``
 in a download menu never has the name of another page's, and the notebooks' relative links
 (``../chapters/08_rope.ipynb``) resolve inside the unpacked kit as they do in the repository.
 
