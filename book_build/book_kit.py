@@ -5,7 +5,13 @@ A reader of the built book needs no copy of the repository to practise. Every bu
 * ``_downloads/posenc_course-VERSION-py3-none-any.whl``: the course library (``posenc``, the grader,
   the course helpers), built from ``pyproject.toml`` and ``src/`` as ``pip wheel`` builds it;
 * ``_downloads/posenc-course-practice.zip``: one folder, ``posenc-course-practice/``, holding the
-  exercise notebooks, that wheel and a README with the install line (``KIT_README``).
+  book's notebooks in the book's folders (``NOTEBOOK_FOLDERS``: the exercises, the chapters they link, the
+  answers, the appendix a chapter links), that wheel and a README with the install lines (``KIT_README``).
+
+A notebook's name says what it holds (``chapters/08_rope.ipynb``, ``exercises/08_rope_exercises.ipynb``,
+``solutions/08_rope_solutions.ipynb``: ``practice_name`` in ``tools/make_exercises.py``), so the page's own ``.ipynb``
+in a download menu never has the name of another page's, and the notebooks' relative links
+(``../chapters/08_rope.ipynb``) resolve inside the unpacked kit as they do in the repository.
 
 "How to take this course" links both; every practice page offers the kit in its download menu, next to
 its ``.ipynb``. When ``html.baseurl`` names the book's public address, every notebook's first cell on
@@ -34,34 +40,48 @@ DOWNLOADS = "_downloads"
 KIT = "posenc-course-practice"
 KIT_ZIP = f"{KIT}.zip"
 PRACTICE_PAGES = ("exercises/", "solutions/")
+NOTEBOOK_FOLDERS = ("chapters", "exercises", "solutions", "appendix")
+FIRST_EXERCISE = "exercises/01_order_problem_exercises.ipynb"
 
 KIT_README = """\
 # Practice kit: Positional Encoding in Transformers
 
-This folder holds the practice notebooks of the book, one per chapter (`01_order_problem.ipynb` for
-chapter 1, and so on), and the course library they import, `{wheel}`: the formulas (`posenc`), the
-grader (`grading`) and the course's helpers. Each question cell ends with `check("NN.k", answer)`:
-replace each `...` with your answer and run the cell.
+This folder holds the notebooks of the book in the book's folders: in `exercises/` the practice, one
+notebook per chapter (`exercises/01_order_problem_exercises.ipynb` for chapter 1, and so on); in `chapters/`
+the chapters themselves (`chapters/01_order_problem.ipynb`); in `solutions/` the practice answered
+(`solutions/01_order_problem_solutions.ipynb`); in `appendix/` the appendix. The notebooks link one another
+by these paths: keep the folders together. Running a solutions notebook records its questions as solved in
+your progress, so read the answers, or run them once you are done. Beside them is the course library the
+notebooks import, `{wheel}`: the formulas (`posenc`), the grader (`grading`) and the course's helpers. Each
+question cell ends with `check("NN.k", answer)`: replace each `...` with your answer and run the cell.
 
 ## Install (once)
 
-You need Python 3.11 or newer. In a terminal, in this folder:
+You need Python 3.11 or newer. In a terminal, in this folder, run the lines for your system: they create a
+virtual environment in `.venv`, activate it, install PyTorch, then the course library with JupyterLab, and
+start JupyterLab. Then open `{first}`.
 
-    python -m venv .venv
-    source .venv/bin/activate        # Windows PowerShell: .venv\\Scripts\\Activate.ps1
-    {install}
-    jupyter lab
+{blocks}
 
-then open `01_order_problem.ipynb`. The install keeps what your environment already has when it is
-recent enough (PyTorch, numpy, IPython, ipywidgets, matplotlib) and adds JupyterLab. On Linux without
-an NVIDIA GPU, install PyTorch's CPU build first, before the line above (pip otherwise downloads
-several GB of CUDA libraries):
+**Which PyTorch.** The course runs on the CPU. On Linux, pip's own PyTorch is the build for NVIDIA GPUs and
+brings several GB of CUDA libraries, so the Linux lines take PyTorch's CPU build from PyTorch's index. Keep
+that line unless your computer has an NVIDIA GPU that you want PyTorch to use (`nvidia-smi` lists it; where
+that command does not exist, there is none to use): then `python -m pip install torch` is yours. On macOS and
+Windows pip's own PyTorch is the right one (the CPU build; on a Mac with Apple's GPU support), as PyTorch's
+install page shows: https://pytorch.org/get-started/locally/. The course library keeps a PyTorch 2.4 or newer
+that the environment already has.
 
-    {torch_cpu}
+**No venv?** If `python3 -m venv` says that ensurepip is not available (Debian, Ubuntu), install the
+`python3-venv` package (`sudo apt install python3-venv`) and run it again. On Windows, `py` is the launcher
+that python.org's installer adds; where it is missing (Python from the Microsoft Store), type `python` instead.
+
+Chapter 11 also runs tiny models of the Hugging Face library: to run that chapter (not its exercises), install
+the course with its `models` extra as well, `python -m pip install "{wheel}[lab,models]"`.
 
 **VS Code:** open this folder, create the environment as above in its terminal, open a notebook and
 choose the `.venv` kernel with *Select Kernel*. **Colab:** upload a notebook (*File > Upload
 notebook*) and `{wheel}` (the *Files* panel), then run the notebook's first cell: it installs the wheel.
+A notebook uploaded alone has no folders around it, so its links to the other notebooks lead nowhere there.
 
 Your progress is kept in `~/.posenc-course/progress.json`; `summary("02")` shows a chapter's.
 """
@@ -83,7 +103,44 @@ def install_command(wheel: str | None = None) -> str:
     return f'python -m pip install "{wheel or wheel_name()}[lab]"'
 
 
+# PyTorch's CPU build for Linux, from PyTorch's own index: PyPI's torch for Linux is the CUDA build, which pulls
+# several GB of NVIDIA libraries. On macOS and Windows PyPI's torch is already what the course needs: PyTorch's
+# install selector (https://pytorch.org/get-started/locally/) gives the plain `pip3 install torch` for macOS
+# ("CUDA is not available on MacOS, please use default package") and for Windows with CPU, and an --index-url only
+# for the CUDA builds of Windows and the CPU build of Linux.
 TORCH_CPU = "python -m pip install torch --index-url https://download.pytorch.org/whl/cpu"
+TORCH = "python -m pip install torch"
+PLATFORMS = ("Linux", "macOS", "Windows")
+
+
+def install_blocks(install: str | None = None) -> dict[str, list[str]]:
+    """What a learner types on each platform, in order: a venv, activated, PyTorch, the course (``install``, by
+    default the kit's line), JupyterLab. PyTorch comes first, so that the course's ``torch>=2.4`` finds it
+    installed and pip fetches no other build. Before the venv is active only the system's own command for
+    Python exists (``python3``; ``py`` on Windows); inside it, ``python`` is the venv's."""
+    install = install or install_command()
+    unix = ["python3 -m venv .venv", "source .venv/bin/activate"]
+    return {
+        "Linux": [*unix, TORCH_CPU, install, "jupyter lab"],
+        "macOS": [*unix, TORCH, install, "jupyter lab"],
+        "Windows": ["py -3 -m venv .venv", r".venv\Scripts\Activate.ps1", TORCH, install, "jupyter lab"],
+    }
+
+
+LABELS = {
+    "Linux": "**Linux** (Terminal):",
+    "macOS": "**macOS** (Terminal):",
+    "Windows": "**Windows** (PowerShell; in the Command Prompt, activate with `.venv\\Scripts\\activate.bat` instead):",
+}
+FENCES = {"Linux": "bash", "macOS": "bash", "Windows": "powershell"}
+
+
+def markdown_blocks(install: str | None = None) -> str:
+    """The install blocks as Markdown: each platform's label, then its lines in a fenced block."""
+    return "\n\n".join(
+        f"{LABELS[platform]}\n\n```{FENCES[platform]}\n" + "\n".join(lines) + "\n```"
+        for platform, lines in install_blocks(install).items()
+    )
 
 
 def build_wheel(target: Path, root: Path = ROOT) -> Path:
@@ -126,16 +183,19 @@ def kit_date(root: Path = ROOT) -> tuple[int, int, int, int, int, int]:
     return tuple(stamp[:6])
 
 
+def notebooks(root: Path = ROOT) -> list[Path]:
+    """The notebooks the kit holds, at the paths they have in ``root``."""
+    return [nb for folder in NOTEBOOK_FOLDERS for nb in sorted((root / folder).glob("*.ipynb"))]
+
+
 def kit_bytes(wheel: Path, root: Path = ROOT) -> bytes:
-    """The practice kit as zip bytes: exercises, the wheel, the README (every entry dated ``kit_date``: same input,
-    same bytes)."""
-    members = [
-        (
-            f"{KIT}/README.md",
-            KIT_README.format(wheel=wheel.name, install=install_command(wheel.name), torch_cpu=TORCH_CPU).encode(),
-        )
-    ]
-    members += [(f"{KIT}/{nb.name}", nb.read_bytes()) for nb in sorted((root / "exercises").glob("*.ipynb"))]
+    """The practice kit as zip bytes: the notebooks, the wheel, the README (every entry dated ``kit_date``: same
+    input, same bytes)."""
+    readme = KIT_README.format(
+        wheel=wheel.name, blocks=markdown_blocks(install_command(wheel.name)), first=FIRST_EXERCISE
+    )
+    members = [(f"{KIT}/README.md", readme.encode())]
+    members += [(f"{KIT}/{nb.relative_to(root).as_posix()}", nb.read_bytes()) for nb in notebooks(root)]
     members.append((f"{KIT}/{wheel.name}", wheel.read_bytes()))
     date = kit_date(root)
     buffer = io.BytesIO()

@@ -54,9 +54,9 @@ def test_chapter_figures_are_rendered(build, page):
 def test_chapter_links_to_its_exercises_and_solutions(build, page):
     html = (HTML / f"{page}.html").read_text()
     name = page.split("/")[1]
-    assert f'href="../exercises/{name}.html"' in html
-    assert f'href="../solutions/{name}.html"' in html
-    assert (HTML / "exercises" / f"{name}.html").exists()
+    assert f'href="../exercises/{name}_exercises.html"' in html
+    assert f'href="../solutions/{name}_solutions.html"' in html
+    assert (HTML / "exercises" / f"{name}_exercises.html").exists()
 
 
 PAGES_WITHOUT_MATH = {"bibliography", "how_to_take_this_course"}
@@ -251,6 +251,25 @@ def test_the_book_hands_out_the_kit_and_the_wheel_where_its_pages_link_them(buil
     for folder in ("exercises", "solutions"):
         for practice in sorted((HTML / folder).glob("*.html")):
             assert f'href="../_downloads/{kit.name}" download' in practice.read_text(), practice.name
+
+
+def test_each_pages_download_menu_gives_its_own_name_the_one_the_kit_has(build):
+    """The theme's entry for a page's source (``.ipynb``, ``.md``): no two pages give one file name, and a
+    notebook's is the name of the kit's copy, at the page's path."""
+    import zipfile
+
+    from book_build import book_kit
+
+    with zipfile.ZipFile(HTML / book_kit.DOWNLOADS / book_kit.KIT_ZIP) as z:
+        in_kit = {name.removeprefix(f"{book_kit.KIT}/") for name in z.namelist()}
+    names = {}
+    for page in toc_files():
+        found = re.findall(r'<a href="(?:\.\./)*_sources/([^"]+)"', (HTML / f"{page}.html").read_text())
+        assert len(found) == 1, (page, found)
+        names[page] = found[0].rsplit("/", 1)[-1]
+        if found[0].endswith(".ipynb"):
+            assert found[0] == f"{page}.ipynb" and found[0] in in_kit, (page, found[0])
+    assert len(set(names.values())) == len(names), sorted(names.values())
 
 
 # the theme's print look, which book.css replaces: the frame on the cell, its code kept in one piece

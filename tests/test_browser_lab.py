@@ -3,7 +3,7 @@
 The test starts JupyterLab on 127.0.0.1 (a random port and token) with its
 root in a temporary copy of ``exercises/`` (the repository's notebooks are never
 modified; settings, workspaces and runtime files go to the temporary folder
-too), opens ``exercises/02_sinusoidal_formula.ipynb`` and runs all cells from
+too), opens ``exercises/02_sinusoidal_formula_exercises.ipynb`` and runs all cells from
 the Run menu. Then:
 
 * the explorer (an anywidget drawn by explorers.js) redraws its canvas on
@@ -46,7 +46,7 @@ from tests.support.browser import LAB_NOTEBOOK, ROOT, SCREENSHOTS, Guard, chromi
 from tests.support.learner_env import user_folders
 
 NOTEBOOK = LAB_NOTEBOOK
-SOLUTION = ROOT / "solutions" / "02_sinusoidal_formula.ipynb"
+SOLUTION = ROOT / "solutions" / "02_sinusoidal_formula_solutions.ipynb"
 QUESTION = "02.3"
 SHOT_DIR = SCREENSHOTS / "lab"
 START_TIMEOUT = 60  # seconds for JupyterLab to answer

@@ -28,7 +28,7 @@ def collect(*args) -> list:
 FILES = [
     "tests/test_posenc.py",
     "tests/test_learner_stacks.py",
-    "exercises/01_order_problem.ipynb",
+    "exercises/01_order_problem_exercises.ipynb",
     "tests/test_grading_runner.py",
     "tests/test_book.py",
     "tests/test_browser_book.py",
@@ -46,7 +46,7 @@ def test_each_test_is_marked_by_what_it_needs(items):
     marked = {(i.path.name, name) for i in items for name in ("browser", "book", "slow") if i.get_closest_marker(name)}
     assert {("test_browser_book_dark.py", "browser"), ("test_browser_book_dark.py", "book")} <= marked
     assert ("test_book.py", "book") in marked and ("test_book.py", "browser") not in marked
-    assert ("01_order_problem.ipynb", "slow") in marked
+    assert ("01_order_problem_exercises.ipynb", "slow") in marked
     assert not {m for m in marked if m[0] == "test_posenc.py"}, marked
     # browser and book imply slow: make check (-m "not slow") runs neither
     assert all(item.get_closest_marker("slow") for item in items if conftest.tier(item) < conftest.TIERS.index("fast"))
@@ -62,7 +62,7 @@ def test_files_are_handed_out_whole_in_tier_order(items):
         "test_browser_book_dark.py",
         "test_book.py",
         "test_grading_runner.py",
-        "01_order_problem.ipynb",
+        "01_order_problem_exercises.ipynb",
         "test_posenc.py",
     ], files
     runs = [name for name, _ in itertools.groupby(item.path.name for item in items)]

@@ -86,6 +86,19 @@ def test_no_plain_text_reference(path):
     assert not found, "make these {ref}/{numref}/{eq} links (or Markdown links to the notebook):\n" + "\n".join(found)
 
 
+LINKED_NUMBER = re.compile(r"\[[^\]]*\b(?:sections?|figures?|fig\.|equations?|eq\.)\s+\d[^\]]*\]\(", re.I)
+
+
+def test_no_link_types_the_number_of_a_section_figure_or_equation():
+    """A Markdown link to a notebook opens the notebook, not one of its sections, and its text is typed: a
+    section's number in it goes stale when sections move ("[section 10.3.3](...)" after a split). Name the
+    section in words, or use {ref}."""
+    assert LINKED_NUMBER.search("as [section 10.3.3](../chapters/10_rope_in_practice.ipynb) derives")
+    assert not LINKED_NUMBER.search("as [chapter 10](../chapters/10_rope_in_practice.ipynb) derives")
+    found = [f"{where}: {m.group(0)}" for where, text in all_text() for m in LINKED_NUMBER.finditer(text)]
+    assert not found, "typed numbers in link texts:\n" + "\n".join(found)
+
+
 def test_every_role_points_at_a_target_the_book_defines():
     known = targets()
     missing = [

@@ -704,5 +704,6 @@ def test_11_the_opening_states_the_inputs_the_coding_questions_draw():
         "six padded rows, whose absolute positions take any width from 1 to 33)"
     )
     for folder in ("solutions", "exercises"):
-        opening = nbformat.read(ROOT / folder / "11_positions_at_inference.ipynb", as_version=4).cells[0].source
+        notebook = ROOT / folder / f"11_positions_at_inference_{folder}.ipynb"
+        opening = nbformat.read(notebook, as_version=4).cells[0].source
         assert stated in " ".join(opening.split()), folder

@@ -92,7 +92,7 @@ def test_the_files_and_extras_the_page_names_exist(doc):
         assert any((folder / name).exists() for folder in (ROOT, doc.parent, ROOT / "exercises")), (
             f"{doc.name} names {name}, which does not exist"
         )
-    for link in re.findall(r"\]\(([^)#]+)\)", body):
+    for link in re.findall(r"\]\((?!https://)([^)#]+)\)", body):  # (a web address is no file of ours)
         assert (doc.parent / link).resolve().exists(), f"{doc.name} links to {link}, which does not exist"
     extras = PYPROJECT["project"].get("optional-dependencies", {})
     for extra in re.findall(r"\.\[([\w,-]+)\]", body):

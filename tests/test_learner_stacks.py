@@ -36,7 +36,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.environments]  # (conftest: its tier
 
 REPO = Path(__file__).resolve().parents[1]
 PROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
-EXERCISE = "02_sinusoidal_formula.ipynb"
+EXERCISE = "02_sinusoidal_formula_exercises.ipynb"
+SOLUTION = "02_sinusoidal_formula_solutions.ipynb"
 CHAPTER = "chapters/02_sinusoidal_formula.ipynb"
 
 COLAB = [f"{name}=={version}" for name, version in learner_env.COLAB.items()] + [learner_env.TORCH]
@@ -107,9 +108,9 @@ def notebooks_run(python: Path, home: Path, env: dict, *, on_colab: bool = False
     ``on_colab``: each starts with a cell that imports a stand-in for google.colab, so their first cell (the Colab
     cell) installs the course as it does on Colab."""
     questions = learner_env.answered_exercise(
-        REPO / "exercises" / EXERCISE, REPO / "solutions" / EXERCISE, home / EXERCISE
+        REPO / "exercises" / EXERCISE, REPO / "solutions" / SOLUTION, home / EXERCISE
     )
-    chapter = home / f"chapter-{Path(CHAPTER).name}"  # (the exercise notebook has the same name)
+    chapter = home / Path(CHAPTER).name
     chapter.write_bytes((REPO / CHAPTER).read_bytes())
     if on_colab:
         for path in (home / EXERCISE, chapter):
@@ -182,7 +183,7 @@ def test_the_colab_cell_installs_the_wheel_beside_a_colab_stack_replacing_nothin
         assert ran[name]["stream"].startswith(NO_RESTART), ran[name]["stream"][:500]
         assert "restart the kernel" not in ran[name]["stream"]  # %pip's note, which contradicted the cell
     assert_graded(ran[EXERCISE], questions, venv)
-    chapter = ran[f"chapter-{Path(CHAPTER).name}"]
+    chapter = ran[Path(CHAPTER).name]
     assert chapter["errors"] == [], chapter["errors"]
     # figures are SVG; explorers are the panel (sliders and canvas) with their static twin, under ipywidgets 7 too
     assert "image/svg+xml" in chapter["mime"] and "application/vnd.jupyter.widget-view+json" in chapter["mime"]

@@ -36,15 +36,31 @@ def solution_lines(nb):
     return lines
 
 
+def exercise_of(solution: Path) -> Path:
+    return ROOT / "exercises" / make_exercises.practice_name(make_exercises.chapter_stem(solution), "exercises")
+
+
 def test_there_is_an_exercise_for_every_solution():
     assert len(SOLUTIONS) >= 5  # one per chapter
-    assert sorted(p.name for p in (ROOT / "exercises").glob("*.ipynb")) == [p.name for p in SOLUTIONS]
+    assert sorted((ROOT / "exercises").glob("*.ipynb")) == [exercise_of(p) for p in SOLUTIONS]
+
+
+def test_practice_notebooks_are_named_for_their_chapter_and_what_they_hold():
+    chapters = sorted(p.stem for p in (ROOT / "chapters").glob("*.ipynb"))
+    assert [make_exercises.chapter_stem(p) for p in SOLUTIONS] == chapters
+    for path in SOLUTIONS:
+        assert path.name == make_exercises.practice_name(make_exercises.chapter_stem(path), "solutions")
+        assert exercise_of(path).name.endswith("_exercises.ipynb")
+    assert make_exercises.chapter_stem(ROOT / "chapters" / "08_rope.ipynb") == "08_rope"
+    assert make_exercises.chapter_stem(Path("exercises/08_rope_exercises.ipynb")) == "08_rope"
+    with pytest.raises(ValueError, match="folder"):
+        make_exercises.practice_name("08_rope", "chapters")
 
 
 @pytest.mark.parametrize("path", SOLUTIONS, ids=lambda p: p.name)
 def test_no_solution_line_survives_into_the_exercise(path):
     solution = nbformat.read(path, as_version=4)
-    ex = nbformat.read(ROOT / "exercises" / path.name, as_version=4)
+    ex = nbformat.read(exercise_of(path), as_version=4)
     text = "\n".join(c.source for c in ex.cells)
     install = colab_cell.first_code_cell(ex)  # the same generated cell in both notebooks: no solution in it
     exercise_lines = {line.strip() for c in ex.cells if c is not install for line in c.source.splitlines()}
@@ -58,7 +74,7 @@ def test_no_solution_line_survives_into_the_exercise(path):
 @pytest.mark.parametrize("path", SOLUTIONS, ids=lambda p: p.name)
 def test_exercise_keeps_ids_placeholders_and_summary(path):
     solution = nbformat.read(path, as_version=4)
-    ex = nbformat.read(ROOT / "exercises" / path.name, as_version=4)
+    ex = nbformat.read(exercise_of(path), as_version=4)
     source_ids = [c.id for c in solution.cells]
     ids = [c.id for c in ex.cells]
     assert ids == [i for i in source_ids if i in ids]  # a subsequence: same ids, same order
@@ -178,7 +194,7 @@ def git(repo, *args):
 @pytest.fixture
 def repo(tmp_path):
     (tmp_path / "solutions").mkdir()
-    nbformat.write(demo_notebook(), tmp_path / "solutions" / "01_demo.ipynb")
+    nbformat.write(demo_notebook(), tmp_path / "solutions" / "01_demo_solutions.ipynb")
     git(tmp_path, "init", "-q")
     return tmp_path
 
@@ -189,12 +205,12 @@ def run(repo, capsys, *args):
 
 
 def test_generate_then_up_to_date(repo, capsys):
-    target = repo / "exercises" / "01_demo.ipynb"
+    target = repo / "exercises" / "01_demo_exercises.ipynb"
     assert run(repo, capsys, "--check")[0] == 1 and not target.exists()
     status, out = run(repo, capsys)
     assert status == 0 and "written" in out
-    assert target.read_text() == make_exercises.render(repo / "solutions" / "01_demo.ipynb")
-    assert run(repo, capsys, "--check") == (0, "exercises/01_demo.ipynb: up to date\n")
+    assert target.read_text() == make_exercises.render(repo / "solutions" / "01_demo_solutions.ipynb")
+    assert run(repo, capsys, "--check") == (0, "exercises/01_demo_exercises.ipynb: up to date\n")
     assert run(repo, capsys)[1].endswith("up to date\n")
 
 
@@ -208,21 +224,21 @@ def test_refuses_to_overwrite_committed_exercise_with_changes(repo, capsys):
     run(repo, capsys)
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "course")
-    target = repo / "exercises" / "01_demo.ipynb"
+    target = repo / "exercises" / "01_demo_exercises.ipynb"
     mine = learner_answers(target)
     # the source moves on
-    nbformat.write(demo_notebook("6 * 7", "A clearer question."), repo / "solutions" / "01_demo.ipynb")
+    nbformat.write(demo_notebook("6 * 7", "A clearer question."), repo / "solutions" / "01_demo_solutions.ipynb")
     status, out = run(repo, capsys)
     assert status == 1
-    assert "exercises/01_demo.ipynb" in out and "NOT overwritten" in out and "--force" in out
+    assert "exercises/01_demo_exercises.ipynb" in out and "NOT overwritten" in out and "--force" in out
     assert target.read_text() == mine
     status, out = run(repo, capsys, "--force")
-    assert status == 0 and target.read_text() == make_exercises.render(repo / "solutions" / "01_demo.ipynb")
+    assert status == 0 and target.read_text() == make_exercises.render(repo / "solutions" / "01_demo_solutions.ipynb")
 
 
 def test_refuses_to_overwrite_untracked_exercise_that_differs(repo, capsys):
     run(repo, capsys)
-    target = repo / "exercises" / "01_demo.ipynb"
+    target = repo / "exercises" / "01_demo_exercises.ipynb"
     mine = learner_answers(target)
     status, out = run(repo, capsys)
     assert status == 1 and "NOT overwritten" in out and target.read_text() == mine
@@ -232,11 +248,19 @@ def test_regenerates_a_clean_committed_exercise_without_force(repo, capsys):
     run(repo, capsys)
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "course")
-    nbformat.write(demo_notebook("6 * 7", "A clearer question."), repo / "solutions" / "01_demo.ipynb")
+    nbformat.write(demo_notebook("6 * 7", "A clearer question."), repo / "solutions" / "01_demo_solutions.ipynb")
     assert run(repo, capsys, "--check")[0] == 1
     status, out = run(repo, capsys)
     assert status == 0 and "written" in out
     assert run(repo, capsys, "--check")[0] == 0
+
+
+def test_a_solution_named_otherwise_is_refused(repo, capsys):
+    run(repo, capsys)
+    nbformat.write(demo_notebook(), repo / "solutions" / "02_other.ipynb")
+    status, out = run(repo, capsys, "--check")
+    assert status == 1 and "solutions/02_other.ipynb: a solutions notebook is named NN_topic_solutions.ipynb" in out
+    assert not (repo / "exercises" / "02_other.ipynb").exists()
 
 
 def test_check_lists_stray_exercises(repo, capsys):
@@ -258,8 +282,8 @@ def second_checkout(tmp_path):
     (checkout / "solutions").mkdir(parents=True)
     (checkout / "exercises").mkdir()
     (checkout / "_toc.yml").write_text("format: jb-book\nroot: intro\n")
-    nbformat.write(demo_notebook(), checkout / "solutions" / "01_demo.ipynb")
-    (checkout / "exercises" / "01_demo.ipynb").write_text("stale\n")
+    nbformat.write(demo_notebook(), checkout / "solutions" / "01_demo_solutions.ipynb")
+    (checkout / "exercises" / "01_demo_exercises.ipynb").write_text("stale\n")
     return checkout
 
 
@@ -275,11 +299,11 @@ def test_writes_into_the_checkout_it_is_run_in(second_checkout, where, capsys, m
     status = make_exercises.main(["--force"])
     out = capsys.readouterr().out
     assert status == 0, out
-    assert (second_checkout / "exercises" / "01_demo.ipynb").read_text() == make_exercises.render(
-        second_checkout / "solutions" / "01_demo.ipynb"
+    assert (second_checkout / "exercises" / "01_demo_exercises.ipynb").read_text() == make_exercises.render(
+        second_checkout / "solutions" / "01_demo_solutions.ipynb"
     )
     assert snapshot(ROOT / "exercises") == before  # nothing written where the module came from
-    assert not (ROOT / "exercises" / "01_demo.ipynb").exists()
+    assert not (ROOT / "exercises" / "01_demo_exercises.ipynb").exists()
 
 
 def test_a_git_checkout_without_toc_is_found_by_its_git_directory(second_checkout, monkeypatch):
@@ -301,8 +325,8 @@ def test_the_command_writes_where_it_is_run(second_checkout):
         env=env,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "exercises/01_demo.ipynb: written" in result.stdout
-    assert (second_checkout / "exercises" / "01_demo.ipynb").read_text() != "stale\n"
+    assert "exercises/01_demo_exercises.ipynb: written" in result.stdout
+    assert (second_checkout / "exercises" / "01_demo_exercises.ipynb").read_text() != "stale\n"
     assert snapshot(ROOT / "exercises") == before
 
 
@@ -371,7 +395,7 @@ def test_answers_page_has_its_own_title_and_hides_the_exercise_instructions(path
     assert first_heading.startswith("# Answers: "), first_heading
     text = "\n".join(c.source for c in shown)
     assert "Replace each" not in text and "For maintainers" not in text and "make exercises" not in text
-    ex = nbformat.read(ROOT / "exercises" / path.name, as_version=4)
+    ex = nbformat.read(exercise_of(path), as_version=4)
     assert ex.cells[0].source.startswith("# Practice: "), ex.cells[0].source[:40]
     assert first_heading.removeprefix("# Answers: ") == ex.cells[0].source.splitlines()[0].removeprefix("# Practice: ")
 
@@ -411,7 +435,7 @@ def test_the_accepted_line_is_written_from_the_declaration(question_repo, qid, c
     from grading import QUESTIONS
     from grading.bank.common import requirement
 
-    solution = question_repo / "solutions" / "01_demo.ipynb"
+    solution = question_repo / "solutions" / "01_demo_solutions.ipynb"
     nbformat.write(question_notebook(qid, "**Accepted:** whatever was typed by hand."), solution)
     status, out = run(question_repo, capsys, "--check")
     assert status == 1 and f"Accepted line of {qid} out of date" in out, out
@@ -420,14 +444,14 @@ def test_the_accepted_line_is_written_from_the_declaration(question_repo, qid, c
     assert status == 0 and f"Accepted line of {qid} written" in out, out
     want = requirement(QUESTIONS[qid])
     assert want.startswith("**Accepted:** ") and accepted_in(solution) == [want]
-    assert accepted_in(question_repo / "exercises" / "01_demo.ipynb") == [want]
+    assert accepted_in(question_repo / "exercises" / "01_demo_exercises.ipynb") == [want]
     assert run(question_repo, capsys, "--check")[0] == 0
 
 
 def test_a_changed_tolerance_changes_the_line(question_repo, monkeypatch, capsys):
     from grading import QUESTIONS
 
-    solution = question_repo / "solutions" / "01_demo.ipynb"
+    solution = question_repo / "solutions" / "01_demo_solutions.ipynb"
     nbformat.write(question_notebook("02.5", "**Accepted:** x"), solution)
     run(question_repo, capsys)
     before = accepted_in(solution)
@@ -447,10 +471,10 @@ def test_a_changed_tolerance_changes_the_line(question_repo, monkeypatch, capsys
     ],
 )
 def test_a_question_text_that_cannot_carry_its_line_is_named(question_repo, qid, line, words, capsys):
-    nbformat.write(question_notebook(qid, line), question_repo / "solutions" / "01_demo.ipynb")
+    nbformat.write(question_notebook(qid, line), question_repo / "solutions" / "01_demo_solutions.ipynb")
     status, out = run(question_repo, capsys)
-    assert status == 1 and words in out and "solutions/01_demo.ipynb" in out, out
-    assert not (question_repo / "exercises" / "01_demo.ipynb").exists()
+    assert status == 1 and words in out and "solutions/01_demo_solutions.ipynb" in out, out
+    assert not (question_repo / "exercises" / "01_demo_exercises.ipynb").exists()
 
 
 # --------------------------------------------------------------------------

@@ -61,7 +61,8 @@ def test_the_recipe_the_page_states_reproduces_its_table():
     for target, words, cells, reading, questions, coding, exercises in rows:
         assert int(reading) == rounded(int(words) / recipe["words_per_minute"] + int(cells) * recipe["code_cell"])
         if questions:
-            text = reading_time.words(nbformat.read(ROOT / "exercises" / f"{Path(target).name}.ipynb", as_version=4))
+            exercise = ROOT / "exercises" / f"{Path(target).name}_exercises.ipynb"
+            text = reading_time.words(nbformat.read(exercise, as_version=4))
             plain, coding = int(questions) - int(coding), int(coding)
             minutes = (
                 text / recipe["words_per_minute"] + plain * recipe["question"] + coding * recipe["coding_question"]

@@ -52,8 +52,8 @@ PATH = re.compile(
 # placeholders, not paths: a notebook or bank module of any chapter
 PLACEHOLDERS = {
     "chapters/NN_topic.ipynb",
-    "solutions/NN_topic.ipynb",
-    "exercises/NN_topic.ipynb",
+    "solutions/NN_topic_solutions.ipynb",
+    "exercises/NN_topic_exercises.ipynb",
     "src/grading/bank/chNN.py",
 }
 

@@ -1,16 +1,17 @@
 """The course as a reader of the built book gets it: the practice kit, a fresh virtual environment, no repository.
 
 The kit is made by the function the book build calls (``book_kit.write_downloads``: the wheel built from
-``pyproject.toml`` and ``src/``, the exercises, a README), unpacked into a folder outside the repository,
-and its README followed: its install line runs as written (the course wheel with the ``lab`` extra, pip's
-cache reused, no constraints file), next to PyTables (whose import name ``tables`` one of our modules used
-to take). Only PyTorch comes another way: the README's CPU-build line needs PyTorch's own index, which this
-machine cannot reach, so the CPU build CI pins is linked in first (``tests.support.learner_env``). Everything then
-runs with that environment's Python, from the kit's folder, with no ``PYTHONPATH``, no user site-packages and
+``pyproject.toml`` and ``src/``, the notebooks, a README), unpacked into a folder outside the repository,
+and its README followed: the pip lines of its Linux block run as written, in their order (PyTorch's CPU
+build, then the course wheel with the ``lab`` extra; pip's cache reused, no constraints file), then PyTables
+(whose import name ``tables`` one of our modules used to take). The CPU build CI pins is linked in before
+(``tests.support.learner_env``), as the block's PyTorch line would install it from PyTorch's index, which this
+machine cannot reach: that line then finds it installed and keeps it. Everything then runs
+with that environment's Python, from the kit's folder, with no ``PYTHONPATH``, no user site-packages and
 Jupyter's paths in the temporary folder: every learner-facing module (the list read from the wheel) imports,
 ``tables`` is PyTables, each explorer is created with its static HTML twin, and the kit's first exercise
-notebook (one question answered) and a chapter notebook downloaded from the book execute with nbclient,
-the answer graded correct.
+notebook (one question answered) and one of the kit's chapters execute with nbclient, each kernel in its
+notebook's folder as Jupyter starts it, the answer graded correct.
 
 Slow (pip installs JupyterLab), so in the full tier only.
 """
@@ -35,17 +36,17 @@ pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[1]
 SRC = REPO / "src"
 PYTABLES = "tables==3.11.1"  # PyTables, preinstalled on Colab; this release has a wheel for Python 3.11 here
-EXERCISE = "01_order_problem.ipynb"
+EXERCISE = "exercises/01_order_problem_exercises.ipynb"  # in the kit, as in the repository
+SOLUTION = "solutions/01_order_problem_solutions.ipynb"
 CHAPTER = "chapters/02_sinusoidal_formula.ipynb"
 TOP_LEVEL = {"posenc", "grading", "posenc_course"}  # what the wheel may put into site-packages
 
 
-def readme_install_line(readme: str) -> list[str]:
-    """The kit README's install line for the course (not its PyTorch CPU line), as pip arguments."""
-    (line,) = [line.strip() for line in readme.splitlines() if "pip install" in line and "[lab]" in line]
-    words = shlex.split(line)
-    assert words[:4] == ["python", "-m", "pip", "install"], line
-    return words[4:]
+def readme_pip_lines(readme: str) -> list[list[str]]:
+    """The pip lines of the kit README's Linux block, in its order (PyTorch, then the course), as pip arguments."""
+    lines = [shlex.split(line) for line in learner_env.copy_blocks(readme)["Linux"] if "pip install" in line]
+    assert all(words[:4] == ["python", "-m", "pip", "install"] for words in lines), lines
+    return [words[4:] for words in lines]
 
 
 @pytest.fixture(scope="module")
@@ -63,8 +64,10 @@ def learner(tmp_path_factory):
     start = time.perf_counter()
     venv = tmp / "venv"
     python = learner_env.create(venv)
-    install = readme_install_line((home / "README.md").read_text())
-    learner_env.pip(python, "install", "--quiet", "--no-compile", *install, PYTABLES, cwd=home)
+    install = readme_pip_lines((home / "README.md").read_text())
+    for line in install:  # torch (already there: pip keeps it), then the course
+        learner_env.pip(python, "install", "--quiet", "--no-compile", *line, cwd=home)
+    learner_env.pip(python, "install", "--quiet", "--no-compile", PYTABLES, cwd=home)
     timings["fresh venv + the README's pip install"] = time.perf_counter() - start
     env = learner_env.clean_env(venv, tmp)
     yield {
@@ -195,37 +198,39 @@ def test_every_learner_module_imports_from_the_venv_outside_the_repository(learn
 
 
 def test_the_readme_installs_the_wheel_beside_it_with_jupyterlab(learner):
-    assert learner["install"] == [f"{learner['wheel'].name}[lab]"]
+    cpu = ["--index-url", "https://download.pytorch.org/whl/cpu"]
+    assert learner["install"] == [["torch", *cpu], [f"{learner['wheel'].name}[lab]"]]
     installed = learner_env.freeze(learner["python"])
     assert installed["posenc-course"] == tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
     assert "jupyterlab" in installed and "ipykernel" in installed
 
 
-def test_the_kits_exercise_and_a_downloaded_chapter_execute_with_the_installed_course(learner):
+def test_the_kits_exercise_and_chapter_execute_with_the_installed_course(learner):
     home = learner["home"]
     exercise = home / EXERCISE
-    questions = learner_env.answered_exercise(exercise, REPO / "solutions" / EXERCISE, exercise)
+    questions = learner_env.answered_exercise(exercise, home / SOLUTION, exercise)
     assert len(questions) >= 3, questions
-    chapter = home / Path(CHAPTER).name  # downloaded from the chapter's page (.ipynb)
-    nb = json.loads((REPO / CHAPTER).read_text())
+    chapter = home / CHAPTER
+    assert chapter.read_bytes() == (REPO / CHAPTER).read_bytes()
+    nb = json.loads(chapter.read_text())
     nb["cells"].append(learner_env.where_from_cell())
     chapter.write_text(json.dumps(nb))
 
-    got = in_venv(learner, learner_env.RUN_NOTEBOOKS, exercise.name, chapter.name)
+    got = in_venv(learner, learner_env.RUN_NOTEBOOKS, EXERCISE, CHAPTER)
     for path, ran in got["notebooks"].items():
         assert ran["errors"] == [], f"{path}: {ran['errors']}"
         where = learner_env.where_from(ran["stream"])
         assert Path(where["executable"]).parent == learner["venv"] / "bin", where  # the venv's kernel
         assert all(under(f, learner["venv"]) for f in where["files"]), where
 
-    feedback = got["notebooks"][exercise.name]["stream"]
+    feedback = got["notebooks"][EXERCISE]["stream"]
     assert f"{questions[0]} ✓ correct" in feedback
     for q in questions[1:]:
         assert re.search(rf"^{re.escape(q)} · not answered yet", feedback, re.MULTILINE), (q, feedback)
     chapter_number = questions[0].split(".")[0]
     assert f"Chapter {chapter_number}: 1 of {len(questions)} solved, 0 attempted," in feedback
 
-    ran = got["notebooks"][chapter.name]
+    ran = got["notebooks"][CHAPTER]
     # figures are SVG (posenc_course.plotting), explorers widgets
     assert "image/svg+xml" in ran["mime"] and "application/vnd.jupyter.widget-view+json" in ran["mime"]
     assert 'class="posenc-explorer"' in ran["html"]  # the explorer's static twin, with explorers.js inline

@@ -1,4 +1,4 @@
-"""Write exercises/NN_topic.ipynb from solutions/NN_topic.ipynb.
+"""Write exercises/NN_topic_exercises.ipynb from solutions/NN_topic_solutions.ipynb.
 
     python -m tools.make_exercises          # regenerate; never overwrite a learner's answers
     python -m tools.make_exercises --force  # regenerate even over uncommitted changes
@@ -69,6 +69,27 @@ ANSWER, CODE = "...  # YOUR ANSWER HERE", "...  # YOUR CODE HERE"
 EXERCISE_ONLY, HIDDEN = "exercise-only", "remove-cell"
 QUESTION = re.compile(r"^## Question (\d\d\.\d+)\b")  # 10.10 as well as 10.1
 ACCEPTED = "**Accepted:** "
+
+
+# A practice notebook is named for its chapter and for what it holds (chapters/08_rope.ipynb, exercises/
+# 08_rope_exercises.ipynb, solutions/08_rope_solutions.ipynb): wherever notebooks land side by side (a download
+# folder, Colab's File > Download, the practice kit), no two of the course's notebooks share a name.
+PRACTICE = ("exercises", "solutions")
+
+
+def practice_name(chapter: str, folder: str) -> str:
+    """The file name, in ``folder`` ("exercises" or "solutions"), of the practice of chapter ``chapter`` (the
+    chapter notebook's stem, "08_rope")."""
+    if folder not in PRACTICE:
+        raise ValueError(f"folder must be one of {PRACTICE}, not {folder!r}")
+    return f"{chapter}_{folder}.ipynb"
+
+
+def chapter_stem(path: Path) -> str:
+    """The stem of the chapter a notebook belongs to: "08_rope" for chapters/08_rope.ipynb and for
+    exercises/08_rope_exercises.ipynb and solutions/08_rope_solutions.ipynb."""
+    path = Path(path)
+    return path.stem.removesuffix(f"_{path.parent.name}") if path.parent.name in PRACTICE else path.stem
 
 
 class AuthoringError(ValueError):
@@ -286,8 +307,12 @@ def main(argv=None, root: Path | None = None) -> int:
         print(f"error: {exc}")
         return 2
     sources = sorted((root / "solutions").glob("*.ipynb"))
-    targets = {root / "exercises" / s.name: s for s in sources}
     status = 0
+    for source in [s for s in sources if not s.name.endswith("_solutions.ipynb")]:
+        print(f"error: {source.relative_to(root)}: a solutions notebook is named NN_topic_solutions.ipynb")
+        sources.remove(source)
+        status = 1
+    targets = {root / "exercises" / practice_name(chapter_stem(s), "exercises"): s for s in sources}
     for target, source in targets.items():
         name = target.relative_to(root)
         try:

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import nbformat
 
+from tools import make_exercises
+
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = "how_to_take_this_course.md"
 WORDS_PER_MINUTE, CODE_CELL, QUESTION, CODING_QUESTION = 120, 1, 3, 10
@@ -65,7 +67,7 @@ def estimate(path: Path, root: Path = ROOT) -> dict:
         "code": code,
         "reading": five(words(nb) / WORDS_PER_MINUTE + code * CODE_CELL),
     }
-    exercise = root / "exercises" / path.name
+    exercise = root / "exercises" / make_exercises.practice_name(path.stem, "exercises")
     if exercise.exists():
         ex = nbformat.read(exercise, as_version=4)
         source = "\n".join(cell.source for cell in ex.cells if cell.cell_type == "code")

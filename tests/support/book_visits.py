@@ -54,7 +54,7 @@ EXPLORER_PAGES = [
     "chapters/06_precision",
     "chapters/09_relative_biases",
     "chapters/10_rope_in_practice",
-    "exercises/02_sinusoidal_formula",
+    "exercises/02_sinusoidal_formula_exercises",
 ]
 EXPLORER_SHOTS = SCREENSHOTS / "explorers"  # every explorer of the book, per mode: book-<mode>/<page>-<n>.png
 SHOT_DIR = SCREENSHOTS / "book"

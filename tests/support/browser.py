@@ -31,7 +31,7 @@ from tests.support.book import ROOT
 SCREENSHOTS = ROOT / "_build" / "screenshots"
 # the exercise notebook tests/test_browser_lab.py runs end to end in JupyterLab (all cells, errors fail the test);
 # conftest.py leaves it out of nbval's run when that test runs, so it is executed once
-LAB_NOTEBOOK = "exercises/02_sinusoidal_formula.ipynb"
+LAB_NOTEBOOK = "exercises/02_sinusoidal_formula_exercises.ipynb"
 
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "[::1]", "::1"}
 SKIP_MESSAGE = "Chromium not installed: apt-get install chromium (CI installs it)"

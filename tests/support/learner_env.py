@@ -125,13 +125,16 @@ def user_folders(tmp: Path) -> dict[str, str]:
 
 RUN_NOTEBOOKS = r"""
 import json, sys
+from pathlib import Path
 import nbclient, nbformat
 from jupyter_client.kernelspec import KernelSpecManager
 
 result = {"kernel": KernelSpecManager().get_kernel_spec("python3").argv, "notebooks": {}}
 for path in sys.argv[1:]:
     nb = nbformat.read(path, as_version=4)
-    nbclient.NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": "."}}).execute()
+    # the kernel starts in the notebook's folder, as Jupyter starts it
+    folder = str(Path(path).parent)
+    nbclient.NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": folder}}).execute()
     nbformat.write(nb, path)
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
     result["notebooks"][path] = {
@@ -193,3 +196,24 @@ def where_from_cell() -> dict:
 def where_from(stream: str) -> dict:
     """What ``where_from_cell`` printed: the kernel's Python and the course's files."""
     return json.loads(stream.strip().splitlines()[-1])
+
+
+# What a learner copies: the fenced blocks of a page, each under the bold name of the platform it is for.
+FENCED = re.compile(r"^```(\w*)\n(.*?)^```$", re.S | re.M)
+PLATFORM_LABEL = re.compile(r"\*\*(Linux|macOS|Windows)\*\*[^\n]*:$")
+
+
+def copy_blocks(markdown: str) -> dict[str, list[str]]:
+    """Every fenced block of ``markdown`` that installs something, by the platform named in the paragraph just
+    above it (``**Linux** (Terminal):``); its lines as typed."""
+    blocks = {}
+    for match in FENCED.finditer(markdown):
+        lines = [line.strip() for line in match[2].splitlines() if line.strip()]
+        if not any("pip install" in line for line in lines):
+            continue
+        above = markdown[: match.start()].rstrip().rsplit("\n\n", 1)[-1]
+        label = PLATFORM_LABEL.search(" ".join(above.split()))
+        assert label, f"a block that installs, under no platform's name: {above!r}"
+        assert label[1] not in blocks, f"two blocks for {label[1]}"
+        blocks[label[1]] = lines
+    return blocks
