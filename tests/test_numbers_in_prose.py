@@ -415,8 +415,6 @@ PRACTICE_ALLOWED: dict[tuple[str, str], str] = {
     ("03.6", "10^6"): "parameter: the position of the question (_ch03_angle: 1e6 times omega_1)",
     ("05.3", "1,024"): "cited: the number of GPT-2's learned positions (radford2019), the table of the question",
     ("05.3", "1,500"): "parameter: the length of the input the question gives",
-    ("05.3", "1499"): "parameter: the last position of the 1,500-token input, counted from 0",
-    ("05.3", "1023"): "parameter: the last row of GPT-2's 1,024-row table, counted from 0",
     ("05.7", "10,000"): "parameter: the longest test input (_layer_cases: sequences of 6000 and 10000 tokens)",
     ("05.7", "5,000"): "parameter: the length of the table a common implementation builds in advance (max_len = "
     "5000, the known mistake MaxLen5000)",
