@@ -110,6 +110,24 @@ def test_display_formulas_fit_a_phone_column(site):
     assert not stale, f"allowed to be wide but no longer are (remove them from WIDE_FORMULAS_ALLOWED): {stale}"
 
 
+# The pages whose code cells must fit the text column at 1280 px (tests/test_code_width.py holds their notebooks'
+# lines to the width that fits). The practice pages (solutions/) join once their lines are shortened.
+CODE_FITS_FOLDERS = ("chapters/", "appendix/")
+
+
+def test_code_fits_the_column_on_a_laptop(site):
+    """At 1280 px no code cell scrolls sideways: every line of code fits the text column, so that a reader on a
+    laptop reads each cell whole."""
+    pages = [page for page in PAGES if page.startswith(CODE_FITS_FOLDERS)]
+    assert pages, f"no page in {CODE_FITS_FOLDERS}"
+    wide = [
+        f"{page}: the cell starting {cell['first']!r} is {cell['scroll']} px wide in a {cell['client']} px column"
+        for page in pages
+        for cell in site(page, "laptop").audit["codeScrolls"]
+    ]
+    assert not wide, f"{len(wide)} code cells scroll sideways at 1280 px:\n" + "\n".join(wide)
+
+
 PAGE_BUDGET = 1.5e6  # bytes a chapter page may load, everything included
 AUTHORING = ["BEGIN SOLUTION", "END SOLUTION", "For maintainers", "make exercises", "Replace each"]
 
@@ -180,6 +198,8 @@ OPENS = ''' onclick="document.getElementById('menu').hidden = false"'''
 CLOSES = """<script>document.addEventListener('keydown', e => {
   if (e.key === 'Escape') document.getElementById('menu').hidden = true; })</script>"""
 WIDE_LINE = "a wide line that scrolls " * 8
+# a code cell's code (its input), %s its second line; the first line names the cell
+CODE_CELL = "\n# the first line of a cell\n%s"
 # a display formula as MathJax draws it (the formula inside the box that scrolls), %s px wide in a 200 px column
 DISPLAY_MATH = """<div class="math" id="equation-%s" style="width: 200px"><mjx-container display="true"
 style="display: block; overflow-x: auto"><mjx-math style="display: inline-block; width: %spx">x</mjx-math>
@@ -207,6 +227,7 @@ GOOD_PAGE = f"""<!doctype html><html lang="en"><head><meta charset="utf-8"><titl
 {DISPLAY_MATH % ("fits", 190)}
 {ICON % ICON_KEPT}
 <div class="highlight"><pre>{'<span class="n">x</span> + ' * 4}<span class="n">y</span></pre></div>
+<div class="cell_input"><pre style="overflow-x: auto">{CODE_CELL % "x = 1"}</pre></div>
 {fake_explorer("fast")}
 {fake_explorer("at-max", value=100)}
 </article></main>
@@ -244,6 +265,7 @@ BAD_PAGE = f"""<!doctype html><html><head><meta charset="utf-8"><title>bad</titl
 <div class="highlight"><pre style="overflow-x: auto; width: 200px" tabindex="0">{"&nbsp;" * 80}\
 <span class="faint" style="color: #ccc">far right</span>
 <span class="faint" style="color: #ccc">faint</span> <span class="faint" style="color: #ccc">faint</span></pre></div>
+<div class="cell_input"><pre style="overflow-x: auto; width: 200px">{CODE_CELL % WIDE_LINE}</pre></div>
 {fake_explorer("dead", live=False)}
 {fake_explorer("slow", busy_ms=40)}
 <input type="range" min="0" max="10" value="3">
@@ -300,6 +322,7 @@ def test_harness_passes_a_healthy_page(fixture_visits):
     assert not icon_failures(v) and v.icons[0]["file"].endswith("fa-solid-900.woff2"), v.icons
     assert v.audit["squeezed"] == [], v.audit["squeezed"]
     assert v.audit["seams"] == [], v.audit["seams"]
+    assert v.audit["codeScrolls"] == [] and phone.audit["codeScrolls"] == [], v.audit["codeScrolls"]
     assert 0 < v.bytes["iconFonts"] < 2000  # the fixture's one-glyph font is all that loaded of icon fonts
 
 
@@ -342,6 +365,8 @@ def test_harness_catches_every_fault(fixture_visits):
     assert [(i["icon"], i["in_font"]) for i in v.icons] == [(f"{ICON_LEFT_OUT:x}", False)], v.icons
     assert icon_failures(v) == [f'bad: U+F002 ("Font Awesome 6 Free" 900) in i.icon: not in {v.icons[0]["file"]}']
     assert len(v.audit["squeezed"]) == 1 and "1/2" in v.audit["squeezed"][0], v.audit["squeezed"]
+    assert [c["first"] for c in v.audit["codeScrolls"]] == ["# the first line of a cell"], v.audit["codeScrolls"]
+    assert v.audit["codeScrolls"][0]["client"] < v.audit["codeScrolls"][0]["scroll"], v.audit["codeScrolls"]
     seams = v.audit["seams"]
     assert len(seams) == 1 and seams[0].endswith("pieces 2 and 3 overlap by 0.00 px"), seams
     figures = figure_failures(v)

@@ -98,7 +98,8 @@ def _interleave(sin: torch.Tensor, cos: torch.Tensor, d_model: int) -> torch.Ten
 
 @accepts(n=N, d_model=D_MODEL, base=BASE)
 def doubled_exponent(n, d_model, base=10000.0) -> np.ndarray:
-    """Bug 1. Loops over channels ``c = 0, 2, 4, ...`` and still writes ``2 * c / d``.
+    """Bug 1. Loops over channels ``c = 0, 2, 4, ...`` and still writes
+    ``2 * c / d``.
 
     ``c`` already is ``2i``, so pair ``i`` gets ``base ** (-4i/d)``: the
     frequency of pair ``2i``. Right shape, values in [-1, 1], wrong numbers.
@@ -120,18 +121,25 @@ def doubled_exponent(n, d_model, base=10000.0) -> np.ndarray:
 
 
 @accepts(n=N, d_model=D_MODEL, base=BASE, dtype=DTYPE)
-def tutorial_recipe(n, d_model, base=10000.0, dtype=torch.float32) -> torch.Tensor:
-    """Bug 2 (and bug 6 with ``dtype=torch.float16``): the common torch recipe.
+def tutorial_recipe(
+    n,
+    d_model,
+    base=10000.0,
+    dtype=torch.float32,
+) -> torch.Tensor:
+    """Bug 2 (and bug 6 with ``dtype=torch.float16``): the common torch
+    recipe.
 
     Every step runs in ``dtype``. For odd ``d_model >= 3`` there is one more
     sine column than cosine columns, and ``pe[:, 1::2] = cos(...)`` raises a
-    ``RuntimeError`` (a shape mismatch; at width 1 the cosine broadcasts into
-    an empty slice). In float32 the angles are off by up to a few times
+    ``RuntimeError`` (a shape mismatch; at width 1 the cosine broadcasts
+    into an empty slice). In float32 the angles are off by up to a few times
     ``p * omega * 6e-8`` radians.
     """
     pe = torch.zeros(n, d_model, dtype=dtype)
     position = torch.arange(n, dtype=dtype).unsqueeze(1)
-    div_term = torch.exp(torch.arange(0, d_model, 2, dtype=dtype) * (-math.log(base) / d_model))
+    step = -math.log(base) / d_model
+    div_term = torch.exp(torch.arange(0, d_model, 2, dtype=dtype) * step)
     pe[:, 0::2] = torch.sin(position * div_term)
     pe[:, 1::2] = torch.cos(position * div_term)
     return pe
@@ -147,7 +155,8 @@ def recipe_fixed(n, d_model, base=10000.0) -> torch.Tensor:
     """
     pe = torch.zeros(n, d_model, dtype=torch.float64)
     position = torch.arange(n, dtype=torch.float64).unsqueeze(1)
-    div_term = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float64) * (-math.log(base) / d_model))
+    channels = torch.arange(0, d_model, 2, dtype=torch.float64)
+    div_term = torch.exp(channels * (-math.log(base) / d_model))
     pe[:, 0::2] = torch.sin(position * div_term)
     pe[:, 1::2] = torch.cos(position * div_term)[:, : d_model // 2]
     return pe.float()
@@ -160,11 +169,13 @@ def recipe_fixed(n, d_model, base=10000.0) -> torch.Tensor:
 
 @accepts(n=N, d_model=D_MODEL, base=BASE)
 def cosine_own_frequency(n, d_model, base=10000.0) -> np.ndarray:
-    """Bug 3. Channel ``j`` uses ``base ** (-j / d)``: the cosine of pair ``i``
-    (channel ``2i + 1``) gets exponent ``(2i + 1)/d``, not its sine's ``2i/d``.
+    """Bug 3. Channel ``j`` uses ``base ** (-j / d)``: the cosine of pair
+    ``i`` (channel ``2i + 1``) gets exponent ``(2i + 1)/d``, not its sine's
+    ``2i/d``.
 
-    A sine and a cosine of different frequencies are not a point on a circle:
-    no rotation maps ``PE(p)`` to ``PE(p + k)``. Fix: ``posenc.sinusoidal``.
+    A sine and a cosine of different frequencies are not a point on a
+    circle: no rotation maps ``PE(p)`` to ``PE(p + k)``. Fix:
+    ``posenc.sinusoidal``.
     """
     position = np.arange(n, dtype=np.float64)[:, None]
     channel = np.arange(d_model)
@@ -183,27 +194,35 @@ def seq_first_table(max_len, d_model) -> torch.Tensor:
     return torch.from_numpy(posenc.sinusoidal(max_len, d_model, dtype=np.float32)).unsqueeze(1)
 
 
+# Chapters 6 and 7 print the bugs' code, which keeps to the book's code column (tests/test_code_width.py); at its
+# wider line length the formatter would join the split strings of the two functions below again.
+# fmt: off
 @accepts(
     x=Tensor(3, what="a tensor of shape (batch, seq, d_model)"),
-    pe=Tensor((2, 3), what="a position table tensor, (max_len, 1, d_model) or (max_len, d_model)"),
+    pe=Tensor((2, 3), what="a position table tensor, "
+                           "(max_len, 1, d_model) or (max_len, d_model)"),
 )
 def add_along_batch(x: torch.Tensor, pe: torch.Tensor) -> torch.Tensor:
-    """Bug 4. ``x + pe[:x.size(0)]`` with a seq-first table, given a batch-first ``x``.
+    """Bug 4. ``x + pe[:x.size(0)]`` with a seq-first table, given a
+    batch-first ``x``.
 
-    For ``x`` of shape (batch, seq, d), ``pe[:batch]`` has shape (batch, 1, d)
-    and broadcasts over the sequence: every token of sequence ``b`` gets
-    ``PE(b)``. No error for any batch size up to ``max_len``.
+    For ``x`` of shape (batch, seq, d), ``pe[:batch]`` has shape
+    (batch, 1, d) and broadcasts over the sequence: every token of sequence
+    ``b`` gets ``PE(b)``. No error for any batch size up to ``max_len``.
     """
     return x + pe[: x.size(0)]
 
 
 @accepts(
     x=Tensor(3, what="a tensor of shape (batch, seq, d_model)"),
-    pe=Tensor(3, what="a seq-first position table tensor of shape (max_len, 1, d_model)"),
+    pe=Tensor(3, what="a seq-first position table tensor of shape "
+                      "(max_len, 1, d_model)"),
 )
 def add_along_seq(x: torch.Tensor, pe: torch.Tensor) -> torch.Tensor:
-    """Bug 4 fixed: take ``seq`` rows and put them on the sequence axis of a batch-first ``x``."""
+    """Bug 4 fixed: take ``seq`` rows and put them on the sequence axis of a
+    batch-first ``x``."""
     return x + pe[: x.size(1)].transpose(0, 1)
+# fmt: on
 
 
 # --------------------------------------------------------------------------
@@ -213,7 +232,8 @@ def add_along_seq(x: torch.Tensor, pe: torch.Tensor) -> torch.Tensor:
 
 @accepts(max_len=N, d_model=D_MODEL)
 class ParameterTable(nn.Module):
-    """Bug 5. The fixed table stored as ``nn.Parameter(..., requires_grad=False)``.
+    """Bug 5. The fixed table stored as
+    ``nn.Parameter(..., requires_grad=False)``.
 
     ``requires_grad=False`` keeps the optimiser away, but the table is still
     in ``model.parameters()``, so a model-wide initialisation overwrites it.
@@ -222,16 +242,21 @@ class ParameterTable(nn.Module):
 
     def __init__(self, max_len, d_model):
         super().__init__()
-        table = torch.from_numpy(posenc.sinusoidal(max_len, d_model, dtype=np.float32))
+        values = posenc.sinusoidal(max_len, d_model, dtype=np.float32)
+        table = torch.from_numpy(values)
         self.pe = nn.Parameter(table, requires_grad=False)
 
     def forward(self, x):
         return x + self.pe[: x.shape[1]]
 
 
-@accepts(model=InstanceOf(nn.Module, "a torch module (nn.Module)"), std=Real(0))
+@accepts(
+    model=InstanceOf(nn.Module, "a torch module (nn.Module)"),
+    std=Real(0),
+)
 def init_all_parameters(model: nn.Module, std=0.02) -> None:
-    """A model-wide initialisation: every parameter from N(0, std**2), frozen or not."""
+    """A model-wide initialisation: every parameter from N(0, std**2),
+    frozen or not."""
     for p in model.parameters():
         nn.init.normal_(p, std=std)
 
@@ -243,24 +268,28 @@ def init_all_parameters(model: nn.Module, std=0.02) -> None:
 
 @accepts(d_model=D_MODEL, base=BASE)
 class HalfAngleEncoding(nn.Module):
-    """Bug 6. Builds the table on the fly in the dtype of its frequency buffer.
+    """Bug 6. Builds the table on the fly in the dtype of its frequency
+    buffer.
 
     After ``model.half()`` (or ``.to(torch.bfloat16)``) the buffer, the
     positions and the angles ``p * omega`` are all half precision: float16
     holds consecutive integers only up to 2048, bfloat16 up to 256, so
     distinct positions get identical vectors. Fix: compute the table in
-    float32 or float64 and cast the result (``posenc.SinusoidalPositionalEncoding``).
+    float32 or float64 and cast the result
+    (``posenc.SinusoidalPositionalEncoding``).
     """
 
     def __init__(self, d_model, base=10000.0):
         super().__init__()
         self.d_model = d_model
-        self.register_buffer("inv_freq", torch.from_numpy(posenc.frequencies(d_model, base)).float())
+        inv_freq = torch.from_numpy(posenc.frequencies(d_model, base))
+        self.register_buffer("inv_freq", inv_freq.float())
 
     def forward(self, x):
         t = torch.arange(x.shape[1], dtype=self.inv_freq.dtype)
         angles = torch.outer(t, self.inv_freq)
-        return x + _interleave(torch.sin(angles), torch.cos(angles), self.d_model).to(x.dtype)
+        sin, cos = torch.sin(angles), torch.cos(angles)
+        return x + _interleave(sin, cos, self.d_model).to(x.dtype)
 
 
 @accepts(positions=Positions(count=False), d_model=D_MODEL, base=BASE, dtype=DTYPE)

@@ -21,6 +21,8 @@
 //   punctuationAlone  punctuation after an inline formula that starts a line of its own (below the formula)
 //   bracketAlone      an opening bracket before an inline formula that ends a line (the formula starts the next)
 //   squeezed   inline formulas holding a fraction or a matrix (MathJax sets their parts at script size in text)
+//   codeScrolls  code cells whose code scrolls sideways (a line wider than the cell): each {first, scroll,
+//              client}, the cell's first line and its code's width against the room the cell gives it, in px
 //   seams      stretched braces (MathJax's mjx-stretchy-h) whose neighbouring pieces do not overlap: where the
 //              joint falls mid-pixel, a hairline of background shows through
 //
@@ -208,6 +210,12 @@
     }
   }
 
+  // Code cells (their input: the code itself) that scroll sideways; the first line of code names the cell.
+  const codeScrolls = [...article.querySelectorAll('.cell_input pre')]
+    .filter(pre => pre.checkVisibility() && pre.scrollWidth > pre.clientWidth + SLACK)
+    .map(pre => ({first: (pre.textContent.split('\n').find(line => line.trim()) || '').slice(0, 80),
+                  scroll: pre.scrollWidth, client: pre.clientWidth}));
+
   // Sideways pan: the document is wider than the window. Report the outermost elements that stick out.
   const root = document.scrollingElement;
   let pan = null;
@@ -287,6 +295,6 @@
   const quizzes = {count: article.querySelectorAll('.pe-quiz').length,
                    answers: [...article.querySelectorAll('.pe-quiz-fallback')].filter(a => a.checkVisibility()).length};
   return {vw, pan, clipped, scrolled, wideMath, uncued, glyphsCut, spuriousStops, rawTex, mathErrors, figures, panels, page, quizzes,
-          searchBoxes, punctuationAlone, bracketAlone, squeezed, seams,
+          searchBoxes, punctuationAlone, bracketAlone, squeezed, seams, codeScrolls,
           text: article.innerText, title: document.title, heading: heading ? heading.textContent.replace('#', '').trim() : null};
 }
