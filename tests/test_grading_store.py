@@ -164,7 +164,10 @@ def test_a_write_that_fails_halfway_leaves_the_old_file_whole(tmp_path, monkeypa
     assert "could not be written (No space left on device)" in s.record("02.4", "wrong")
     assert s.entries["02.4"]["last"] == "wrong"  # kept in memory
     assert path.read_bytes() == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["progress.json"]  # no temporary file left
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "progress.json",
+        "progress.json.lock",
+    ]  # no temporary file left
 
 
 @pytest.mark.parametrize(
@@ -261,7 +264,7 @@ def test_a_grader_keeps_its_own_progress_and_use_grader_lends_it_to_the_public_f
     memory.check("02.3", 0.01)
     memory.summary("02")
     assert "Progress is kept in memory only" in capsys.readouterr().out
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine.json", "mine.json.lock"]
 
 
 def test_reset_of_one_chapter_keeps_the_others(capsys, tmp_path):
@@ -373,3 +376,27 @@ def test_the_progress_file_is_named_without_the_machines_layout(tmp_path, monkey
     assert store.Store(store.default_path()).where() == (
         f"Progress is saved in {Path('~', '.posenc-course', 'progress.json')} (grading.reset() starts afresh)."
     )
+
+
+RECORDS = """
+import sys
+from pathlib import Path
+from grading.store import Store
+store = Store(Path(sys.argv[1]))
+for n in range(int(sys.argv[3])):
+    store.record(f"{sys.argv[2]}.{n}", "correct")
+"""
+
+
+def test_two_kernels_checking_at_once_lose_no_check(tmp_path):
+    """Two processes record checks into one file at the same time (each write synced to disk, as a learner's is):
+    every check of both is kept. Without the lock, one's read-change-write dropped checks the other wrote in
+    between (the strict build's parallel kernels lost 10.5 that way)."""
+    path, n = tmp_path / "progress.json", 150
+    runs = [
+        subprocess.Popen([sys.executable, "-c", RECORDS, str(path), prefix, str(n)], env=os.environ.copy())
+        for prefix in ("01", "02")
+    ]
+    assert [run.wait(timeout=120) for run in runs] == [0, 0]
+    entries = json.loads(path.read_text())["questions"]
+    assert sorted(entries) == sorted(f"{prefix}.{k}" for prefix in ("01", "02") for k in range(n))

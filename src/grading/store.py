@@ -16,7 +16,8 @@ answer was shown::
   the answer.
 * It is written after every check, atomically (a temporary file in the same folder, then ``os.replace``): a
   kernel killed halfway leaves the old file or the new one, never half of one. Two notebooks open at once
-  do not undo each other: each check is applied to what the file holds when it is written.
+  do not undo each other: each check is applied to what the file holds when it is written, under a lock
+  (``progress.json.lock``) that keeps another kernel from writing in between.
 * A file of an earlier version is read and upgraded, and written in the current version at the next check.
   Version 1 kept only the latest status of each question: "correct" becomes solved, every status but
   "unanswered" one try. Versions 1 and 2 number the questions of the eight-chapter book, whose chapter 6
@@ -30,6 +31,7 @@ answer was shown::
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import os
@@ -151,6 +153,10 @@ class Store:
         if self.path is None or self.problem:
             change(self.entries, self.revealed)
             return ""
+        with _locked(self.path):  # no other kernel writes between this read and this write
+            return self._change_on_disk(change)
+
+    def _change_on_disk(self, change) -> str:
         on_disk, why = _read(self.path)
         if why:  # someone replaced the file since it was loaded: refuse it now, never write over it
             self.problem = self._refusal(why + " (it changed since it was read)")
@@ -226,6 +232,31 @@ def _upgrade_v1(questions: dict) -> dict:
 def _renumber(questions: dict, revealed: list) -> tuple[dict, list]:
     """Versions 1 and 2's ids as this version's (RENUMBERED)."""
     return {RENUMBERED.get(q, q): e for q, e in questions.items()}, [RENUMBERED.get(q, q) for q in revealed]
+
+
+@contextlib.contextmanager
+def _locked(path: Path):
+    """Hold an exclusive lock (on ``<path>.lock``) while the file is read, changed and written: without it, two
+    kernels that check at the same moment both read the old file, and the second write drops the first one's
+    check. Where the lock file cannot be made (a read-only folder), the write that follows fails anyway."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:
+        yield
+        return
+    try:
+        if os.name == "posix":
+            import fcntl
+
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        else:
+            import msvcrt
+
+            msvcrt.locking(fd, msvcrt.LK_LOCK, 1)  # (retries for 10 s, then raises OSError)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def _read(path: Path):
