@@ -179,7 +179,7 @@ def test_the_colab_cell_installs_the_wheel_beside_a_colab_stack_replacing_nothin
         f"\nColab-like stack: the Colab cell installed the wheel, adding {added}; both notebooks ran in {seconds:.0f} s"
     )
 
-    for name in (EXERCISE, f"chapter-{Path(CHAPTER).name}"):
+    for name in (EXERCISE, Path(CHAPTER).name):
         assert ran[name]["stream"].startswith(NO_RESTART), ran[name]["stream"][:500]
         assert "restart the kernel" not in ran[name]["stream"]  # %pip's note, which contradicted the cell
     assert_graded(ran[EXERCISE], questions, venv)
