@@ -202,11 +202,18 @@ def test_a_title_running_into_a_colour_bar_is_refused():
             plt.close(fig)
 
 
+def _matplotlib_of_the_lock() -> bool:
+    from importlib.metadata import version
+    from pathlib import Path
+
+    lock = (Path(__file__).resolve().parents[1] / "requirements.txt").read_text()
+    return f"matplotlib=={version('matplotlib')}" in lock
+
+
 def test_a_title_that_fits_on_screen_but_overruns_in_the_svg_is_refused():
     """Chapter 4's T(3) figure: at the screen's 100 dpi its second title ends a pixel short of the shared colour
     bar, in the SVG (72 dpi, where hinted text is a little wider) it runs into it. The layout is checked at both."""
     import numpy as np
-    import pytest
 
     with mpl.rc_context():
         plotting.apply_style()
@@ -221,10 +228,19 @@ def test_a_title_that_fits_on_screen_but_overruns_in_the_svg_is_refused():
                 ax.set_title(title.format(layout), fontsize=10)
             fig.colorbar(im, ax=axes, shrink=0.8, label="entry of T(k)")
             if refused:
-                with pytest.raises(plotting.LayoutError, match="title of axes 1 overlaps axes 2"):
+                try:
                     plotting.legible(fig)
+                    raised = ""
+                except plotting.LayoutError as error:
+                    raised = str(error)
+                fig.set_dpi(plotting.SVG_DPI)
+                in_svg = plotting._problems_as_drawn(fig)
                 fig.set_dpi(100)
                 assert plotting._problems_as_drawn(fig) == []  # as the screen draws it, nothing overlaps
+                # whether the SVG overruns depends on the installed matplotlib's text metrics (the lock's does)
+                assert bool(raised) == bool(in_svg) and all(problem in raised for problem in in_svg), raised
+                if _matplotlib_of_the_lock():
+                    assert "title of axes 1 overlaps axes 2" in raised
             else:
                 plotting.legible(fig)
             assert fig.dpi == 100  # the check leaves the figure as it was
