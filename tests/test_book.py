@@ -204,23 +204,41 @@ def test_the_whole_book_prints_with_a_cover_contents_and_every_page(whole_book):
     print(f"whole-book PDF: {len(reader.pages)} pages, {whole_book['bytes'] / 1e6:.1f} MB")
 
 
-def test_printed_code_wraps_instead_of_being_cut(whole_book):
-    """The longest source line of chapter 4's code cells is printed whole (wrapped), not cut at the margin."""
-    import json
+def _print_with_a_long_line(page_path: str, line: str, target: Path) -> str:
+    """Chapter ``page_path`` of the HTML book, its first code cell given ``line`` as one more line, printed to
+    ``target`` as the whole book is (A4, its margins, the print style sheets); the PDF's text."""
+    import shutil
 
+    from playwright.sync_api import sync_playwright
     from pypdf import PdfReader
 
-    cells = json.loads((ROOT / "chapters" / "04_linearity.ipynb").read_text())["cells"]
-    lines = [line.rstrip("\n") for c in cells if c["cell_type"] == "code" for line in c["source"]]
-    longest = max((line for line in lines if not line.lstrip().startswith("#")), key=len)
-    wanted = re.sub(r"\s+", "", longest)
-    # page by page, in order, until it is found (pypdf reads ~10 pages a second; chapter 4 is in the first third)
-    text = ""
-    for page in PdfReader(whole_book["path"]).pages:
-        text += re.sub(r"\s+", "", page.extract_text())
-        if wanted in text:
-            break
-    assert len(longest) > 90 and wanted in text, longest
+    from book_build.book_server import CHROMIUM_ARGS, serve
+
+    with serve(HTML) as base, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=shutil.which("chromium"), args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 794, "height": 1123})
+        page.emulate_media(media="print")
+        page.goto(base + page_path, wait_until="load")
+        page.evaluate("line => document.querySelector('.cell_input pre').append('\\n' + line)", line)
+        page.pdf(path=str(target), format="A4", margin={"left": "14mm", "right": "14mm"})
+        browser.close()
+    return "".join(printed.extract_text() for printed in PdfReader(target).pages)
+
+
+def test_printed_code_wraps_instead_of_being_cut(build, tmp_path):
+    """Every code line of the book fits the screen's column (tests/test_code_width.py), so none needs wrapping on
+    paper today; a longer one, planted in chapter 4's page, is printed whole, wrapped, not cut at the margin."""
+    import concurrent.futures
+
+    assert build["returncode"] == 0, "the HTML book did not build"
+    line = "print(" + " + ".join(f"offset_{n:02d}" for n in range(16)) + ")  # longer than any column"
+    assert len(line) > 120
+    # in a thread of its own: a browser test may hold Playwright's sync event loop in this one
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        text = pool.submit(_print_with_a_long_line, "chapters/04_linearity.html", line, tmp_path / "04.pdf").result()
+    printed = text[text.index("print(offset_00") :]
+    assert re.sub(r"\s+", "", line) in re.sub(r"\s+", "", text)  # whole
+    assert "\n" in printed[: printed.index("column")]  # on more than one line: wrapped
 
 
 def test_the_download_menu_offers_the_whole_book(build, tmp_path):
