@@ -111,8 +111,8 @@ def test_display_formulas_fit_a_phone_column(site):
 
 
 # The pages whose code cells must fit the text column at 1280 px (tests/test_code_width.py holds their notebooks'
-# lines to the width that fits). The practice pages (solutions/) join once their lines are shortened.
-CODE_FITS_FOLDERS = ("chapters/", "appendix/")
+# lines to the width that fits): every page with code cells. (exercises/ are not pages of the book.)
+CODE_FITS_FOLDERS = ("chapters/", "appendix/", "solutions/")
 
 
 def test_code_fits_the_column_on_a_laptop(site):

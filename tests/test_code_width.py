@@ -24,9 +24,8 @@ from tools import colab_cell
 
 ROOT = Path(__file__).resolve().parents[1]
 CODE_COLUMNS = 76
-# The folders whose notebooks are held to it. The practice (solutions/, and exercises/ made from it) joins once
-# its lines are shortened.
-FOLDERS = ("chapters", "appendix")
+# The folders whose notebooks are held to it: every notebook a reader or learner opens.
+FOLDERS = ("chapters", "appendix", "solutions", "exercises")
 NOTEBOOKS = sorted(path for folder in FOLDERS for path in (ROOT / folder).glob("*.ipynb"))
 PRINTED = re.compile(r"inspect\.getsource\((\w+)\.(\w+)\)")  # code a notebook prints: module.name
 MODULES = {"bug_zoo": bug_zoo}  # the modules whose code the notebooks print, by the name the notebooks give them
