@@ -41,9 +41,8 @@ import torch
 import posenc
 from posenc_course.arguments import Int, Items, Maybe, OneOf, Positions, Real, Spec, Tensor, accepts, refuse
 
+# the report classes are what check_rotary returns (importable by name, never built by a caller)
 __all__ = [
-    "Difference",
-    "RotaryReport",
     "check_rotary",
     "interleaved_to_half_split",
     "half_split_to_interleaved",
