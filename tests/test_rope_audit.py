@@ -63,11 +63,11 @@ def tf():
     return transformers
 
 
-def config(tf, family: str, **rope):
-    """A tiny config of ``family``; ``rope`` replaces the family's usual rope settings."""
+def config(tf, family: str, **settings):
+    """A tiny config of ``family``; ``settings`` (rope settings, a length) replace the family's usual ones."""
     if family == "gpt_neox":
         kw = {k: v for k, v in TINY.items() if k != "num_key_value_heads"}
-        return tf.GPTNeoXConfig(**kw, **({"rotary_pct": 0.25} | rope))
+        return tf.GPTNeoXConfig(**(kw | {"rotary_pct": 0.25} | settings))
     cls = {
         "llama": tf.LlamaConfig,
         "qwen2": tf.Qwen2Config,
@@ -78,7 +78,7 @@ def config(tf, family: str, **rope):
     extra = {"head_dim": HEAD_DIM} if family == "gemma" else {}
     if family == "phi3":
         extra = dict(max_position_embeddings=256, original_max_position_embeddings=64)
-    return cls(**(TINY | extra), **rope)
+    return cls(**(TINY | extra | settings))
 
 
 MODELS = {
@@ -163,20 +163,24 @@ def test_phi3_longrope_is_checked_with_short_and_long_factors(models):
     phi = models["phi3"]
     short, long = check_rotary(phi, positions=64), check_rotary(phi, positions=[0, 1, 100, 255])
     assert short.ok and long.ok
-    # the short factors' first pairs are 1: the long ones divide pair 1 by 1.5
-    inv_short = posenc.rope_parameters(
-        HEAD_DIM,
-        10_000.0,
-        "longrope",
-        factor=4.0,
-        short_factor=SHORT,
-        long_factor=LONG,
-        original_max_position_embeddings=64,
-        seq_len=64,
-    )[0]
+    expected = math.sqrt(1 + math.log(4.0) / math.log(64))  # LongRoPE's attention factor for 64 -> 256 tokens
+    assert short.settings["attention_factor"] == pytest.approx(expected, rel=1e-12)
+    # the check ran on a copy: after the long check, the model's buffer still holds the short factors
+    lr = dict(factor=4.0, short_factor=SHORT, long_factor=LONG, original_max_position_embeddings=64, seq_len=64)
+    inv_short = posenc.rope_parameters(HEAD_DIM, 10_000.0, "longrope", **lr)[0]
     assert np.allclose(phi.model.rotary_emb.inv_freq.double().numpy(), inv_short, rtol=1e-6)
-    # the check ran on a copy: the model's buffer still holds the short factors after a long check
-    assert short.settings["attention_factor"] == pytest.approx(math.sqrt(1 + math.log(4.0) / math.log(64)))
+
+
+def test_a_model_cast_whole_to_bfloat16_is_flagged(tf):
+    """``model.to(torch.bfloat16)`` rounds the inv_freq buffer too: the angles drift, by 0.7 in cos at 4,095."""
+    cfg = config(tf, "llama", max_position_embeddings=4096)
+    model = tf.LlamaForCausalLM(cfg).to(torch.bfloat16)
+    assert model.model.rotary_emb.inv_freq.dtype == torch.bfloat16
+    report = check_rotary(model, dtypes=(torch.bfloat16,))
+    assert report.differs == {"frequencies", "cos_sin"}
+    largest, first = report.cos_sin["bfloat16"]
+    assert largest > 0.5 and 1 < first < 4096
+    assert check_rotary(tf.LlamaForCausalLM(cfg), dtypes=(torch.bfloat16,)).ok  # the same model, not cast
 
 
 def test_scaling_rules_and_the_legacy_type_key_are_not_flagged(tf):
