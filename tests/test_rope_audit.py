@@ -183,6 +183,15 @@ def test_a_model_cast_whole_to_bfloat16_is_flagged(tf):
     assert check_rotary(tf.LlamaForCausalLM(cfg), dtypes=(torch.bfloat16,)).ok  # the same model, not cast
 
 
+def test_cohere_s_interleaved_cos_sin_are_read_as_its_layout(tf):
+    """Cohere lays cos and sin out interleaved (``repeat_interleave``, its rotation pairs 2i, 2i+1): correct."""
+    cohere = check_rotary(tf.CohereConfig(**TINY), positions=512, dtypes=(torch.float32, torch.bfloat16))
+    assert cohere.ok and cohere.settings["layout"] == "interleaved"
+    assert "rotates 16 of 16 channels (interleaved)" in str(cohere)
+    llama = check_rotary(config(tf, "llama"), positions=512)
+    assert llama.settings["layout"] == "half-split"
+
+
 def test_scaling_rules_and_the_legacy_type_key_are_not_flagged(tf):
     """linear, dynamic (beyond its trained length), yarn, llama3; and ``type`` for ``rope_type`` (transformers 4.x)."""
     blocks = [

@@ -9,9 +9,10 @@ and short prompts may look fine.
 * :func:`check_rotary` reads a ``transformers`` model's rotary embedding (or builds the library's one for a
   config): its ``inv_freq``, its ``attention_scaling`` and the cos/sin it returns at the positions and dtypes
   chosen, and compares them with ``posenc.rope_parameters`` for the model's config, or for ``reference_config``,
-  the config the checkpoint was trained with. The :class:`RotaryReport` it returns names each difference (base,
-  rope_type, rotary width, head size, attention factor, scaling parameters, frequencies) and the first position
-  where the angles diverge beyond the tolerance; ``report.ok`` when nothing does.
+  the config the checkpoint was trained with. The :class:`RotaryReport` it returns states the layout of the cos
+  and sin, names each difference (base, rope_type, rotary width, head size, attention factor, scaling
+  parameters, frequencies, cos/sin) and the first position where the angles diverge beyond the tolerance;
+  ``report.ok`` when nothing does.
 * :func:`interleaved_to_half_split` and :func:`half_split_to_interleaved` permute the rows of a q or k
   projection (weight or bias) head by head; :func:`convert_qk` does both projections of one attention layer
   from its config, the keys with ``num_key_value_heads`` heads (grouped-query attention).
@@ -162,7 +163,7 @@ class RotaryReport:
         lines = [head + (": ok" if self.ok else f": {len(self.differences)} differences")]
         lines.append(
             f"  rope_type {s['rope_type']!r}, base {s['base']:g}, rotates {s['rotary_width']} of "
-            f"{s['head_dim']} channels, attention factor {s['attention_factor']:.6g}"
+            f"{s['head_dim']} channels ({s['layout']}), attention factor {s['attention_factor']:.6g}"
         )
         lines += [f"  {d}" for d in self.differences]
         if self.angles_diverge_at is None:
@@ -358,7 +359,7 @@ def check_rotary(
     ``posenc.rope_parameters`` for ``reference_config`` when given (the config the checkpoint was trained
     with), else for the config the rotary embedding was built from.
 
-    ``positions`` (default: every position up to the model's ``max_position_embeddings``, at most 8,192) are
+    ``positions`` (default: ``0 ... min(max_position_embeddings, 8192) - 1``; a count ``n`` means ``0 ... n-1``) are
     evaluated in one call, as one sequence reaching ``max(positions)``: the rules that depend on the length
     (``dynamic``, ``longrope``) choose their frequencies for ``max(positions) + 1`` tokens, in the model and in
     the reference. The model's rotary embedding is copied first: the check never changes it.
@@ -366,7 +367,10 @@ def check_rotary(
     Tolerance: frequencies agree when within ``rtol`` relative (the library computes them in float32); an angle
     ``p w`` agrees when within ``atol + rtol p w`` radians; each cos/sin value in a dtype when within
     ``atol + a (eps + rtol |p w|)``, with ``a`` the attention factor and ``eps`` the dtype's. Channels beyond a
-    side's rotary width count as turned by angle 0 (cos 1, sin 0), so a wrong width shows as a divergence.
+    side's rotary width count as turned by angle 0 (cos 1, sin 0), so a wrong width shows as a divergence. The
+    model's cos/sin are read in the layout that fits them, stated in ``settings["layout"]``: ``"half-split"`` (the
+    library's ``rotate_half``, pair ``i`` on channels ``i, i + r/2``) or ``"interleaved"`` (Cohere: ``2i, 2i+1``);
+    the q/k weights must be in the same one (:func:`interleaved_to_half_split` converts them).
 
     Models with one rope block per layer type (``config.layer_types``, e.g. Gemma 3) get a list of reports, one
     per layer type.
@@ -407,29 +411,56 @@ def _run(rotary, label, pos: np.ndarray, dtype) -> tuple:
     return cos[0].double().cpu().numpy(), sin[0].double().cpu().numpy(), inv, scaling
 
 
-def _channels(values: np.ndarray, width: int, fill: float) -> np.ndarray:
-    """Half-split per-channel values ``(n, r)`` widened to ``width`` channels with ``fill``."""
-    out = np.full((values.shape[0], width), fill)
-    out[:, : values.shape[1]] = values
+def _arranged(pairs: np.ndarray, layout: str, width: int, fill: float) -> np.ndarray:
+    """Per-pair values ``(n, r/2)`` as per-channel values ``(n, width)`` in ``layout``, ``fill`` beyond ``r``.
+
+    Half-split (the library's ``rotate_half``): pair ``i`` on channels ``i`` and ``i + r/2``; interleaved (Cohere,
+    Meta's checkpoints): on channels ``2i`` and ``2i + 1``.
+    """
+    doubled = np.concatenate([pairs, pairs], axis=1) if layout == "half-split" else np.repeat(pairs, 2, axis=1)
+    out = np.full((pairs.shape[0], width), fill)
+    out[:, : doubled.shape[1]] = doubled
     return out
 
 
-def _reference_cos_sin(pos: np.ndarray, inv: np.ndarray, factor: float, head_dim: int) -> tuple:
-    """The reference's per-channel (half-split) ``a cos(p w)`` and ``a sin(p w)``: posenc's rotation of unit pairs."""
+def _reference_pairs(pos: np.ndarray, inv: np.ndarray, factor: float) -> tuple:
+    """The reference's ``a cos(p w_i)`` and ``a sin(p w_i)`` per pair: posenc's rotation of the unit pairs (1, 0)."""
     half = len(inv)
     unit = np.zeros((len(pos), 2 * half))
     unit[:, :half] = 1.0  # each pair (1, 0): turned, it reads (a cos, a sin)
     turned = posenc.apply_rope(unit, pos, inv_freq=inv, attention_factor=factor, layout="concatenated")
-    cos = np.concatenate([turned[:, :half], turned[:, :half]], axis=1)
-    sin = np.concatenate([turned[:, half:], turned[:, half:]], axis=1)
-    return cos, sin
+    return turned[:, :half], turned[:, half:]
+
+
+def _cos_sin(runs: dict, pos, ref_inv, ref_factor, width, atol, rtol) -> tuple:
+    """``(layout, {dtype name: (largest |difference|, first position beyond the tolerance or None)})``.
+
+    The model's cos/sin are compared with the reference laid out both ways; its layout is the one that fits
+    (half-split unless interleaved fits better).
+    """
+    ref_cos, ref_sin = _reference_pairs(pos, ref_inv, ref_factor)
+    found = {}
+    for layout in ("half-split", "interleaved"):
+        cos_ref = _arranged(ref_cos, layout, width, 1.0)
+        sin_ref = _arranged(ref_sin, layout, width, 0.0)
+        angle = np.abs(pos[:, None] * _arranged(ref_inv[None, :], layout, width, 0.0))
+        result = {}
+        for dtype, (cos, sin, _, _) in runs.items():
+            cos = np.concatenate([cos, np.ones((len(pos), width - cos.shape[1]))], axis=1)
+            sin = np.concatenate([sin, np.zeros((len(pos), width - sin.shape[1]))], axis=1)
+            gap = np.maximum(np.abs(cos - cos_ref), np.abs(sin - sin_ref))
+            allowed = atol + ref_factor * (torch.finfo(dtype).eps + rtol * angle)
+            beyond = np.flatnonzero(np.any(gap > allowed, axis=1))
+            result[str(dtype).removeprefix("torch.")] = (float(gap.max()), int(pos[beyond[0]]) if beyond.size else None)
+        found[layout] = result
+    misses = {layout: sum(first is not None for _, first in r.values()) for layout, r in found.items()}
+    layout = "interleaved" if misses["interleaved"] < misses["half-split"] else "half-split"
+    return layout, found[layout]
 
 
 def _per_channel(inv: np.ndarray, width: int) -> np.ndarray:
     """Each half-split channel's frequency, 0 for the channels that do not turn."""
-    out = np.zeros(width)
-    out[: 2 * len(inv)] = np.concatenate([inv, inv])
-    return out
+    return _arranged(inv[None, :], "half-split", width, 0.0)[0]
 
 
 def _check_one(rotary, config, block, reference, ref_block, label, pos, dtypes, atol, rtol, ref_name):
@@ -477,19 +508,9 @@ def _check_one(rotary, config, block, reference, ref_block, label, pos, dtypes, 
     excess = np.abs(w_model - w_ref) - rtol * w_ref
     growing = excess > 0
     angles_at = int(np.min(np.floor(atol / excess[growing]))) + 1 if np.any(growing) else None
-    cos_sin = {}
-    ref_cos, ref_sin = _reference_cos_sin(pos, ref_inv, ref_factor, ref["head_dim"])
-    ref_cos, ref_sin = _channels(ref_cos, width, 1.0), _channels(ref_sin, width, 0.0)
-    angle = np.abs(pos[:, None] * w_ref[None, :])
-    for dtype in dtypes:
-        cos, sin, _, _ = runs[dtype]
-        gap = np.maximum(np.abs(_channels(cos, width, 1.0) - ref_cos), np.abs(_channels(sin, width, 0.0) - ref_sin))
-        allowed = atol + ref_factor * (torch.finfo(dtype).eps + rtol * angle)
-        beyond = np.flatnonzero(np.any(gap > allowed, axis=1))
-        name = str(dtype).removeprefix("torch.")
-        cos_sin[name] = (float(gap.max()), int(pos[beyond[0]]) if beyond.size else None)
-        if beyond.size:
-            first = int(pos[beyond[0]])
+    layout, cos_sin = _cos_sin(runs, pos, ref_inv, ref_factor, width, atol, rtol)
+    for name, (_, first) in cos_sin.items():
+        if first is not None:
             differ("cos_sin", None, None, f"in {name}, first beyond tolerance at position {first:,}")
     order = {name: i for i, name in enumerate(DIFFERENCES)}
     differences.sort(key=lambda d: order[d.what])
@@ -499,6 +520,7 @@ def _check_one(rotary, config, block, reference, ref_block, label, pos, dtypes, 
         "head_dim": model["head_dim"],
         "rotary_width": 2 * len(inv),
         "attention_factor": factor,
+        "layout": layout,
     }
     return RotaryReport(
         ok=not differences,
