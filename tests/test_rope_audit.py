@@ -364,6 +364,15 @@ def test_an_unknown_rope_type_is_refused_with_the_allowed_ones(tf):
         check_rotary(config(tf, "llama"), positions=[0, -3])
 
 
+def test_a_rope_block_posenc_cannot_read_is_refused_naming_the_key(tf):
+    """Qwen2-VL's multimodal sections (mrope_section) are not a rule posenc computes."""
+    mrope = tf.Qwen2VLTextConfig(**TINY, rope_parameters={"rope_type": "default", "mrope_section": [2, 3, 3]})
+    with pytest.raises(ArgumentError, match=r"model_or_config has a rope block posenc cannot read: .*'mrope_section'"):
+        check_rotary(mrope, positions=8)
+    with pytest.raises(ArgumentError, match=r"reference_config has a rope block posenc cannot read"):
+        check_rotary(config(tf, "qwen2"), positions=8, reference_config=mrope)
+
+
 def test_importing_the_module_does_not_import_transformers():
     code = "import sys, posenc_course.rope_audit; assert 'transformers' not in sys.modules"
     subprocess.run(

@@ -388,12 +388,13 @@ def check_rotary(
         refuse("positions", message="positions must be at least one integer position from 0 to 16,777,216.")
     pos = pos.astype(np.int64)
     model_blocks = _rope_blocks(config, "model_or_config")
-    ref_blocks = _rope_blocks(reference, "reference_config")
+    ref_arg = "reference_config" if reference_config is not None else "model_or_config"  # what a refusal names
+    ref_blocks = _rope_blocks(reference, ref_arg)
     reports = []
     for label, block in model_blocks.items():
         ref_block = ref_blocks.get(label, ref_blocks.get(None, next(iter(ref_blocks.values()))))
         reports.append(
-            _check_one(rotary, config, block, reference, ref_block, label, pos, dtypes, atol, rtol, ref_name)
+            _check_one(rotary, config, block, reference, ref_block, ref_arg, label, pos, dtypes, atol, rtol, ref_name)
         )
     return reports if len(model_blocks) > 1 or next(iter(model_blocks)) is not None else reports[0]
 
@@ -463,11 +464,11 @@ def _per_channel(inv: np.ndarray, width: int) -> np.ndarray:
     return _arranged(inv[None, :], "half-split", width, 0.0)[0]
 
 
-def _check_one(rotary, config, block, reference, ref_block, label, pos, dtypes, atol, rtol, ref_name):
+def _check_one(rotary, config, block, reference, ref_block, ref_arg, label, pos, dtypes, atol, rtol, ref_name):
     model = _settings(config, block, "model_or_config")
-    ref = _settings(reference, ref_block, "reference_config")
+    ref = _settings(reference, ref_block, ref_arg)
     seq_len = int(pos.max()) + 1
-    ref_inv, ref_factor = _expected(ref, seq_len, "reference_config")
+    ref_inv, ref_factor = _expected(ref, seq_len, ref_arg)
     runs = {dtype: _run(rotary, label, pos, dtype) for dtype in dtypes}
     _, _, inv, factor = runs[dtypes[0]]
     rope_type = rotary.rope_type[label] if label else getattr(rotary, "rope_type", model["rope_type"])
