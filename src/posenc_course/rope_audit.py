@@ -97,7 +97,9 @@ DIFFERENCES = (
     "frequencies",
     "cos_sin",
 )
-_NOT_PARAMETERS = {"rope_type", "type", "rope_theta"}  # keys of a rope block that posenc takes as arguments
+# the keys of a rope block that are not a rule's parameters: the rule, its base (posenc takes both as arguments)
+# and transformers 4.x's name for the rule
+_NOT_PARAMETERS = {"rope_type", "type", "rope_theta"}
 _TRAINED_LENGTH = ("dynamic", "yarn", "longrope")  # the rules that may read max_position_embeddings
 _BY_LENGTH = ("dynamic", "longrope")  # the rules whose frequencies depend on the sequence's length
 
@@ -403,8 +405,9 @@ def _run(rotary, label, pos: np.ndarray, dtype) -> tuple:
     """``(cos, sin, inv_freq, attention_scaling)`` as a copy of the rotary module computes them at ``pos``."""
     module = copy.deepcopy(rotary)
     prefix = f"{label}_" if label else ""
-    x = torch.zeros(1, dtype=dtype)
-    ids = torch.as_tensor(pos, dtype=torch.long)[None]
+    device = getattr(module, f"{prefix}inv_freq").device  # where the model keeps it (a GPU, say)
+    x = torch.zeros(1, dtype=dtype, device=device)
+    ids = torch.as_tensor(pos, dtype=torch.long, device=device)[None]
     with torch.no_grad():
         cos, sin = module(x, ids, label) if label else module(x, ids)
     inv = getattr(module, f"{prefix}inv_freq").detach().double().cpu().numpy()
