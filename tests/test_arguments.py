@@ -311,6 +311,24 @@ def _tiny():
     return tt.TinyTransformer(10, 8)
 
 
+def _llama_config():
+    """A tiny transformers config for rope_audit (the optional extra "models": skipped without it)."""
+    transformers = pytest.importorskip("transformers")
+    transformers.logging.set_verbosity_error()
+    return transformers.LlamaConfig(
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        vocab_size=8,
+        max_position_embeddings=16,
+        pad_token_id=0,
+        bos_token_id=None,
+        eos_token_id=None,
+    )
+
+
 _TABLE = posenc.sinusoidal(8, 8)
 _QUESTION = quizzes.QUIZZES["01"][0]
 GOOD = {  # arguments that work, as a function: some calls change what they are given
@@ -392,6 +410,19 @@ GOOD = {  # arguments that work, as a function: some calls change what they are 
     "bug_zoo.variant_table": lambda: dict(positions=8, d_model=8, variant="fairseq", base=100.0),
     "bug_zoo.identify_variant": lambda: dict(table=bug_zoo.variant_table(8, 8, "cos_first"), base=10000.0, atol=1e-4),
     "bug_zoo.mystery_table": lambda: dict(number=1, n=8, d_model=8),
+    "rope_audit.check_rotary": lambda: dict(
+        model_or_config=_llama_config(),
+        positions=8,
+        dtypes=(torch.float32,),
+        atol=1e-4,
+        rtol=1e-5,
+        reference_config=_llama_config(),
+    ),
+    "rope_audit.interleaved_to_half_split": lambda: dict(weight=torch.zeros(8, 4), n_heads=2, rotary_dim=2),
+    "rope_audit.half_split_to_interleaved": lambda: dict(weight=torch.zeros(8), n_heads=2, rotary_dim=None),
+    "rope_audit.convert_qk": lambda: dict(
+        config=_llama_config(), q=torch.zeros(16, 16), k=torch.zeros(8, 16), to="interleaved"
+    ),
     "prose.says": lambda: dict(text="5.4·10⁸", value=2**29),
     "prose.number": lambda: dict(text="60,611"),
 }
