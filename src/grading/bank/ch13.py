@@ -86,6 +86,7 @@ _add(
                 "that pair shrinks; the question asks for the pair that grows the most.",
             ),
         ],
+        states={"1000": lambda: _TURNS, "4,096": lambda: 4096, "2,084": lambda: _gains(torch.bfloat16).max() ** 4096},
         known_mistakes=[
             (1.2595, "float16"),
             (41.74, "squared length"),
@@ -138,12 +139,14 @@ _add(
             (Lazy(lambda: (50 * 32768 / (2 * math.pi)) ** (62 / 64)), "upside down"),
             (Lazy(lambda: (32768 / (2 * math.pi)) ** (64 / 62)), "50"),
         ],
-        states={"32,768": lambda: _LONGEST},
+        states={"32,768": lambda: _LONGEST, "50": lambda: _MARGIN},
     )
 )
 
 
 # 13.4: which ways of forming cos and sin in bfloat16 keep scores independent of the position
+
+_PLACE = 50_000  # the key's position in the question
 
 _add(
     Choice(
@@ -169,6 +172,8 @@ _add(
             "256": lambda: 2.0 ** (math.floor(math.log2(50_000)) - 7),
             "32": lambda: 2.0 ** (math.floor(math.log2(50_000)) - 10),
             "16": lambda: 2.0 ** (math.floor(math.log2(50_000)) - 11),
+            "50,000": lambda: _PLACE,
+            "10^{5}": lambda: 10**5,
         },
     )
 )
@@ -302,6 +307,5 @@ _add(
             "a first position of 0": lambda q, k, v, s: s == 0,
             "a first position of 100,000": lambda q, k, v, s: s == 100_000,
         },
-        states={"100,000": lambda: 100_000},
     )
 )
