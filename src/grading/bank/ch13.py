@@ -74,8 +74,7 @@ _add(
             ),
             (
                 lambda: _gains(torch.bfloat16, squared=True).max().item() ** _TURNS,
-                "that is the growth of the squared length, cos² + sin² per turn; the length grows by its square "
-                "root.",
+                "that is the growth of the squared length, cos² + sin² per turn; the length grows by its square root.",
             ),
             (
                 lambda: _gains(torch.bfloat16).max().item(),
@@ -129,8 +128,7 @@ _add(
             ),
             (
                 lambda: _base_for(_LONGEST, 1),
-                "that puts the slowest wavelength at the sequence's length itself; the question asks for 50 "
-                "times it.",
+                "that puts the slowest wavelength at the sequence's length itself; the question asks for 50 times it.",
             ),
         ],
         known_mistakes=[
