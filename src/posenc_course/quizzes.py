@@ -123,9 +123,6 @@ SECTIONS: dict[str, tuple[str, str]] = {
     "sec-11-2": ("11_positions_at_inference", "ch11-12"),
     "sec-11-3": ("11_positions_at_inference", "ch11-19"),
     "sec-11-4": ("11_positions_at_inference", "ch11-24"),
-    "sec-13-1": ("13_positions_while_serving", "ch13-03"),
-    "sec-13-2": ("13_positions_while_serving", "ch13-16"),
-    "sec-13-3": ("13_positions_while_serving", "ch13-23"),
 }
 
 # {ref}`text <label>`, as in the chapters' prose; any other role is refused
@@ -1182,19 +1179,18 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
                 "Nothing: RoPE scores depend only on offsets.",
                 False,
                 "Only in exact arithmetic: the stored positions are rounded, so the angles are wrong before any "
-                "rotation ({ref}`the section on shift invariance <sec-13-1>`).",
+                "rotation.",
             ),
             (
                 "It overflows once the positions pass the largest number bfloat16 holds.",
                 False,
-                "bfloat16 has float32's range; float16 is the format whose positions overflow "
-                "({ref}`the section on shift invariance <sec-13-1>`).",
+                "bfloat16 has float32's range; float16 is the format whose positions overflow.",
             ),
             (
                 "It drifts: the positions are rounded ever more coarsely, and the fast pairs' angles become noise.",
                 True,
                 "Form the angles in float32 or better and round only cos and sin: then the error stays at "
-                "bfloat16's rounding ({ref}`the section on shift invariance <sec-13-1>`).",
+                "bfloat16's rounding.",
             ),
             right="C",
         ),
@@ -1204,20 +1200,17 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             (
                 "The keys drift and grow: every turn rounds them, and the rounded turn is not exactly a rotation.",
                 True,
-                "Errors add up turn after turn, and lengths multiply; one turn by the total shift rounds only once "
-                "({ref}`the section on shift invariance <sec-13-1>`).",
+                "Errors add up turn after turn, and lengths multiply; one turn by the total shift rounds only once.",
             ),
             (
                 "Nothing: rotations compose, so many small turns equal one large one.",
                 False,
-                "They compose in exact arithmetic, and in float64 to rounding; in bfloat16 each turn is rounded "
-                "({ref}`the section on shift invariance <sec-13-1>`).",
+                "They compose in exact arithmetic, and in float64 to rounding; in bfloat16 each turn is rounded.",
             ),
             (
                 "Two keys end up with the same position.",
                 False,
-                "The positions are integers the server keeps exactly; what is rounded is the stored key "
-                "({ref}`the section on shift invariance <sec-13-1>`).",
+                "The positions are integers the server keeps exactly; what is rounded is the stored key.",
             ),
             right="A",
         ),
@@ -1226,20 +1219,17 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             (
                 "The longest sequence the model can encode.",
                 False,
-                "Any base encodes any position; it decides which pairs complete a turn within a length "
-                "({ref}`the section on the base <sec-13-2>`).",
+                "Any base encodes any position; it decides which pairs complete a turn within a length.",
             ),
             (
                 "How slowly the slowest pair turns: its wavelength is just under two pi times the base.",
                 True,
-                "Choose it so that this wavelength lies well beyond the longest sequence "
-                "({ref}`the section on the base <sec-13-2>`).",
+                "Choose it so that this wavelength lies well beyond the longest sequence.",
             ),
             (
                 "Whether scores depend only on offsets.",
                 False,
-                "Every base above one gives scores that depend only on offsets "
-                "({ref}`the section on the base <sec-13-2>`).",
+                "Every base above one gives scores that depend only on offsets.",
             ),
             right="B",
         ),
@@ -1248,20 +1238,17 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             (
                 "Rotated values would turn each head's output with the absolute positions of its keys.",
                 True,
-                "A shift of the whole sequence would turn the output; the layer would pass absolute position on "
-                "({ref}`the section on values <sec-13-3>`).",
+                "A shift of the whole sequence would turn the output; the layer would pass absolute position on.",
             ),
             (
                 "Rotating values would change the attention weights.",
                 False,
-                "The weights come from queries and keys only; values are mixed after them "
-                "({ref}`the section on values <sec-13-3>`).",
+                "The weights come from queries and keys only; values are mixed after them.",
             ),
             (
                 "It saves one rotation per token, which is all.",
                 False,
-                "It does save work, but rotated values would also make the output depend on absolute positions "
-                "({ref}`the section on values <sec-13-3>`).",
+                "It does save work, but rotated values would also make the output depend on absolute positions.",
             ),
             right="A",
         ),
