@@ -307,3 +307,52 @@ _add(
         },
     )
 )
+
+
+# 13.7: where float32 angles first diverge from the exact ones
+
+
+def _first_diverging(head=128, base=10000.0, tol=1e-2, round_frequencies=True):
+    """The first position at which some pair's angle p * w, formed in float32 from float32 positions and
+    frequencies (``round_frequencies=False``: float64 frequencies, the product rounded to float32), is off the
+    exact angle by more than ``tol`` radians."""
+    w = posenc.frequencies(head, base)
+    for start in range(0, 2**22, 2**16):
+        p = np.arange(start, start + 2**16)
+        if round_frequencies:
+            angle = p.astype(np.float32)[:, None] * w.astype(np.float32)[None]
+        else:
+            angle = (p[:, None] * w[None]).astype(np.float32)
+        error = np.abs(angle.astype(np.float64) - p[:, None] * w[None]).max(axis=1)
+        hit = np.flatnonzero(error > tol)
+        if len(hit):
+            return int(p[hit[0]])
+    raise AssertionError("no position below 2**22 diverges")
+
+
+_add(
+    Numeric(
+        "13.7",
+        "first position where float32 angles are off by more than 0.01",
+        _first_diverging,
+        integer=True,
+        mistakes=[
+            (
+                lambda: _first_diverging(round_frequencies=False),
+                "that is where the product alone, rounded once, goes wrong; the frequencies are stored in float32 "
+                "too, and their rounding grows with the position as well.",
+            ),
+            (lambda: _first_diverging(tol=1e-3), "that is the first position off by more than 0.001 radian."),
+            (lambda: _first_diverging(head=64), "that is the answer for a head of width 64; the question's has 128."),
+        ],
+        known_mistakes=[(302722, "stored in float32"), (17582, "0.001"), (289983, "width 64"), (150000, "too low")],
+        states={
+            "0.01": lambda: 1e-2,
+            "0.001": lambda: 1e-3,
+            "64": lambda: 64,
+            "65,536": lambda: 2**16,
+            "151,363": _first_diverging,
+            "10^{5}": lambda: 10**5,
+        },
+    )
+)
