@@ -86,6 +86,7 @@ __all__ = [
     "rotary_dim",
     "yarn_ramp",
     "axial_frequencies",
+    "resize_grid",
     "alibi_slopes",
     "alibi_bias",
     "t5_relative_position_bucket",
@@ -589,6 +590,52 @@ def axial_frequencies(head_dim, n_axes=2, base=10000.0) -> np.ndarray:
     if head_dim % (2 * n_axes):
         raise ValueError(f"head_dim must be a multiple of 2 * n_axes = {2 * n_axes}, got {head_dim}")
     return np.tile(frequencies(head_dim // n_axes, base), n_axes)
+
+
+# --------------------------------------------------------------------------
+# A learned table of 2-D positions at another grid size (chapter 13)
+# --------------------------------------------------------------------------
+
+
+def _cubic(t, a=-0.75):
+    """Keys' cubic convolution kernel with a = -0.75, the one PyTorch's and OpenCV's bicubic use."""
+    t = np.abs(t)
+    near = (a + 2) * t**3 - (a + 3) * t**2 + 1
+    far = a * t**3 - 5 * a * t**2 + 8 * a * t - 4 * a
+    return np.where(t <= 1, near, np.where(t < 2, far, 0.0))
+
+
+def _resize_matrix(n_old: int, n_new: int) -> np.ndarray:
+    """(n_new, n_old) weights of bicubic resampling along one axis: pixel centres aligned
+    (``align_corners=False``), reads beyond the border clamped to the border."""
+    x = (np.arange(n_new) + 0.5) * (n_old / n_new) - 0.5  # where each new row falls among the old ones
+    start = np.floor(x).astype(np.int64)
+    weights = np.zeros((n_new, n_old))
+    for offset in (-1, 0, 1, 2):
+        j = start + offset
+        np.add.at(weights, (np.arange(n_new), np.clip(j, 0, n_old - 1)), _cubic(x - j))
+    return weights
+
+
+def resize_grid(grid, height, width) -> np.ndarray:
+    """A learned table of 2-D positions, ``grid`` of shape ``(h, w, d)``, resampled to ``(height, width, d)``.
+
+    Each channel is treated as an ``h x w`` image and resized bicubically with
+    pixel centres aligned, as ViT-style models do to run at a new resolution
+    (``torch.nn.functional.interpolate(..., mode="bicubic", align_corners=False)``):
+    rows and columns are resampled separately, ``R_h @ grid @ R_w.T`` per channel.
+    The same size returns the grid unchanged. float64.
+    """
+    grid = np.asarray(grid)
+    if grid.ndim != 3 or not np.issubdtype(grid.dtype, np.number) or min(grid.shape) < 1:
+        raise ValueError(f"grid must be a numeric array of shape (h, w, d), got shape {grid.shape}")
+    if not np.all(np.isfinite(grid)):
+        raise ValueError("grid must hold finite numbers")
+    for name, value in (("height", height), ("width", width)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    rows, cols = _resize_matrix(grid.shape[0], int(height)), _resize_matrix(grid.shape[1], int(width))
+    return np.einsum("ij,jkd,lk->ild", rows, grid.astype(np.float64), cols)
 
 
 # --------------------------------------------------------------------------

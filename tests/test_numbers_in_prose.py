@@ -400,7 +400,7 @@ PRACTICE_ALLOWED: dict[tuple[str, str], str] = {
     **{
         (chapter, "10,000"): "definition: the base of the original Transformer (vaswani2017), posenc's default and "
         "the chapter's base"
-        for chapter in ("02", "03", "04", "06", "07", "08", "10", "11")
+        for chapter in ("02", "03", "04", "06", "07", "08", "10", "11", "13")
     },
     ("01.4", "0.4"): "parameter: the value p / L the question starts from (2 / 5, as its reference computes it)",
     ("05.5", "25.7"): "cited: the BLEU of the Transformer with a learned position table (vaswani2017, Table 3, row E)",
@@ -453,6 +453,7 @@ PRACTICE_ALLOWED: dict[tuple[str, str], str] = {
     ("10.7", "4,096"): "parameter: the trained length of the question (_ch08_dynamic_base: L = 4096)",
     ("10.10", "4,096"): "parameter: the trained length the question gives",
     ("10.10", "16,384"): "parameter: the input length the question gives",
+    ("13", "100,000"): "parameter: the largest first position of 13.6's test inputs (_head_cases: up to 10**5)",
 }
 
 TEST_DATA = ("known_mistakes", "alternatives", "covers", "states")  # a question's keywords that no learner reads

@@ -519,3 +519,29 @@ def test_exact_sinusoidal_is_the_formula_at_40_digits(d_model, base, layout):
 def test_bad_input_is_named(call, exc, pattern):
     with pytest.raises(exc, match=pattern):
         call()
+
+
+# --------------------------------------------------------------------------
+# resize_grid: a learned 2-D position table at another grid size (chapter 13)
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "shape, size", [((4, 4, 3), (6, 6)), ((3, 5, 2), (7, 2)), ((8, 8, 1), (3, 5)), ((1, 1, 4), (2, 3))]
+)
+def test_resize_grid_is_pytorchs_bicubic_with_centres_aligned(shape, size):
+    grid = np.random.default_rng(sum(shape)).normal(size=shape)
+    image = torch.from_numpy(grid).permute(2, 0, 1)[None]
+    want = torch.nn.functional.interpolate(image, size=size, mode="bicubic", align_corners=False)
+    np.testing.assert_allclose(posenc.resize_grid(grid, *size), want[0].permute(1, 2, 0).numpy(), atol=1e-12)
+
+
+def test_resize_grid_keeps_a_grid_of_the_same_size_and_refuses_bad_input():
+    grid = np.random.default_rng(0).normal(size=(5, 3, 2))
+    np.testing.assert_allclose(posenc.resize_grid(grid, 5, 3), grid, atol=1e-15)
+    with pytest.raises(ValueError, match="shape \\(h, w, d\\)"):
+        posenc.resize_grid(grid[0], 2, 2)
+    with pytest.raises(ValueError, match="height must be a positive integer"):
+        posenc.resize_grid(grid, 0, 2)
+    with pytest.raises(ValueError, match="finite"):
+        posenc.resize_grid(np.full((2, 2, 1), np.nan), 3, 3)

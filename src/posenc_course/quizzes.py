@@ -1171,10 +1171,92 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             right="C",
         ),
     ),
+    "13": (
+        _q(
+            "A server in bfloat16 stores the positions in bfloat16 and multiplies them by the frequencies there. "
+            "What happens to the score of a query and a key at a fixed offset as the positions grow?",
+            (
+                "Nothing: RoPE scores depend only on offsets.",
+                False,
+                "Only in exact arithmetic: the stored positions are rounded, so the angles are wrong before any "
+                "rotation.",
+            ),
+            (
+                "It overflows once the positions pass the largest number bfloat16 holds.",
+                False,
+                "bfloat16 has float32's range; float16 is the format whose positions overflow.",
+            ),
+            (
+                "It drifts: the positions are rounded ever more coarsely, and the fast pairs' angles become noise.",
+                True,
+                "Form the angles in float32 or better and round only cos and sin: then the error stays at "
+                "bfloat16's rounding.",
+            ),
+            right="C",
+        ),
+        _q(
+            "A cache in bfloat16 renumbers its kept keys by turning each one back a position at every eviction. "
+            "What goes wrong after thousands of evictions?",
+            (
+                "The keys drift and grow: every turn rounds them, and the rounded turn is not exactly a rotation.",
+                True,
+                "Errors add up turn after turn, and lengths multiply; one turn by the total shift rounds only once.",
+            ),
+            (
+                "Nothing: rotations compose, so many small turns equal one large one.",
+                False,
+                "They compose in exact arithmetic, and in float64 to rounding; in bfloat16 each turn is rounded.",
+            ),
+            (
+                "Two keys end up with the same position.",
+                False,
+                "The positions are integers the server keeps exactly; what is rounded is the stored key.",
+            ),
+            right="A",
+        ),
+        _q(
+            "What does the RoPE base decide?",
+            (
+                "The longest sequence the model can encode.",
+                False,
+                "Any base encodes any position; it decides which pairs complete a turn within a length.",
+            ),
+            (
+                "How slowly the slowest pair turns: its wavelength is just under two pi times the base.",
+                True,
+                "Choose it so that this wavelength lies well beyond the longest sequence.",
+            ),
+            (
+                "Whether scores depend only on offsets.",
+                False,
+                "Every base above one gives scores that depend only on offsets.",
+            ),
+            right="B",
+        ),
+        _q(
+            "Why does RoPE rotate queries and keys but not values?",
+            (
+                "Rotated values would turn each head's output with the absolute positions of its keys.",
+                True,
+                "A shift of the whole sequence would turn the output; the layer would pass absolute position on.",
+            ),
+            (
+                "Rotating values would change the attention weights.",
+                False,
+                "The weights come from queries and keys only; values are mixed after them.",
+            ),
+            (
+                "It saves one rotation per token, which is all.",
+                False,
+                "It does save work, but rotated values would also make the output depend on absolute positions.",
+            ),
+            right="A",
+        ),
+    ),
 }
 
 
 @accepts(chapter=OneOf(*QUIZZES, what=f"one of {', '.join(map(repr, QUIZZES))} (the chapters with a quiz)"))
 def check_yourself(chapter: str) -> Quiz:
-    """The self-check quiz of ``chapter`` ("01" ... "11")."""
+    """The self-check quiz of ``chapter`` ("01" ... "11", "13")."""
     return Quiz(f"ch{chapter}", QUIZZES[chapter])
