@@ -43,7 +43,7 @@ def problems(selected) -> list[str]:
 
 
 def test_every_chapter_has_six_questions_of_mixed_kinds():
-    assert CHAPTERS == ["01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "11"]
+    assert CHAPTERS == ["01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "11", "12"]
     for chapter in CHAPTERS:
         kinds = [q.kind for qid, q in QUESTIONS.items() if qid.startswith(chapter + ".")]
         assert len(kinds) >= 6, chapter
