@@ -169,7 +169,7 @@ def test_an_answer_too_strange_to_inspect_gets_a_message(capsys):
 def test_unknown_question_id(capsys):
     for qid, said in [
         ("02.99", "'02.99' is not a question id (chapter 02 has 02.1 to 02.7)"),
-        ("12.1", "'12.1' is not a question id (ids look like \"02.3\", chapters 01 to 11)"),
+        ("13.1", "'13.1' is not a question id (ids look like \"02.3\", chapters 01 to 12)"),
         (2.3, 'the question id must be a string such as "02.3", not 2.3'),
         (None, 'check needs a question id, the first argument: e.g. check("02.3", answer)'),
     ]:
@@ -315,7 +315,7 @@ def test_tries_are_counted_and_a_solved_question_is_never_unsolved():
 @pytest.mark.parametrize("function", ["summary", "progress", "reset", "assert_all_correct"])
 def test_an_unknown_chapter_gets_one_line_naming_the_chapters(function, capsys):
     said = (
-        f"{function}: chapter must be one of 01, 02, 03, 04, 05, 06, 07, 08, 09, 10, 11 (or left out for the "
+        f"{function}: chapter must be one of 01, 02, 03, 04, 05, 06, 07, 08, 09, 10, 11, 12 (or left out for the "
         "whole course), not '99'."
     )
     if function == "assert_all_correct":

@@ -79,8 +79,18 @@ def _convert_fused(w, n_heads, n_kv_heads, *, k_heads=None, whole=False, inverse
 
 
 def _fused_cases(rng):
-    # head sizes a multiple of 2 * (heads / kv): the keys cut into the queries' head count still make pairs
-    fixed = [(4, 2, 4, 3), (8, 2, 8, 5), (4, 1, 8, 2), (2, 2, 4, 4), (6, 3, 16, 8), (32, 8, 8, 1), (2, 2, 2, 3)]
+    # head sizes a multiple of 2 * (heads / kv): the keys cut into the queries' head count still make pairs (the
+    # first case: of 4 channels, so that mistake differs from leaving the keys as they are)
+    fixed = [
+        (4, 2, 8, 3),
+        (8, 2, 8, 5),
+        (4, 2, 4, 3),
+        (4, 1, 8, 2),
+        (2, 2, 4, 4),
+        (6, 3, 16, 8),
+        (32, 8, 8, 1),
+        (2, 2, 2, 3),
+    ]
     cases = []
     for i in range(16):
         if i < len(fixed):
@@ -88,7 +98,8 @@ def _fused_cases(rng):
         else:
             kv = int(rng.integers(1, 5))
             heads = kv * int(rng.integers(1, 5))
-            head = 2 * (heads // kv) * int(rng.integers(1, 5))
+            ratio = heads // kv  # the keys cut into the queries' count: pairs of 2 channels or more
+            head = 4 * ratio * int(rng.integers(1, 3)) if ratio > 1 else 2 * int(rng.integers(1, 9))
             cols = int(rng.integers(1, 9))
         w = rng.normal(size=((heads + kv) * head, cols))
         cases.append(
@@ -200,8 +211,13 @@ def _loader_cases(rng):
     blocks = [
         {"rope_type": "linear", "factor": 4.0},
         {"type": "linear", "factor": 2.0},
-        {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
-         "original_max_position_embeddings": 64},
+        {
+            "rope_type": "llama3",
+            "factor": 8.0,
+            "low_freq_factor": 1.0,
+            "high_freq_factor": 4.0,
+            "original_max_position_embeddings": 64,
+        },
         {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 128},
         {"rope_type": "default"},
         {"rope_type": "yarn", "factor": 2.0, "original_max_position_embeddings": 256},
@@ -308,6 +324,7 @@ _add(
         },
         nudge="For each cause ask which pairs' angles change, and whether the change grows with the position.",
         known_mistakes=[("A", "other layout"), ("B", "every prompt"), ("D", "attention factor"), ("AC", "one")],
+        states={"10,000": lambda: 10_000, "500,000": lambda: 500_000},
     )
 )
 
@@ -321,7 +338,12 @@ def _diverge_at(atol=_ATOL, off_by_one=0, smallest=False):
     """The first integer position where some pair's angle differs by more than ``atol`` between the llama3 rule
     and no scaling (same base)."""
     scaled = posenc.rope_parameters(
-        _HEAD_DIM, _BASE, "llama3", factor=_FACTOR, low_freq_factor=1.0, high_freq_factor=4.0,
+        _HEAD_DIM,
+        _BASE,
+        "llama3",
+        factor=_FACTOR,
+        low_freq_factor=1.0,
+        high_freq_factor=4.0,
         original_max_position_embeddings=_ORIGINAL,
     )[0]
     gap = np.abs(posenc.frequencies(_HEAD_DIM, _BASE) - scaled)
@@ -337,16 +359,22 @@ _add(
         _diverge_at,
         integer=True,
         mistakes=[
-            (lambda: _diverge_at(off_by_one=1), "that is the last position within the tolerance; the question asks "
-             "for the first beyond it."),
-            (lambda: _diverge_at(smallest=True), "that is where the pair with the smallest change diverges; the "
-             "first divergence comes from the pair whose frequency changed most."),
+            (
+                lambda: _diverge_at(off_by_one=1),
+                "that is the last position within the tolerance; the question asks for the first beyond it.",
+            ),
+            (
+                lambda: _diverge_at(smallest=True),
+                "that is where the pair with the smallest change diverges; the "
+                "first divergence comes from the pair whose frequency changed most.",
+            ),
         ],
         known_mistakes=[
             (_diverge_at(off_by_one=1), "last position"),
             (_diverge_at(smallest=True), "smallest change"),
-            (1, "wrong"),
+            (1, "too low"),
         ],
+        states={"10,000": lambda: _BASE, "4,096": lambda: _ORIGINAL, "0.05": lambda: _ATOL},
     )
 )
 
@@ -373,5 +401,6 @@ _add(
         },
         nudge="Ask, for each setup, whether the frequencies can change between two tokens of one sequence.",
         known_mistakes=[("B", "not the right set"), ("ABC", "not the right set"), ("BCD", "not the right set")],
+        states={"10,000": lambda: 10_000},
     )
 )
