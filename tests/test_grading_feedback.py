@@ -188,7 +188,7 @@ def solved_by_blind_guessing():
 
 
 def test_blind_guessing_from_the_feedback_solves_no_numeric_question(monkeypatch):
-    assert len(NUMERIC) == 25
+    assert len(NUMERIC) == 26
     assert solved_by_blind_guessing() == []
     monkeypatch.setattr(grading.kinds, "how_far", leaky_how_far)  # the same attack against leaky wording
     assert len(solved_by_blind_guessing()) >= 13
