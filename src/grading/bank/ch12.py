@@ -252,13 +252,13 @@ def loader_buggy(config):
     return posenc.rope_parameters(head, base, rule, **block)[0]
 
 
-def _loader_with(config, *, legacy_type=True, base_inside=True, head_default=False):
+def _loader_with(config, *, legacy_type=True, base_inside=True, base_beside=True, head_default=False):
     block = dict(config.get("rope_parameters") or config.get("rope_scaling") or {})
     rule = block.pop("rope_type", None) or (block.pop("type", None) if legacy_type else None) or "default"
     block.pop("type", None)
     base = block.pop("rope_theta", None) if base_inside else None
     block.pop("rope_theta", None)
-    base = base or config.get("rope_theta", 10_000.0)
+    base = base or (config.get("rope_theta", 10_000.0) if base_beside else 10_000.0)
     head = config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
     if head_default:
         head = config.get("hidden_size", head * 4) // config.get("num_attention_heads", 4)
@@ -286,10 +286,16 @@ _add(
                 matches_model(lambda c: _loader_with(c, base_inside=False)),
                 "in a rope_parameters block the base is the block's rope_theta; yours used another.",
             ),
+            (
+                matches_model(lambda c: _loader_with(c, base_beside=False)),
+                "a version-4 config states its base as rope_theta beside the scaling block; yours used the "
+                "default there.",
+            ),
         ],
         known_mistakes=[
             (loader_buggy, "key type"),
             (lambda c: _loader_with(c, base_inside=False), "block's rope_theta"),
+            (lambda c: _loader_with(c, base_beside=False), "beside the scaling block"),
         ],
         alternatives={
             "the given code, fixed": lambda c: _loader_with(c),
