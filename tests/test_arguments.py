@@ -248,7 +248,7 @@ def test_ipython_shows_one_line_and_no_traceback():
     ).stdout
     assert out.splitlines() == [
         "ArgumentError: check_yourself: chapter must be one of '01', '02', '03', '04', '05', '06', '07', '08', '09', "
-        "'10', '11', '13' (the chapters with a quiz), not '99'.",
+        "'10', '11', '12', '13' (the chapters with a quiz), not '99'.",
         "ArgumentError: train needs model: a TinyTransformer.",
     ]
 

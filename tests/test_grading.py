@@ -43,7 +43,7 @@ def problems(selected) -> list[str]:
 
 
 def test_every_chapter_has_six_questions_of_mixed_kinds():
-    assert CHAPTERS == ["01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "11", "13"]
+    assert CHAPTERS == ["01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "11", "12", "13"]
     for chapter in CHAPTERS:
         kinds = [q.kind for qid, q in QUESTIONS.items() if qid.startswith(chapter + ".")]
         assert len(kinds) >= 6, chapter
@@ -315,7 +315,7 @@ def test_tries_are_counted_and_a_solved_question_is_never_unsolved():
 @pytest.mark.parametrize("function", ["summary", "progress", "reset", "assert_all_correct"])
 def test_an_unknown_chapter_gets_one_line_naming_the_chapters(function, capsys):
     said = (
-        f"{function}: chapter must be one of 01, 02, 03, 04, 05, 06, 07, 08, 09, 10, 11, 13 (or left out for the "
+        f"{function}: chapter must be one of 01, 02, 03, 04, 05, 06, 07, 08, 09, 10, 11, 12, 13 (or left out for the "
         "whole course), not '99'."
     )
     if function == "assert_all_correct":

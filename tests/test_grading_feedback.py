@@ -188,7 +188,7 @@ def solved_by_blind_guessing():
 
 
 def test_blind_guessing_from_the_feedback_solves_no_numeric_question(monkeypatch):
-    assert len(NUMERIC) == 29
+    assert len(NUMERIC) == 30
     assert solved_by_blind_guessing() == []
     monkeypatch.setattr(grading.kinds, "how_far", leaky_how_far)  # the same attack against leaky wording
     assert len(solved_by_blind_guessing()) >= 13
@@ -417,7 +417,7 @@ def test_chapter_arguments_are_normalised(chapter, capsys):
 @pytest.mark.parametrize("chapter", ["99", 2.5, True, "two", "", [2]])
 def test_an_unknown_chapter_names_the_chapters(chapter, capsys):
     chapters = (
-        "chapter must be one of 01, 02, 03, 04, 05, 06, 07, 08, 09, 10, 11, 13 (or left out for the whole course), not "
+        "chapter must be one of 01, 02, 03, 04, 05, 06, 07, 08, 09, 10, 11, 12, 13 (or left out for the whole course), not "
     )
     grading.summary(chapter)
     out = capsys.readouterr().out

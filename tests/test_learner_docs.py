@@ -150,6 +150,7 @@ LEARN = {
     "09_relative_biases": "relative biases of ALiBi, T5",
     "10_rope_in_practice": "RoPE as released models configure it",
     "11_positions_at_inference": "positions at inference time",
+    "12_rope_checkpoints": "RoPE in real checkpoints",
     "13_positions_while_serving": "positions while serving",
 }
 

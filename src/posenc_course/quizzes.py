@@ -123,6 +123,9 @@ SECTIONS: dict[str, tuple[str, str]] = {
     "sec-11-2": ("11_positions_at_inference", "ch11-12"),
     "sec-11-3": ("11_positions_at_inference", "ch11-19"),
     "sec-11-4": ("11_positions_at_inference", "ch11-24"),
+    "sec-12-1": ("12_rope_checkpoints", "ch12-03"),
+    "sec-12-2": ("12_rope_checkpoints", "ch12-16"),
+    "sec-12-3": ("12_rope_checkpoints", "ch12-28"),
 }
 
 # {ref}`text <label>`, as in the chapters' prose; any other role is refused
@@ -1171,6 +1174,78 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             right="C",
         ),
     ),
+    "12": (
+        _q(
+            "A Meta checkpoint of a model with grouped-query attention is converted to the half-split layout. "
+            "Which weights are permuted, and how?",
+            (
+                "The rows of W_q and W_k, within each head, the keys cut into num_key_value_heads heads.",
+                True,
+                "Scores are sums over pairs, so relabelling q and k alike changes nothing; W_v and W_o are not "
+                "rotated ({ref}`section 12.1 <sec-12-1>`).",
+            ),
+            (
+                "The rows of W_q and W_k, the keys cut into as many heads as the queries.",
+                False,
+                "That pairs channels from two halves of each key head: the library's PermuteForRope does this to a "
+                "GQA key projection ({ref}`section 12.1 <sec-12-1>`).",
+            ),
+            (
+                "All four projections, W_q, W_k, W_v and W_o, within each head.",
+                False,
+                "Values are not rotated: permuting W_v's rows without W_o's columns changes the output "
+                "({ref}`section 12.1 <sec-12-1>`).",
+            ),
+            right="A",
+        ),
+        _q(
+            "A model runs fine on short prompts and degrades on long ones. `check_rotary` against the training "
+            "config reports `rope_type`, `scaling` and `frequencies`, the frequencies differing from pair 29 on. "
+            "What happened?",
+            (
+                "The base was dropped to the default.",
+                False,
+                "Then the report would name `base`, and the fast pairs would differ from pair 1 "
+                "({ref}`section 12.2 <sec-12-2>`).",
+            ),
+            (
+                "The scaling block was deleted or ignored, and the rule changed only the slow pairs.",
+                True,
+                "Llama 3's rule keeps the fast pairs, so the angles drift apart slowly ({ref}`section 12.2 "
+                "<sec-12-2>`).",
+            ),
+            (
+                "The q and k weights are in the other layout.",
+                False,
+                "A layout mistake leaves the rotary embedding correct: `check_rotary` reports nothing "
+                "({ref}`section 12.2 <sec-12-2>`).",
+            ),
+            right="B",
+        ),
+        _q(
+            "A Phi-3 model with LongRoPE is driven step by step with its own KV cache, from a short prompt past its "
+            "original length. What goes wrong at the switch?",
+            (
+                "Nothing: each key was rotated once, at its own position.",
+                False,
+                "At its position, but with the short factors, while the new tokens use the long ones "
+                "({ref}`section 12.3 <sec-12-3>`).",
+            ),
+            (
+                "The cached keys were rotated with the short factors and the new tokens with the long ones.",
+                True,
+                "The library's generate drops the cache at the switch and runs the sequence again; engines choose "
+                "the factor set once instead ({ref}`section 12.3 <sec-12-3>`).",
+            ),
+            (
+                "The positions restart at 0 after the switch.",
+                False,
+                "Positions continue from the cache's length; only the frequencies change ({ref}`section 12.3 "
+                "<sec-12-3>`).",
+            ),
+            right="B",
+        ),
+    ),
     "13": (
         _q(
             "A server in bfloat16 stores the positions in bfloat16 and multiplies them by the frequencies there. "
@@ -1258,5 +1333,5 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
 
 @accepts(chapter=OneOf(*QUIZZES, what=f"one of {', '.join(map(repr, QUIZZES))} (the chapters with a quiz)"))
 def check_yourself(chapter: str) -> Quiz:
-    """The self-check quiz of ``chapter`` ("01" ... "11", "13")."""
+    """The self-check quiz of ``chapter`` ("01" ... "13")."""
     return Quiz(f"ch{chapter}", QUIZZES[chapter])

@@ -25,9 +25,10 @@ are its interleaved rows ``0, 2, 4, ..., 1, 3, 5, ...``. It is the permutation t
 a GGUF checkpoint (``modeling_gguf_pytorch_utils.LlamaTensorProcessor._reverse_permute_weights``, with the
 keys' head count set to ``num_key_value_heads``), and, for projections with as many heads as the config's
 ``num_attention_heads``, the one of ``core_model_loading.PermuteForRope`` (which counts every tensor's heads
-with ``num_attention_heads``; the library applies it to vision towers, whose keys have as many heads as their
-queries). ``tests/test_rope_audit.py`` checks both equalities, and that a Meta-style interleaved forward on the
-original weights equals the library's forward on the converted ones.
+with ``num_attention_heads``; the library's conversion mapping applies it to vision towers and one
+text-to-speech model, whose keys have as many heads as their queries; chapter 12 checks where).
+``tests/test_rope_audit.py`` checks both equalities, and that a Meta-style interleaved forward on the original
+weights equals the library's forward on the converted ones.
 """
 
 from __future__ import annotations

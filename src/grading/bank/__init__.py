@@ -18,4 +18,4 @@ def _add(question):
     QUESTIONS[question.qid] = question
 
 
-from grading.bank import ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch09, ch10, ch11, ch13  # noqa: E402,F401  (each adds its questions)
+from grading.bank import ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch09, ch10, ch11, ch12, ch13  # noqa: E402,F401  (each adds its questions)
