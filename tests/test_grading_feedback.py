@@ -417,7 +417,8 @@ def test_chapter_arguments_are_normalised(chapter, capsys):
 @pytest.mark.parametrize("chapter", ["99", 2.5, True, "two", "", [2]])
 def test_an_unknown_chapter_names_the_chapters(chapter, capsys):
     chapters = (
-        "chapter must be one of 01, 02, 03, 04, 05, 06, 07, 08, 09, 10, 11, 12, 13 (or left out for the whole course), not "
+        "chapter must be one of 01, 02, 03, 04, 05, 06, 07, 08, 09, 10, 11, 12, 13 "
+        "(or left out for the whole course), not "
     )
     grading.summary(chapter)
     out = capsys.readouterr().out
