@@ -126,6 +126,9 @@ SECTIONS: dict[str, tuple[str, str]] = {
     "sec-12-1": ("12_rope_checkpoints", "ch12-03"),
     "sec-12-2": ("12_rope_checkpoints", "ch12-16"),
     "sec-12-3": ("12_rope_checkpoints", "ch12-28"),
+    "sec-13-1": ("13_positions_while_serving", "ch13-03"),
+    "sec-13-2": ("13_positions_while_serving", "ch13-16"),
+    "sec-13-3": ("13_positions_while_serving", "ch13-23"),
 }
 
 # {ref}`text <label>`, as in the chapters' prose; any other role is refused
@@ -1265,7 +1268,7 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
                 "It drifts: the positions are rounded ever more coarsely, and the fast pairs' angles become noise.",
                 True,
                 "Form the angles in float32 or better and round only cos and sin: then the error stays at "
-                "bfloat16's rounding.",
+                "bfloat16's rounding ({ref}`section 13.1 <sec-13-1>`).",
             ),
             right="C",
         ),
@@ -1275,7 +1278,8 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             (
                 "The keys drift and grow: every turn rounds them, and the rounded turn is not exactly a rotation.",
                 True,
-                "Errors add up turn after turn, and lengths multiply; one turn by the total shift rounds only once.",
+                "Errors add up turn after turn, and lengths multiply; one turn by the total shift rounds only once "
+                "({ref}`section 13.1 <sec-13-1>`).",
             ),
             (
                 "Nothing: rotations compose, so many small turns equal one large one.",
@@ -1299,7 +1303,8 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             (
                 "How slowly the slowest pair turns: its wavelength is just under two pi times the base.",
                 True,
-                "Choose it so that this wavelength lies well beyond the longest sequence.",
+                "Choose it so that this wavelength lies well beyond the longest sequence "
+                "({ref}`section 13.2 <sec-13-2>`).",
             ),
             (
                 "Whether scores depend only on offsets.",
@@ -1313,7 +1318,8 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             (
                 "Rotated values would turn each head's output with the absolute positions of its keys.",
                 True,
-                "A shift of the whole sequence would turn the output; the layer would pass absolute position on.",
+                "A shift of the whole sequence would turn the output; the layer would pass absolute position on "
+                "({ref}`section 13.3 <sec-13-3>`).",
             ),
             (
                 "Rotating values would change the attention weights.",
