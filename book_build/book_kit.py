@@ -16,7 +16,7 @@ in a download menu never has the name of another page's, and the notebooks' rela
 "How to take this course" links both; every practice page offers the kit in its download menu, next to
 its ``.ipynb``. When ``html.baseurl`` names the book's public address, every notebook's first cell on
 Colab downloads the wheel from there (``tools/colab_cell.py``). The wheel is rebuilt only when the
-learner-facing code changed (``book_assets.sources_digest``), the kit whenever its contents differ.
+learner-facing code changed (``learner_sources.sources_digest``), the kit whenever its contents differ.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ import tomllib
 import zipfile
 from pathlib import Path
 
-from book_build import download_menu
+from book_build import download_menu, learner_sources
 
 ROOT = Path(__file__).resolve().parent.parent
 DOWNLOADS = "_downloads"
@@ -227,21 +227,13 @@ def write_downloads(outdir: Path, root: Path = ROOT, digest: str | None = None) 
     return wheel, kit
 
 
-MENU_ENTRY = dict(
-    css="btn-download-practice-kit-button",
-    icon="fas fa-file-zipper",
-    label="practice kit .zip",
-    title="Download every practice notebook with the course library and how to install it",
-)
-
-
 def offer_in_practice_menus(outdir: Path, kit: Path) -> int:
     """Add the kit to the download menu of every practice page that lacks it; returns how many were given it."""
     count = 0
     for prefix in PRACTICE_PAGES:
         for page in sorted((Path(outdir) / prefix).glob("*.html")):
             href = os.path.relpath(kit, page.parent).replace(os.sep, "/")
-            count += download_menu.offer(page, href=href, **MENU_ENTRY)
+            count += download_menu.offer(page, href=href, **download_menu.KIT)
     return count
 
 
@@ -249,7 +241,7 @@ def hand_out(app, exception) -> None:
     """build-finished: the wheel and the kit into _downloads/, the kit into the practice pages' menus."""
     if exception is not None or app.builder.format != "html":
         return
-    from book_build import book_assets
-
-    _, kit = write_downloads(Path(app.outdir), Path(app.srcdir), digest=book_assets.sources_digest(Path(app.srcdir)))
+    _, kit = write_downloads(
+        Path(app.outdir), Path(app.srcdir), digest=learner_sources.sources_digest(Path(app.srcdir))
+    )
     offer_in_practice_menus(Path(app.outdir), kit)

@@ -67,13 +67,6 @@ FOOTER = (
     '<span class="pageNumber"></span> / <span class="totalPages"></span></div>'
 )
 
-MENU_ENTRY = dict(
-    css="btn-download-book-pdf-button",
-    icon="fas fa-book",
-    label="book .pdf",
-    title="Download the whole book as one PDF",
-)
-
 
 def book_title() -> tuple[str, str]:
     import yaml
@@ -176,7 +169,7 @@ def empty_frames(pdf: Path, limit: float = EMPTY_LIMIT) -> list[tuple[int, float
 def offer_in_menus(html_dir: Path = HTML, pdf: Path = TARGET) -> int:
     """Add the whole-book PDF to the download menu of every page of the HTML book; returns how many pages."""
     return sum(
-        download_menu.offer(page, href=os.path.relpath(pdf, page.parent).replace(os.sep, "/"), **MENU_ENTRY)
+        download_menu.offer(page, href=os.path.relpath(pdf, page.parent).replace(os.sep, "/"), **download_menu.PDF)
         for page in html_dir.rglob("*.html")
     )
 

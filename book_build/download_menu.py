@@ -17,6 +17,20 @@ ENTRY = """      <li><a href="{href}" download
 <span class="btn__text-container">{label}</span>
 </a></li>
 """
+# the book's own entries: the practice kit (book_kit.py) and the whole book (book_pdf.py); icon_fonts.py keeps
+# their icons when it cuts the fonts
+KIT = dict(
+    css="btn-download-practice-kit-button",
+    icon="fas fa-file-zipper",
+    label="practice kit .zip",
+    title="Download every practice notebook with the course library and how to install it",
+)
+PDF = dict(
+    css="btn-download-book-pdf-button",
+    icon="fas fa-book",
+    label="book .pdf",
+    title="Download the whole book as one PDF",
+)
 PRINT_BUTTON = re.compile(r'(<li>\s*<button onclick="window\.print\(\)".*?</li>\n)', re.S)
 
 

@@ -19,6 +19,8 @@ import io
 import re
 from pathlib import Path
 
+from book_build import download_menu
+
 WEBFONTS = Path("vendor") / "fontawesome" / "webfonts"  # under _static/
 FONTS = ("fa-solid-900", "fa-regular-400", "fa-brands-400")
 # .fa-bars:before,.fa-navicon:before{content:"\f0c9"}: the class list of the theme's style sheet
@@ -64,9 +66,7 @@ def code_points_used(outdir: Path) -> set[int]:
         used |= {names[c] for c in USED_CLASS.findall(path.read_text(encoding="utf-8", errors="replace")) if c in names}
     # the download menus' own entries, which reach the pages after the fonts are cut (book_kit) or after the
     # build (book_pdf, make pdf)
-    from book_build import book_kit, book_pdf
-
-    for entry in (book_kit.MENU_ENTRY, book_pdf.MENU_ENTRY):
+    for entry in (download_menu.KIT, download_menu.PDF):
         used |= {names[c] for c in USED_CLASS.findall(entry["icon"]) if c in names}
     return used
 

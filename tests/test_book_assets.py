@@ -1,4 +1,4 @@
-"""book_assets' execution-cache key: it follows the learner-facing code the notebooks import, and nothing else.
+"""The book's execution-cache key (book_build/learner_sources.py) follows the learner-facing code, nothing else.
 
 The key is ``sources_digest``: names and contents of ``learner_code``, the files of the installable
 distribution read from ``pyproject.toml``. Each test works on a copy of the repository's code in a
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from book_build import book_assets
+from book_build import book_assets, learner_sources
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -38,7 +38,7 @@ def edit(path: Path) -> None:
 
 def test_learner_code_is_every_file_under_src_and_nothing_else():
     """What the wheel ships (pyproject.toml) is all the code in src/: a new module there is hashed and shipped."""
-    listed = {p.relative_to(ROOT).as_posix() for p in book_assets.learner_code(ROOT)}
+    listed = {p.relative_to(ROOT).as_posix() for p in learner_sources.learner_code(ROOT)}
     on_disk = {
         p.relative_to(ROOT).as_posix()
         for p in (ROOT / "src").rglob("*")
@@ -69,22 +69,22 @@ def test_learner_code_is_every_file_under_src_and_nothing_else():
     ],
 )
 def test_an_edit_of_learner_code_changes_the_key(tree, changed):
-    before = book_assets.sources_digest(tree)
+    before = learner_sources.sources_digest(tree)
     edit(tree / changed)
-    assert book_assets.sources_digest(tree) != before
+    assert learner_sources.sources_digest(tree) != before
 
 
 @pytest.mark.parametrize("changed", ["tools/benchmarks.py", "tools/make_exercises.py", "book_build/math_prerender.py"])
 def test_an_edit_of_tools_or_build_code_keeps_the_key(tree, changed):
-    before = book_assets.sources_digest(tree)
+    before = learner_sources.sources_digest(tree)
     edit(tree / changed)
-    assert book_assets.sources_digest(tree) == before
+    assert learner_sources.sources_digest(tree) == before
 
 
 def test_a_renamed_module_changes_the_key(tree):
-    before = book_assets.sources_digest(tree)
+    before = learner_sources.sources_digest(tree)
     (tree / "src/posenc_course/tables.py").rename(tree / "src/posenc_course/tables2.py")
-    assert book_assets.sources_digest(tree) != before
+    assert learner_sources.sources_digest(tree) != before
 
 
 def fake_app(root: Path):
@@ -101,7 +101,7 @@ def test_the_cache_is_emptied_only_when_the_code_changed(tree):
     book_assets.invalidate_stale_cache(app, config)  # no stamp yet: the cache is of unknown code
     assert app.posenc_sources_changed and not cache.exists()
     book_assets.record_sources(app, None)  # a finished build marks what it executed
-    assert not book_assets.code_changed_since_build(tree)
+    assert not learner_sources.code_changed_since_build(tree)
 
     cache.mkdir()
     (cache / "entry").write_text("executed outputs")
@@ -111,7 +111,7 @@ def test_the_cache_is_emptied_only_when_the_code_changed(tree):
     assert not app.posenc_sources_changed and (cache / "entry").exists()
 
     edit(tree / "src/grading/bank/ch02.py")
-    assert book_assets.code_changed_since_build(tree)
+    assert learner_sources.code_changed_since_build(tree)
     app, config = fake_app(tree)
     book_assets.invalidate_stale_cache(app, config)
     assert app.posenc_sources_changed and not cache.exists()
@@ -121,14 +121,14 @@ def test_a_failed_build_does_not_mark_the_cache(tree):
     app, config = fake_app(tree)
     book_assets.invalidate_stale_cache(app, config)
     book_assets.record_sources(app, RuntimeError("the build failed"))
-    assert book_assets.code_changed_since_build(tree)
+    assert learner_sources.code_changed_since_build(tree)
 
 
 def test_the_browser_tests_rebuild_after_a_code_change(monkeypatch):
     """tests.support.book.stale_pages (what the tests' strict build rebuilds) follows the same key."""
     from tests.support import book
 
-    monkeypatch.setattr(book_assets, "code_changed_since_build", lambda root=ROOT, cache_path=None: True)
+    monkeypatch.setattr(learner_sources, "code_changed_since_build", lambda root=ROOT, cache_path=None: True)
     assert book.stale_pages() == book.toc_pages()
 
 

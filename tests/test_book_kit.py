@@ -218,7 +218,7 @@ def test_every_practice_page_offers_the_kit_once_in_its_download_menu(tmp_path):
 def test_a_page_without_a_download_menu_is_left_alone(tmp_path):
     page = tmp_path / "p.html"
     page.write_text("<p>no menu</p>")
-    assert download_menu.offer(page, href="x", **book_kit.MENU_ENTRY) == 0
+    assert download_menu.offer(page, href="x", **download_menu.KIT) == 0
     assert page.read_text() == "<p>no menu</p>"
 
 

@@ -56,15 +56,13 @@ def test_code_points_used_finds_classes_in_pages_and_scripts_and_icons_in_style_
 
 
 def test_the_icons_of_our_download_menu_entries_are_kept_though_they_arrive_after_the_cut(tmp_path):
-    from book_build import book_kit, book_pdf
+    from book_build import download_menu
 
     (tmp_path / "_static").mkdir()
     (tmp_path / "_static" / "theme.css").write_text(THEME_CSS.read_text(encoding="utf-8"))
     (tmp_path / "page.html").write_text("<p>a page whose menu gets its entries later</p>")
     names = icon_fonts.class_code_points(THEME_CSS.read_text(encoding="utf-8"))
-    wanted = {
-        names[c] for entry in (book_kit.MENU_ENTRY, book_pdf.MENU_ENTRY) for c in entry["icon"].split() if c in names
-    }
+    wanted = {names[c] for entry in (download_menu.KIT, download_menu.PDF) for c in entry["icon"].split() if c in names}
     assert len(wanted) == 2  # the kit's file-zipper and the PDF's book, both Font Awesome icons
     assert wanted <= icon_fonts.code_points_used(tmp_path)
 

@@ -8,7 +8,7 @@ book is built once per session, whichever worker gets there first: the others wa
 The built HTML is current when no page is stale (``stale_pages``): every page is newer than its source,
 the book's configuration and its build code (``book_build/``); the book's own ``_static/`` files are
 copied as they are; and the learner-facing code the notebooks import is the one the last finished build
-executed (``book_assets.code_changed_since_build``).
+executed (``learner_sources.code_changed_since_build``).
 
 With ``POSENC_REUSE_BUILD=1`` an existing build is used as it is, stale or not (for quick local reruns).
 """
@@ -58,14 +58,14 @@ def stale_pages() -> list[str]:
     """Pages whose HTML is missing or older than their source, the configuration or the build code.
 
     Every page is stale when the book's build code (``book_build/``), the book's own ``_static/``
-    files, or the learner-facing code the notebooks import (``book_assets.code_changed_since_build``)
+    files, or the learner-facing code the notebooks import (``learner_sources.code_changed_since_build``)
     changed since the last finished build: the tests then test what the code does now.
     """
-    from book_build import book_assets
+    from book_build import learner_sources
 
     watched = [ROOT / "_config.yml", ROOT / "_toc.yml", *sorted((ROOT / "book_build").glob("*.*"))]
     config = max(path.stat().st_mtime for path in watched if path.exists())
-    if book_assets.code_changed_since_build(ROOT):
+    if learner_sources.code_changed_since_build(ROOT):
         return toc_pages()
     stale = []
     for page in toc_pages():

@@ -1,0 +1,80 @@
+"""No import circles inside the packages the maintainers edit: a module that needs another imports it, never the
+other way round as well (deferred imports inside functions count: they are a circle with extra steps)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = {"book_build": ROOT / "book_build"}
+
+
+def imports_within(package: str, folder: Path) -> dict[str, set[str]]:
+    """For each module of ``package`` (a dotted name rooted at ``folder``), the modules of ``package`` it imports,
+    at any depth of its code."""
+    modules = {
+        ".".join((package, *path.relative_to(folder).with_suffix("").parts)).removesuffix(".__init__"): path
+        for path in folder.rglob("*.py")
+    }
+    graph = {}
+    for name, path in modules.items():
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                found |= {alias.name for alias in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:  # relative: from the module's own package
+                    here = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+                    base = ".".join(here[: len(here) - node.level + 1] + ([base] if base else []))
+                found |= {base} | {f"{base}.{alias.name}" for alias in node.names}
+        graph[name] = {m for m in found if m in modules and m != name}
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Each strongly connected group of more than one module (Tarjan's algorithm), sorted."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(node):
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in graph[node]:
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(found)
+
+
+def test_the_scan_finds_a_planted_circle(tmp_path):
+    (tmp_path / "__init__.py").write_text("")
+    (tmp_path / "a.py").write_text("from pkg import b\n")
+    (tmp_path / "b.py").write_text("def f():\n    from . import c\n")
+    (tmp_path / "c.py").write_text("import pkg.a\n")
+    (tmp_path / "d.py").write_text("from pkg.a import x\n")
+    assert circles(imports_within("pkg", tmp_path)) == [["pkg.a", "pkg.b", "pkg.c"]]
+
+
+@pytest.mark.parametrize("package", sorted(PACKAGES))
+def test_no_import_circle(package):
+    assert circles(imports_within(package, PACKAGES[package])) == []
