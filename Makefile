@@ -13,6 +13,7 @@ HTML   := _build/html/index.html
 
 help:
 	@echo "make book   build the HTML book into _build/html"
+	@echo "make book-strict  the strict build (warnings are errors) that make test reads, when a page is stale"
 	@echo "make check  the fast tier after every change (ruff, unit tests; no browser, no notebook run; < 2 min)"
 	@echo "make test   run the whole suite (make check, strict book build, browser, JupyterLab, wheel, exercises)"
 	@echo "make screenshots  the browser tests of the book, with a full-page screenshot of every page in every mode"
@@ -52,9 +53,10 @@ book: $(STAMP)
 	@echo
 	@echo "The book is at file://$(CURDIR)/$(HTML)"
 
-# The strict build used by the tests: warnings are errors, keep going to list them all.
+# The strict build the tests read (book_build/strict_build.py): warnings are errors, keep going to list them all;
+# made only when a page is stale, its outcome kept in _build/strict-build.json.
 book-strict: $(STAMP)
-	$(BIN)/jupyter-book build . --builder html -W -n --keep-going
+	$(BIN)/python -m book_build.strict_build
 
 # ruff; actionlint on the GitHub Actions workflow; the lock current
 lint: $(STAMP)
@@ -68,26 +70,27 @@ lint: $(STAMP)
 # Its modules are collected (imported) in reverse order, make test's in alphabetical order: every CI run tries both,
 # so a test that passes only after (or before) another module was imported fails in one of them.
 check: lint
-	$(BIN)/python -m pytest $$(ls tests/test_*.py | sort -r) -m "not slow" -p no:randomly -q -n 2
+	$(BIN)/python -m pytest $$(ls tests/test_*.py | sort -r) -m "not slow" -q -n 2
 
-# The full suite. The strict build (tests/test_book.py) executes chapters/, appendix/ and solutions/ with errors
-# raised; nbval executes only what the build does not: exercises/ (unanswered, they must run without error),
+# The full suite, after the strict build (book-strict), which executes chapters/, appendix/ and solutions/ with
+# errors raised and which the tests read (tests/test_book.py, the browser tests); nbval executes only what the build does not: exercises/ (unanswered, they must run without error),
 # but for the one tests/test_browser_lab.py runs in JupyterLab. Every notebook is executed once.
 # Two workers, each file a unit of work run on one of them (--dist loadfile), the files handed out in the order
 # conftest.py collects them, longest first (--no-loadscope-reorder: xdist would put the files with most tests first).
 # tests/support/no_extended on PYTHONPATH: numpy without extended precision, as on Windows and macOS arm64 (its
 # sitecustomize makes np.longdouble float64 in every process that imports posenc, notebook kernels included): the
 # documented bounds must hold there. The switch lives with the tests; the course's code reads none.
+# The test report (JUnit XML) goes to _build/reports/, which CI keeps when a run fails.
 test: export PYTHONPATH := $(CURDIR)/tests/support/no_extended$(if $(PYTHONPATH),:$(PYTHONPATH),)
-test: lint
-	$(BIN)/python -m pytest tests exercises --nbval-lax -p no:randomly -n 2 --dist loadfile --no-loadscope-reorder
+test: lint book-strict
+	$(BIN)/python -m pytest tests exercises --nbval-lax -n 2 --junitxml=_build/reports/pytest.xml --dist loadfile --no-loadscope-reorder
 
 # The browser tests of the built book (the strict build, if it is not current), taking a full-page screenshot of
 # every page in every mode (and of every explorer) into _build/screenshots/book/: to look at. make test takes none.
 # Both halves of the visits (laptop and phone; dark and print), one after the other.
 screenshots: export POSENC_SCREENSHOTS = 1
-screenshots: $(STAMP)
-	$(BIN)/python -m pytest tests/test_browser_book.py tests/test_browser_book_dark.py -p no:randomly -q
+screenshots: book-strict
+	$(BIN)/python -m pytest tests/test_browser_book.py tests/test_browser_book_dark.py -q
 
 # The whole book as one PDF: the single-page build printed by Chromium (book_build/book_pdf.py). The HTML book
 # first: the PDF is offered in its pages' download menus.

@@ -47,15 +47,14 @@ def pytest_configure(config):
 # Under pytest-xdist (make test: -n 2 --dist loadfile --no-loadscope-reorder) each file is one unit of work, run on
 # one worker in order (a notebook's cells share a kernel, a module's fixtures start servers and browsers once), and the
 # units are handed out in the order collected here. Files whose tests take longest go first, so that no long one
-# starts last: TIERS, from the first handed out. The first worker starts with one half of the browser tests' visits of
-# the built book (test_browser_book.py), so it makes the strict build they need (support/book.py); the second starts
-# with the fresh virtual environments of the learner's stacks, minutes of installs that need no book, and then takes
-# the other half of the visits (test_browser_book_dark.py), the book built by then. (Both halves first, side by side,
-# left the second worker waiting for the build.) Two workers: the suite keeps both cores busy, and a third makes it
-# slower, not faster.
+# starts last: TIERS, from the first handed out. The book is built before pytest starts (make book-strict). The first
+# worker starts with one half of the browser tests' visits of the built book (test_browser_book.py), the second with
+# the fresh virtual environments of the learner's stacks, minutes of installs, and then takes the other half of the
+# visits (test_browser_book_dark.py): the three longest files, minutes each, spread over both workers. Two workers:
+# the suite keeps both cores busy, and a third makes it slower, not faster.
 TIERS = (
-    "the first half of the visits of the built book",  # its worker makes the strict build
-    "fresh virtual environments",  # minutes of installs, no book: the other worker's start
+    "the first half of the visits of the built book",
+    "fresh virtual environments",  # minutes of installs: the other worker's start
     "browser tests of the built book",  # the other half of the visits, each half minutes long
     "browser or book",  # Chromium, JupyterLab, the strict build's outcome and the PDF
     "slow",  # compiling, the grader's worker processes

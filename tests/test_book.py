@@ -1,6 +1,6 @@
 """The whole book builds with warnings as errors, and every page is there.
 
-The strict build is ``tests.support.book.strict_build``: once per test session, shared with the browser tests.
+The strict build is made before the tests (``make book-strict``: book_build/strict_build.py); they read its outcome.
 """
 
 import html
@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.book import HTML, ROOT, strict_build, toc_pages
+from book_build.strict_build import HTML, ROOT, toc_pages
+from tests.support.book import strict_build
 
 
 def toc_files():

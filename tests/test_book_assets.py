@@ -124,12 +124,12 @@ def test_a_failed_build_does_not_mark_the_cache(tree):
     assert learner_sources.code_changed_since_build(tree)
 
 
-def test_the_browser_tests_rebuild_after_a_code_change(monkeypatch):
-    """tests.support.book.stale_pages (what the tests' strict build rebuilds) follows the same key."""
-    from tests.support import book
+def test_the_strict_build_rebuilds_after_a_code_change(monkeypatch):
+    """book_build.strict_build.stale_pages (what make book-strict rebuilds) follows the same key."""
+    from book_build import strict_build
 
     monkeypatch.setattr(learner_sources, "code_changed_since_build", lambda root=ROOT, cache_path=None: True)
-    assert book.stale_pages() == book.toc_pages()
+    assert strict_build.stale_pages() == strict_build.toc_pages()
 
 
 def test_kernels_started_for_the_parallel_execution_get_one_thread_each(monkeypatch):

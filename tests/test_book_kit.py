@@ -66,7 +66,7 @@ def test_the_kit_holds_the_books_notebooks_in_its_folders_the_wheel_and_a_readme
 def page_downloads() -> dict[str, str]:
     """Each page of the book and the file name its download menu gives its source (the theme's ``.ipynb`` or
     ``.md`` entry links ``_sources/<page><suffix>``: a browser saves it under the last part)."""
-    from tests.support.book import toc_pages
+    from book_build.strict_build import toc_pages
 
     names = {}
     for page in toc_pages():

@@ -42,9 +42,8 @@ make side by side. When the module ends the numbers are printed (and written to
 reported here, not asserted (tabs share two cores); ``make bench`` measures it
 one page at a time.
 
-Run alone: ``.venv/bin/python -m pytest tests/test_browser_book.py -q``. The book
-is rebuilt first if it is older than its sources (``POSENC_REUSE_BUILD=1``: use
-the existing build as it is).
+Run alone: ``make book-strict`` then ``.venv/bin/python -m pytest tests/test_browser_book.py -q``
+(``POSENC_REUSE_BUILD=1``: use the existing build as it is, stale or not).
 """
 
 from __future__ import annotations

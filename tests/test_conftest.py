@@ -20,7 +20,7 @@ class Collected:
 def collect(*args) -> list:
     """The items pytest collects from ``args`` with this conftest, in the order it hands them out (not run)."""
     collected = Collected()
-    code = pytest.main([*args, "--collect-only", "-qq", "-p", "no:randomly"], plugins=[collected])
+    code = pytest.main([*args, "--collect-only", "-qq"], plugins=[collected])
     assert code == 0
     return collected.items
 

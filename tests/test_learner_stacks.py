@@ -213,8 +213,6 @@ def test_the_lowest_declared_versions_pass_the_core_and_grader_tests(wheel, tmp_
             "-q",
             "-p",
             "no:cacheprovider",
-            "-p",
-            "no:randomly",
             "-m",
             "not slow",
             "-x",

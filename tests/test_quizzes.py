@@ -12,7 +12,8 @@ import yaml
 
 from posenc_course import quizzes
 from posenc_course.quizzes import Choice, Question, Quiz, check_yourself, render
-from tests.support.book import HTML, strict_build
+from book_build.strict_build import HTML
+from tests.support.book import strict_build
 from tests.test_cross_references import PLAIN_REFERENCE, prose
 
 ROOT = Path(__file__).resolve().parent.parent

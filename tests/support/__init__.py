@@ -2,8 +2,7 @@
 
 * ``tests.support.battery``: the grader's battery of tries, built from the bank's declarations (also run by
   tools/grading_report.py)
-* ``tests.support.book``: the strict book build, done once per session (a file lock across workers);
-  the ``book`` fixture
+* ``tests.support.book``: the ``book`` fixture: the strict build's pages and outcome (``make book-strict`` builds)
 * ``tests.support.browser``: Chromium via Playwright, the ``chromium`` fixture, the page guard
 * ``tests.support.book_visits``: one visit of a page of the book in Chromium, and what the browser tests read from it
 * ``tests.support.book_site``: the ``site`` fixture: the served book, visited once per mode by each module that asks

@@ -22,7 +22,7 @@ from pathlib import Path
 from book_build import book_timing
 from book_build import icon_fonts
 from book_build.book_server import CHROMIUM_ARGS
-from tests.support.book import toc_pages, toc_parts
+from book_build.strict_build import toc_pages, toc_parts
 from tests.support.browser import SCREENSHOTS, Guard, chromium_executable
 
 PAGES = toc_pages()

@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 
 from book_build.book_server import CHROMIUM_ARGS
-from tests.support.book import ROOT
+from book_build.strict_build import ROOT
 
 SCREENSHOTS = ROOT / "_build" / "screenshots"
 # the exercise notebook tests/test_browser_lab.py runs end to end in JupyterLab (all cells, errors fail the test);
