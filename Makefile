@@ -16,7 +16,7 @@ help:
 	@echo "make book-strict  the strict build (warnings are errors) that make test reads, when a page is stale"
 	@echo "make check  the fast tier after every change (ruff, unit tests; no browser, no notebook run; < 2 min)"
 	@echo "make test   run the whole suite (make check, strict book build, browser, JupyterLab, wheel, exercises)"
-	@echo "make screenshots  the browser tests of the book, with a full-page screenshot of every page in every mode"
+	@echo "make screenshots  every page of the book visited in every mode: a screenshot of each and a report"
 	@echo "make lab    open JupyterLab on 127.0.0.1"
 	@echo "make pdf    the whole book as one PDF (_build/html/_downloads/), offered in every page's download menu"
 	@echo "make bench  time posenc, the explorers and the book's math typesetting against their baselines"
@@ -85,12 +85,11 @@ test: export PYTHONPATH := $(CURDIR)/tests/support/no_extended$(if $(PYTHONPATH)
 test: lint book-strict
 	$(BIN)/python -m pytest tests exercises --nbval-lax -n 2 --junitxml=_build/reports/pytest.xml --dist loadfile --no-loadscope-reorder
 
-# The browser tests of the built book (the strict build, if it is not current), taking a full-page screenshot of
-# every page in every mode (and of every explorer) into _build/screenshots/book/: to look at. make test takes none.
-# Both halves of the visits (laptop and phone; dark and print), one after the other.
-screenshots: export POSENC_SCREENSHOTS = 1
+# Every page of the strict build visited in Chromium in every mode, as the browser tests visit them, with a
+# full-page screenshot of each (and of every explorer) into _build/screenshots/, to look at, and what was measured
+# in _build/screenshots/book/report-<group>.txt (tools/book_report.py). make test takes no screenshot.
 screenshots: book-strict
-	$(BIN)/python -m pytest tests/test_browser_book.py tests/test_browser_book_dark.py -q
+	$(BIN)/python -m tools.book_report
 
 # The whole book as one PDF: the single-page build printed by Chromium (book_build/book_pdf.py). The HTML book
 # first: the PDF is offered in its pages' download menus.

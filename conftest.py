@@ -80,7 +80,8 @@ def tier(item) -> int:
 
 def pytest_collection_modifyitems(config, items):
     """Markers by what a test needs; every notebook executed once (see LAB_NOTEBOOK); files in TIERS order."""
-    from tests.support.browser import LAB_NOTEBOOK, ROOT  # (a plugin: imported by pytest, assertions rewritten)
+    from book_build.strict_build import ROOT
+    from tests.support.browser import LAB_NOTEBOOK  # (a plugin: imported by pytest, assertions rewritten)
 
     lab_runs_it = shutil.which("chromium") is not None and any(i.path.name == "test_browser_lab.py" for i in items)
     if lab_runs_it:

@@ -23,9 +23,8 @@ every page in each mode (``support/book_checks.py``). Each visit checks what a r
 * every slider alive (moving it redraws its explorer's canvas), each redraw
   within one frame (<= 16 ms).
 
-With ``POSENC_SCREENSHOTS=1`` (``make screenshots``) a full-page screenshot of every page in every
-mode, and of every explorer, goes to ``_build/screenshots/book/<mode>/``; ``make test`` takes none (they
-are for people to look at, and took a quarter of the visits' time). Search works offline. The browser
+The tests take no screenshot: ``make screenshots`` (``tools/book_report.py``) makes the same visits with a
+full-page screenshot of every page in every mode, for people to look at. Search works offline. The browser
 explorers compute the same numbers as ``explorers.py``.
 
 The harness checks itself on small local fixtures first (a live and a dead
@@ -33,14 +32,12 @@ slider, an external request, a missing file, raw TeX, a page error, cut and
 panning content, a dead menu button, a menu that does not close, an icon left out of its font), so a green run
 means the checks can fail.
 
-Pages are visited concurrently (Playwright's async API in a thread; ``support/book_visits.py``), then the
+Pages are visited concurrently (Playwright's async API in a thread; ``book_build/book_visits.py``), then the
 sliders are moved one page at a time so that no other tab competes for the CPU
 while update times are measured. The visits come in two groups (``VISIT_GROUPS``:
 laptop and phone here; dark and print in ``test_browser_book_dark.py``), which under pytest-xdist two workers
-make side by side. When the module ends the numbers are printed (and written to
-``_build/screenshots/book/report-<group>.txt``; ``support/book_site.py``). Typesetting time is
-reported here, not asserted (tabs share two cores); ``make bench`` measures it
-one page at a time.
+make side by side. Typesetting time is not asserted (tabs share two cores): ``make screenshots`` reports it,
+``make bench`` measures it one page at a time.
 
 Run alone: ``make book-strict`` then ``.venv/bin/python -m pytest tests/test_browser_book.py -q``
 (``POSENC_REUSE_BUILD=1``: use the existing build as it is, stale or not).
@@ -58,29 +55,31 @@ import pytest
 from book_build import icon_fonts
 from book_build.book_server import serve
 from tests.support.book_checks import EveryPageInEachMode
-from tests.support.book_visits import (
+from book_build.book_visits import (
     AXE_MODE,
     EXPLORER_PAGES,
     FRAME_MS,
     MENU_PAGES,
     PAGES,
-    SHOT_DIR,
     STEPS_PER_SLIDER,
     VISIT_GROUPS,
+    icon_face,
+    visit_all,
+)
+from tests.support.book_visits import (
     alt_failures,
     baseline_failures,
     describe,
     figure_failures,
-    icon_face,
     icon_failures,
     image_failures,
     layout_failures,
     luminance,
     math_failures,
     menu_failures,
-    visit_all,
 )
-from tests.support.browser import Guard, compare_numbers, new_context
+from book_build.page_guard import Guard
+from tests.support.browser import compare_numbers, new_context
 
 
 # Display formulas that may be wider than their room on a phone, where they scroll sideways with only a fade at the
@@ -548,13 +547,9 @@ def test_search_works_offline(site):
         tab.goto(f"{site.base}search.html?q=rotation", wait_until="load")
         tab.locator("#search-results ul.search li").first.wait_for(timeout=15000)
         hrefs = [a.get_attribute("href") for a in tab.locator("#search-results ul.search li a").all()]
-        shot = SHOT_DIR / "search.png"
-        shot.parent.mkdir(parents=True, exist_ok=True)
-        tab.screenshot(path=str(shot), full_page=True)
         tab.wait_for_timeout(50)
     finally:
         context.close()
-    site.notes.append(f"search 'rotation' offline: {len(hrefs)} results")
     assert not any(guard.problems().values()), describe(guard.problems())
     assert hrefs and all(h and not re.match(r"(https?:)?//", h) for h in hrefs), hrefs
     assert any("chapters/04_linearity" in h for h in hrefs), hrefs
@@ -700,6 +695,4 @@ def test_browser_explorers_compute_what_python_draws(site):
                 continue
             compare_numbers(label, fn(**values), result["ok"], failures)
         per_kind[kind] = f"{len(failures) - before} mismatches over {len(cases)} settings"
-    computed = ", ".join(f"{kind} ({len(cases)} settings)" for kind, cases in settings.items())
-    site.notes.append(f"browser compute == explorers.py for {computed}")
     assert not failures, f"{per_kind}\n" + "\n".join(failures[:30])

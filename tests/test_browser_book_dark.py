@@ -16,17 +16,16 @@ import pytest
 
 from book_build.book_figures import dark_svg
 from tests.support.book_checks import EveryPageInEachMode
-from tests.support.book_visits import (
+from book_build.book_visits import (
     FIGURE_SHADES,
     MAX_LIGHT_NEUTRAL,
     PAGES,
     PRINT_PAGES,
     READ_IMAGES,
     SHADE_ARGS,
-    dark_twin_failures,
     light_share,
-    luminance,
 )
+from tests.support.book_visits import dark_twin_failures, luminance
 
 
 class TestEveryPageInDarkMode(EveryPageInEachMode):

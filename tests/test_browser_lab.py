@@ -42,7 +42,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.browser import LAB_NOTEBOOK, ROOT, SCREENSHOTS, Guard, chromium_executable, new_context, percentile
+from book_build.book_visits import SCREENSHOTS
+from book_build.page_guard import Guard
+from book_build.strict_build import ROOT
+from tests.support.browser import LAB_NOTEBOOK, chromium_executable, new_context, percentile
 from tests.support.learner_env import user_folders
 
 NOTEBOOK = LAB_NOTEBOOK

@@ -74,7 +74,7 @@ def test_files_are_handed_out_whole_in_tier_order(items):
 def test_the_two_browser_modules_of_the_book_split_the_visits_between_them(items):
     """Every page in every screen mode is checked once, the laptop and phone by one module, dark mode and print by
     the other: a worker makes each half of the visits (VISIT_GROUPS)."""
-    from tests.support.book_visits import MODES, PAGES, VISIT_GROUPS
+    from book_build.book_visits import MODES, PAGES, VISIT_GROUPS
 
     modes, pairs = {}, set()
     for item in items:

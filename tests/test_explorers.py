@@ -32,14 +32,9 @@ from posenc_course.arguments import ArgumentError
 import posenc
 from book_build.book_server import serve
 from tests.support.explorer_settings import DATA, EXPLORERS, python_values, settings_for
-from tests.support.browser import (
-    ROOT,
-    SCREENSHOTS,
-    chromium_executable,
-    compare_numbers,
-    explorer_layout_failures,
-    new_context,
-)
+from book_build.book_visits import SCREENSHOTS
+from book_build.strict_build import ROOT
+from tests.support.browser import chromium_executable, compare_numbers, explorer_layout_failures, new_context
 
 SHOT_DIR = SCREENSHOTS / "explorers"
 PYDATA_CSS = next(

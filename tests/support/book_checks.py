@@ -11,13 +11,8 @@ from __future__ import annotations
 
 import pytest
 
+from book_build.book_visits import AXE_MODES, EXPLORER_PAGES, MODES, PAGES
 from tests.support.book_visits import (
-    AXE_MODES,
-    EXPLORER_PAGES,
-    MODES,
-    PAGES,
-    SHOT_DIR,
-    TAKE_SHOTS,
     baseline_failures,
     describe,
     figure_failures,
@@ -109,12 +104,6 @@ class EveryPageInEachMode:
         assert not missing, "icons not in their font:\n" + "\n".join(missing)
         heavy = [f"{v.page}: {v.bytes['iconFonts']} B" for v in visits if v.bytes["iconFonts"] > ICON_FONT_BUDGET]
         assert not heavy, f"icon fonts over {ICON_FONT_BUDGET} B: {heavy}"
-
-    @pytest.mark.skipif(not TAKE_SHOTS, reason="screenshots are taken by make screenshots (POSENC_SCREENSHOTS=1)")
-    def test_every_page_has_a_screenshot(self, site, mode):
-        shots = [site(page, mode).screenshot for page in PAGES]
-        assert all(shot is not None and shot.stat().st_size > 0 for shot in shots), shots
-        print(f"screenshots of {len(PAGES)} pages in {SHOT_DIR / mode}")
 
     @pytest.mark.parametrize("page", EXPLORER_PAGES)
     def test_explorers_fit_and_follow_the_theme(self, site, page, mode):
