@@ -2,7 +2,7 @@
 
 ``jupyter-book build -W -n --keep-going``: warnings are errors, every one of them listed. The build runs only when
 the HTML is stale (``stale_pages``): a page is older than its source, the book's configuration or its build code
-(``book_build/``); the book's own ``_static/`` files differ from what was copied; or the learner-facing code the
+(``build_code``); the book's own ``_static/`` files differ from what was copied; or the learner-facing code the
 notebooks import differs from what the last finished build executed (``learner_sources``). The outcome (return
 code, output, seconds) is kept in ``_build/strict-build.json``: the tests of the built book (tests/test_book.py, the
 browser tests) read it and the pages, and never build. ``make test`` makes this build before pytest starts.
@@ -10,6 +10,7 @@ browser tests) read it and the pages, and never build. ``make test`` makes this 
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
@@ -40,6 +41,26 @@ def toc_parts() -> list[list[str]]:
     return [[entry["file"] for entry in part["chapters"]] for part in toc.get("parts", [])]
 
 
+def build_code() -> list[Path]:
+    """The files of ``book_build/`` the build runs: the extension ``_config.yml`` loads (``book_assets``), what it
+    imports, at any depth, and each such module's assets of the same name (``math_prerender.js``). The modules that
+    only read or serve the built book (this one, the visits, the PDF's printer) are not among them: an edit there
+    leaves the pages current."""
+    folder = ROOT / "book_build"
+    seen, todo = set(), ["book_assets"]
+    while todo:
+        name = todo.pop()
+        if name in seen or not (folder / f"{name}.py").exists():
+            continue
+        seen.add(name)
+        for node in ast.walk(ast.parse((folder / f"{name}.py").read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module == "book_build":
+                todo += [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("book_build."):
+                todo.append(node.module.split(".")[1])
+    return sorted(path for path in folder.iterdir() if path.stem in seen and path.is_file())
+
+
 def _source(page: str) -> Path | None:
     for suffix in (".ipynb", ".md"):
         if (ROOT / f"{page}{suffix}").exists():
@@ -50,7 +71,7 @@ def _source(page: str) -> Path | None:
 def stale_pages() -> list[str]:
     """Pages whose HTML is missing or older than their source, the configuration or the build code; every page when
     the build code, the book's own ``_static/`` files or the learner-facing code changed since the last build."""
-    watched = [ROOT / "_config.yml", ROOT / "_toc.yml", *sorted((ROOT / "book_build").glob("*.*"))]
+    watched = [ROOT / "_config.yml", ROOT / "_toc.yml", *build_code()]
     config = max(path.stat().st_mtime for path in watched if path.exists())
     if learner_sources.code_changed_since_build(ROOT):
         return toc_pages()
