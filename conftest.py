@@ -1,7 +1,7 @@
-"""Markers and tiers of the suite (at the repository's root: it applies to tests/ and to the notebooks).
+"""The markers the suite's two tiers select on (the tiers: the README, "Tests in two tiers"), and the order the
+full tier hands files to its workers. At the repository's root: it applies to tests/ and to the notebooks.
 
-``make check`` (the fast tier, for every change) runs ``-m "not slow"``;
-``make test`` runs everything. A test is slow, and so left to ``make test``, if it
+``make check`` runs ``-m "not slow"``. A test is slow, and so left to ``make test``, if it
 
 * drives Chromium (``browser``: every test of a ``test_browser_*`` module, and any test using the
   ``chromium`` fixture),
