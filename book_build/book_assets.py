@@ -292,6 +292,26 @@ def show_unexecuted_explorers(app, doctree) -> None:
         cell += output
 
 
+def one_renderer_per_page(app, doctree, docname) -> None:
+    """Keep explorers.js once on a page that shows several explorers.
+
+    Each explorer's static twin carries the module inline, so that an output stands alone (a notebook exported to
+    HTML, a viewer without Jupyter's widgets); on a page the first copy mounts every explorer there (a module runs
+    once the page is parsed), so the others go.
+    """
+    from posenc_course import explorers
+
+    script = re.compile(re.escape(explorers.RENDERER_SCRIPT) + r".*?</script>", re.S)
+    kept = False
+    for raw in list(doctree.findall(nodes.raw)):
+        text = raw.astext()
+        if raw.get("format") != "html" or not script.search(text):
+            continue
+        if kept:
+            raw.replace_self(nodes.raw(raw.rawsource, script.sub("", text), **raw.attributes))
+        kept = True
+
+
 def refresh_own_static_files(app, exception) -> None:
     """Copy the book's own _static/ files into the output when they changed.
 
@@ -376,6 +396,7 @@ def setup(app):
     app.connect("html-page-context", list_citations_as_list_items)
     app.connect("doctree-resolved", hide_solution_markers)
     app.connect("doctree-read", show_unexecuted_explorers)
+    app.connect("doctree-resolved", one_renderer_per_page)
     app.connect("build-finished", drop_fontawesome_script)
     app.connect("build-finished", icon_fonts.subset_icon_fonts)
     app.connect("build-finished", typeset_math)
