@@ -292,6 +292,19 @@ def show_unexecuted_explorers(app, doctree) -> None:
         cell += output
 
 
+VERSIONS_PAGE = "changelog"  # what changed in each version of the course, for learners
+
+
+def course_version_in_footer(app, pagename, templatename, context, doctree) -> None:
+    """The course's version (pyproject.toml, as the wheel and the kit are named) at the foot of every page, linked
+    to the page that says what each version changed."""
+    from book_build import book_kit
+
+    version = book_kit.distribution()[1]
+    link = context["pathto"](VERSIONS_PAGE)
+    context["theme_extra_footer"] = f'<p class="course-version">Course version <a href="{link}">{version}</a></p>'
+
+
 def one_renderer_per_page(app, doctree, docname) -> None:
     """Keep explorers.js once on a page that shows several explorers.
 
@@ -394,6 +407,7 @@ def setup(app):
     app.connect("build-finished", record_sources)
     app.connect("html-page-context", prune_scripts, priority=999)
     app.connect("html-page-context", list_citations_as_list_items)
+    app.connect("html-page-context", course_version_in_footer)
     app.connect("doctree-resolved", hide_solution_markers)
     app.connect("doctree-read", show_unexecuted_explorers)
     app.connect("doctree-resolved", one_renderer_per_page)
