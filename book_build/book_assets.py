@@ -239,6 +239,39 @@ def show_unexecuted_explorers(app, doctree) -> None:
         cell += output
 
 
+VERSIONS_PAGE = "changelog"  # what changed in each version of the course, for learners
+
+
+def course_version_in_footer(app, pagename, templatename, context, doctree) -> None:
+    """The course's version (pyproject.toml, as the wheel and the kit are named) at the foot of every page, linked
+    to the page that says what each version changed."""
+    from book_build import book_kit
+
+    version = book_kit.distribution()[1]
+    link = context["pathto"](VERSIONS_PAGE)
+    context["theme_extra_footer"] = f'<p class="course-version">Course version <a href="{link}">{version}</a></p>'
+
+
+def one_renderer_per_page(app, doctree, docname) -> None:
+    """Keep explorers.js once on a page that shows several explorers.
+
+    Each explorer's static twin carries the module inline, so that an output stands alone (a notebook exported to
+    HTML, a viewer without Jupyter's widgets); on a page the first copy mounts every explorer there (a module runs
+    once the page is parsed), so the others go.
+    """
+    from posenc_course import explorers
+
+    script = re.compile(re.escape(explorers.RENDERER_SCRIPT) + r".*?</script>", re.S)
+    kept = False
+    for raw in list(doctree.findall(nodes.raw)):
+        text = raw.astext()
+        if raw.get("format") != "html" or not script.search(text):
+            continue
+        if kept:
+            raw.replace_self(nodes.raw(raw.rawsource, script.sub("", text), **raw.attributes))
+        kept = True
+
+
 def refresh_own_static_files(app, exception) -> None:
     """Copy the book's own _static/ files into the output when they changed.
 
@@ -321,8 +354,10 @@ def setup(app):
     app.connect("build-finished", record_sources)
     app.connect("html-page-context", prune_scripts, priority=999)
     app.connect("html-page-context", list_citations_as_list_items)
+    app.connect("html-page-context", course_version_in_footer)
     app.connect("doctree-resolved", hide_solution_markers)
     app.connect("doctree-read", show_unexecuted_explorers)
+    app.connect("doctree-resolved", one_renderer_per_page)
     app.connect("build-finished", drop_fontawesome_script)
     app.connect("build-finished", icon_fonts.subset_icon_fonts)
     app.connect("build-finished", typeset_math)

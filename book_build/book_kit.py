@@ -4,7 +4,7 @@ A reader of the built book needs no copy of the repository to practise. Every bu
 
 * ``_downloads/posenc_course-VERSION-py3-none-any.whl``: the course library (``posenc``, the grader,
   the course helpers), built from ``pyproject.toml`` and ``src/`` as ``pip wheel`` builds it;
-* ``_downloads/posenc-course-practice.zip``: one folder, ``posenc-course-practice/``, holding the
+* ``_downloads/posenc-course-practice-VERSION.zip``: one folder, ``posenc-course-practice-VERSION/``, holding the
   book's notebooks in the book's folders (``NOTEBOOK_FOLDERS``: the exercises, the chapters they link, the
   answers, the appendix a chapter links), that wheel and a README with the install lines (``KIT_README``).
 
@@ -37,8 +37,6 @@ from book_build import download_menu, learner_sources
 
 ROOT = Path(__file__).resolve().parent.parent
 DOWNLOADS = "_downloads"
-KIT = "posenc-course-practice"
-KIT_ZIP = f"{KIT}.zip"
 PRACTICE_PAGES = ("exercises/", "solutions/")
 NOTEBOOK_FOLDERS = ("chapters", "exercises", "solutions", "appendix")
 FIRST_EXERCISE = "exercises/01_order_problem_exercises.ipynb"
@@ -91,6 +89,12 @@ def distribution() -> tuple[str, str]:
     """(name, version) of the course distribution, from pyproject.toml."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     return project["name"], project["version"]
+
+
+# The kit's folder and file carry the course's version: a learner who unpacks a later kit gets a folder beside the
+# old one, never over the answers typed into its notebooks.
+KIT = f"posenc-course-practice-{distribution()[1]}"
+KIT_ZIP = f"{KIT}.zip"
 
 
 def wheel_name() -> str:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from book_build.strict_build import HTML, ROOT, toc_pages
+from posenc_course import explorers
 from tests.support.book import strict_build
 
 
@@ -60,7 +61,7 @@ def test_chapter_links_to_its_exercises_and_solutions(build, page):
     assert (HTML / "exercises" / f"{name}_exercises.html").exists()
 
 
-PAGES_WITHOUT_MATH = {"bibliography", "how_to_take_this_course"}
+PAGES_WITHOUT_MATH = {"bibliography", "how_to_take_this_course", "changelog"}
 
 
 @pytest.mark.parametrize("page", toc_files())
@@ -116,7 +117,20 @@ def test_every_explorer_cell_shows_its_explorer(build, page):
     html = (HTML / f"{page}.html").read_text()
     shown = len(re.findall(r'<div class="posenc-explorer" data-spec=', html))
     assert shown == explorer_cells(page), f"{page}: {shown} explorers for {explorer_cells(page)} explorer cells"
-    assert '<script type="module">' in html
+    assert html.count(explorers.RENDERER_SCRIPT) == 1  # one copy of the module mounts every explorer of the page
+
+
+def test_every_page_shows_the_course_version_linked_to_the_page_of_versions(build):
+    """book_assets.course_version_in_footer: the version of pyproject.toml at the foot of every page."""
+    import tomllib
+
+    from book_build import book_assets
+
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    for page in toc_files():
+        html = (HTML / f"{page}.html").read_text()
+        link = "../" * page.count("/") + f"{book_assets.VERSIONS_PAGE}.html"
+        assert f'<p class="course-version">Course version <a href="{link}">{version}</a></p>' in html, page
 
 
 def test_every_citation_links_to_its_entry(build):

@@ -143,3 +143,28 @@ def test_kernels_started_for_the_parallel_execution_get_one_thread_each(monkeypa
     assert inside == dict.fromkeys(book_assets.THREAD_VARIABLES, "1")
     assert out.split() == ["1", "1"]  # what a kernel started there sees
     assert os.environ["OMP_NUM_THREADS"] == "7" and "MKL_NUM_THREADS" not in os.environ
+
+
+def test_a_page_keeps_one_copy_of_the_explorers_module():
+    """Chapter 10 shows two explorers, each output carrying explorers.js: its page keeps the first copy (which mounts
+    both) and both explorers; other raw HTML stays as it was."""
+    from docutils import nodes
+    from docutils.frontend import get_default_settings
+    from docutils.parsers.rst import Parser
+    from docutils.utils import new_document
+
+    from posenc_course import explorers
+
+    twins = [explorers.RopeScalingExplorer().static_html(), explorers.RopeRulesExplorer().static_html()]
+    other = '<p class="quiz">a quiz</p>'
+    document = new_document("page", get_default_settings(Parser))
+    for text in (twins[0], other, twins[1]):
+        document += nodes.raw("", text, format="html", classes=["output", "text_html"])
+    book_assets.one_renderer_per_page(None, document, "chapters/10_rope_in_practice")
+    shown = [raw.astext() for raw in document.findall(nodes.raw)]
+    page = "".join(shown)
+    module = explorers.BROWSER_MODULE.read_text()
+    assert page.count(explorers.RENDERER_SCRIPT) == page.count(module) == 1 and shown[0] == twins[0]
+    assert shown[1] == other and shown[2] == twins[1].split(explorers.RENDERER_SCRIPT)[0]
+    assert page.count('<div class="posenc-explorer" data-spec=') == 2
+    assert all(raw["classes"] == ["output", "text_html"] for raw in document.findall(nodes.raw))

@@ -13,6 +13,7 @@ import re
 import shlex
 import subprocess
 import time
+import tomllib
 import zipfile
 from pathlib import Path
 
@@ -42,9 +43,12 @@ def members(kit: Path) -> dict[str, bytes]:
 def test_the_wheel_is_named_as_pip_requires_and_lies_under_downloads(downloads):
     out, wheel, _ = downloads
     assert wheel == out / "_downloads" / book_kit.wheel_name()
-    assert wheel.name.startswith("posenc_course-0.1.0-") and wheel.name.endswith("-py3-none-any.whl")
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    assert wheel.name.startswith(f"posenc_course-{version}-") and wheel.name.endswith("-py3-none-any.whl")
     with zipfile.ZipFile(wheel) as z:
         assert "posenc.py" in z.namelist() and "grading/__init__.py" in z.namelist()
+        (metadata,) = (n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
+        assert f"\nVersion: {version}\n" in z.read(metadata).decode()  # what the grader reads as installed
 
 
 def test_the_kit_holds_the_books_notebooks_in_its_folders_the_wheel_and_a_readme(downloads):

@@ -605,7 +605,7 @@ def test_built_pages_reference_no_other_host(book):
 
 
 def explorer_kinds() -> dict:
-    """{kind: (slider specs, couplings, data function)} for every explorer class in explorers.py.
+    """{kind: (slider specs, couplings, data function, constants)} for every explorer class in explorers.py.
 
     The sliders come from each explorer's own ``browser_spec()`` (what the browser renderer gets);
     the data function is ``<kind>_data``, or else the ``*_data`` function whose parameters are
@@ -625,7 +625,7 @@ def explorer_kinds() -> dict:
             return {p.name for p in inspect.signature(f).parameters.values() if p.default is inspect.Parameter.empty}
 
         fn = functions.get(f"{cls.kind}_data") or next((f for f in functions.values() if required(f) == names), None)
-        kinds[cls.kind] = (spec["controls"], spec.get("couple") or {}, fn)
+        kinds[cls.kind] = (spec["controls"], spec.get("couple") or {}, fn, spec["constants"])
     return kinds
 
 
@@ -658,29 +658,31 @@ def slider_settings(controls, couple, fn, rng, n=40) -> list[dict]:
 
 
 def test_browser_explorers_compute_what_python_draws(site):
-    """window.posencExplorers.compute(kind, values) equals explorers.<kind>_data(**values), every kind."""
+    """window.posencExplorers.compute(kind, values, constants) equals explorers.<kind>_data(**values), every
+    kind (constants: what the explorer's spec sends besides the slider values)."""
     rng = np.random.default_rng(20260)
     kinds = explorer_kinds()
     assert {"formula", "base", "offset"} <= set(kinds), sorted(kinds)
-    missing = [kind for kind, (_, _, fn) in kinds.items() if fn is None]
+    missing = [kind for kind, (_, _, fn, _) in kinds.items() if fn is None]
     assert not missing, f"no *_data function in explorers.py for the explorers {missing}"
-    settings = {kind: slider_settings(controls, couple, fn, rng) for kind, (controls, couple, fn) in kinds.items()}
+    settings = {kind: slider_settings(controls, couple, fn, rng) for kind, (controls, couple, fn, _) in kinds.items()}
+    constants = {kind: kinds[kind][3] for kind in kinds}
     context = new_context(site.chromium)
     try:
         tab = context.new_page()
         tab.goto(f"{site.base}{EXPLORER_PAGES[0]}.html", wait_until="domcontentloaded")
         tab.wait_for_function("() => !!(window.posencExplorers && window.posencExplorers.compute)", timeout=15000)
         results = tab.evaluate(
-            """settings => {
+            """([settings, constants]) => {
                  const out = {};
                  for (const [kind, list] of Object.entries(settings))
                    out[kind] = list.map(values => {
-                     try { return {ok: window.posencExplorers.compute(kind, values)}; }
+                     try { return {ok: window.posencExplorers.compute(kind, values, constants[kind])}; }
                      catch (e) { return {error: String(e)}; }
                    });
                  return out;
                }""",
-            settings,
+            [settings, constants],
         )
     finally:
         context.close()

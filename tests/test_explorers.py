@@ -229,6 +229,49 @@ def test_python_sees_and_observes_every_value(cls):
     assert [name for name, _ in seen if name in explorer.controls] == list(explorer.controls)
 
 
+@pytest.mark.parametrize("cls", EXPLORERS, ids=lambda c: c.__name__)
+def test_each_slider_is_declared_once(cls):
+    """The constructor's arguments, their defaults, the synced traits and the slider widgets all come from the
+    explorer's SLIDERS: one argument per slider (its exponent for a slider so declared) starting where the slider
+    says, and a trait of the slider's name holding that value."""
+    parameters = inspect.signature(cls).parameters
+    assert list(parameters) == [s.argument(name) for name, s in cls.SLIDERS.items()]
+    assert all(p.kind is p.KEYWORD_ONLY for p in parameters.values())  # no slider order to remember
+    explorer = cls()
+    for name, slider in cls.SLIDERS.items():
+        assert parameters[slider.argument(name)].default == slider.default, name
+        assert explorer.trait_metadata(name, "sync") and getattr(explorer, name) == slider.value(slider.default)
+        assert getattr(explorer.controls[name], value_attribute(explorer.controls[name])) == getattr(explorer, name)
+    # a value given to the constructor reaches the trait and the widget
+    name, slider = next((n, s) for n, s in cls.SLIDERS.items() if not s.keys and n not in cls.couple)
+    top = slider.hi if slider.exponent else 10.0**slider.hi if slider.log else slider.hi
+    explorer = cls(**{slider.argument(name): top})
+    assert getattr(explorer, name) == pytest.approx(slider.value(top))
+    assert getattr(explorer.controls[name], value_attribute(explorer.controls[name])) == pytest.approx(
+        getattr(explorer, name)
+    )
+
+
+def test_the_spec_carries_the_constants_the_renderer_computes_with():
+    """What explorers.js needs besides the slider values comes from explorers.py, in the spec."""
+    spec = {cls.kind: cls().browser_spec()["constants"] for cls in EXPLORERS}
+    assert spec["rope_rules"] == {
+        "rules": list(explorers.ROPE_RULES),
+        "kept_rel": explorers.KEPT_REL,
+        "settings": explorers.RULE_SETTINGS,
+    }
+    attention = spec["attention"]
+    assert attention["sentence"] == list(explorers.SENTENCE) and attention["t5_buckets"] == explorers.T5_BUCKETS
+    assert attention["alibi_slope"] == posenc.alibi_slopes(explorers.ALIBI_HEADS)[explorers.ALIBI_HEAD]
+    torch = pytest.importorskip("torch")
+    for name, f in spec["precision"]["formats"].items():  # the formats' roundings, as torch defines them
+        info = torch.finfo(getattr(torch, name))
+        assert (2.0 ** (1 - f["bits"]), 2.0 ** f["emin"], f["max"]) == (info.eps, info.tiny, info.max), name
+    module = explorers.BROWSER_MODULE.read_text()
+    for constant in ("ROPE_RULES", "KEPT_REL", "ALIBI", "T5_BUCKETS", "SENTENCE", "POSITIONS_SHOWN", "TIE"):
+        assert not re.search(rf"\bconst {constant}\b", module), constant
+
+
 def value_attribute(control) -> str:
     return "index" if isinstance(control, widgets.SelectionSlider) else "value"
 
@@ -292,7 +335,7 @@ def test_display_bundle_has_widget_view_and_static_twin(cls):
             ends = (widget.min, widget.max, widget.value)
         assert (control["min"], control["max"], control["value"]) == ends
     # the renderer travels with the output, inline: no request to anywhere
-    assert '<script type="module">' in page and explorers.BROWSER_MODULE.read_text() in page
+    assert page.count(explorers.RENDERER_SCRIPT) == 1 and explorers.BROWSER_MODULE.read_text() in page
     assert not re.search(r"(src|href)=[\"']?(https?:)?//", page)
 
 

@@ -24,12 +24,12 @@ RUNNER = """
 import { api } from "./explorers.mjs";
 let input = "";
 for await (const chunk of process.stdin) input += chunk;
-const out = JSON.parse(input).map(([kind, values]) => api.compute(kind, values));
+const out = JSON.parse(input).map(([kind, values, constants]) => api.compute(kind, values, constants));
 process.stdout.write(JSON.stringify(out));
 """
 # T5's bucket rule as explorers.js has it: [settings, offsets] -> the bucket of each offset
 T5_RUNNER = RUNNER.replace(
-    "([kind, values]) => api.compute(kind, values)",
+    "([kind, values, constants]) => api.compute(kind, values, constants)",
     "([settings, offsets]) => offsets.map((k) => api.t5Bucket(k, settings))",
 )
 
@@ -77,7 +77,7 @@ def test_node_computes_what_python_computes(compute_in_node, cls):
     fn = DATA[cls.kind]
     settings, _ = settings_for(spec, np.random.default_rng(11))
     values = [python_values(fn, real_values(spec, s)) for s in settings]
-    got = compute_in_node([[cls.kind, v] for v in values])
+    got = compute_in_node([[cls.kind, v, spec["constants"]] for v in values])
     failures = []
     for v, result in zip(values, got, strict=True):
         compare_numbers(f"{cls.kind}({v})", fn(**v), result, failures)
@@ -92,7 +92,7 @@ def test_a_wrong_number_is_caught(compute_in_node):
     v = python_values(fn, real_values(spec, settings_for(spec, np.random.default_rng(0))[0][0]))
     other = dict(v, pos=v["pos"] + 1)
     failures = []
-    compare_numbers("formula", fn(**other), compute_in_node([["formula", v]])[0], failures)
+    compare_numbers("formula", fn(**other), compute_in_node([["formula", v, spec["constants"]]])[0], failures)
     assert failures
 
 
@@ -106,8 +106,7 @@ def test_node_puts_offsets_in_posencs_t5_buckets(compute_in_node):
         for m in (3, 12, 27, 128, 200)
         if m > (n // 2 if bidirectional else n) // 2
     ]
-    names = {"bidirectional": "bidirectional", "num_buckets": "numBuckets", "max_distance": "maxDistance"}
-    requests = [[{names[k]: v for k, v in s.items()}, offsets] for s in settings]
+    requests = [[s, offsets] for s in settings]
     got = compute_in_node(requests, runner="t5.mjs")
     wrong = [
         s
@@ -115,3 +114,54 @@ def test_node_puts_offsets_in_posencs_t5_buckets(compute_in_node):
         if buckets != posenc.t5_relative_position_bucket(offsets, **s).tolist()
     ]
     assert len(settings) > 40 and not wrong, wrong
+
+
+# Other values for the constants each explorer sends its renderer: (module constants replaced, the keyword arguments
+# the data function takes for them, where it takes them as arguments)
+OTHER_CONSTANTS = {
+    "formula": ({"POSITIONS_SHOWN": 50}, {}),
+    "base": ({"REGIME_THRESHOLD": 0.3}, {"threshold": 0.3}),
+    "offset": ({"OFFSET_P0": 7, "OFFSET_CURVE": 20, "ARC_POINTS": 5}, {"p0": 7}),
+    "rope_rules": (
+        {
+            "KEPT_REL": 1e-3,
+            "RULE_SETTINGS": {
+                "yarn": {"beta_fast": 16.0, "beta_slow": 2.0},
+                "llama3": {"low_freq_factor": 2.0, "high_freq_factor": 8.0},
+            },
+        },
+        {},
+    ),
+    "attention": (
+        {
+            "ALIBI_HEAD": 4,
+            "T5_BUCKETS": {"bidirectional": False, "num_buckets": 16, "max_distance": 40},
+            "TIE": 0.05,
+            "LEARNED_SCALE": 2.0,
+            "T5_SCALE": 4.0,
+        },
+        {},
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", OTHER_CONSTANTS)
+def test_the_renderer_computes_with_the_constants_python_sends(compute_in_node, monkeypatch, kind):
+    """explorers.js holds no copy of a constant of explorers.py: given others in the spec, it computes what
+    Python computes with those others, and that differs from what it computes with the usual ones."""
+    (cls,) = [c for c in EXPLORERS if c.kind == kind]
+    fn, usual = DATA[kind], cls().browser_spec()["constants"]
+    replaced, arguments = OTHER_CONSTANTS[kind]
+    for name, value in replaced.items():
+        monkeypatch.setattr(explorers, name, value)
+    spec = cls().browser_spec()
+    changed = {key for key in spec["constants"] if spec["constants"][key] != usual[key]}
+    assert len(changed) == len(replaced), changed  # one constant of the spec for each (ALiBi's head: its slope)
+    settings, _ = settings_for(spec, np.random.default_rng(3), n_random=4)
+    values = [python_values(fn, real_values(spec, s)) for s in settings]
+    got = compute_in_node([[kind, v, spec["constants"]] for v in values])
+    failures = []
+    for v, result in zip(values, got, strict=True):
+        compare_numbers(f"{kind}({v})", fn(**v, **arguments), result, failures)
+    assert not failures, f"{len(failures)} of {len(settings)} settings differ:\n" + "\n".join(failures[:20])
+    assert got != compute_in_node([[kind, v, usual] for v in values])

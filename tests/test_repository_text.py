@@ -31,6 +31,7 @@ TOP_FILES = [
     "_toc.yml",
     "intro.md",
     "how_to_take_this_course.md",
+    "changelog.md",
     "exercises/README.md",
 ]
 TEXT_SUFFIXES = {".py", ".js", ".css", ".yml", ".yaml", ".md", ".toml", ""}

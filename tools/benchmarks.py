@@ -205,8 +205,8 @@ EXPLORER_STEP = """async ([kind, settings]) => {
     for (const name of Object.keys(setting)) inputs[name].dispatchEvent(new Event('input', {bubbles: true}));
     await null;  // the view redraws in a microtask
     await new Promise(requestAnimationFrame);  // one step per frame, as a reader's
-    const values = window.posencExplorers.drawn(root).values, t0 = performance.now();
-    window.posencExplorers.compute(kind, values);  // the numbers alone, for comparison
+    const {values, constants} = window.posencExplorers.drawn(root), t0 = performance.now();
+    window.posencExplorers.compute(kind, values, constants);  // the numbers alone, for comparison
     out.push({ms: Number(root.dataset.lastUpdateMs), computeMs: performance.now() - t0, values});
   }
   return out;

@@ -6,7 +6,7 @@ The file is ``$POSENC_PROGRESS`` when that environment variable is set, else ``~
 ever solved, how many tries were graded, the latest result and when it came; and the choice questions whose
 answer was shown::
 
-    {"format": "posenc-course progress", "version": 2,
+    {"format": "posenc-course progress", "version": 3,
      "questions": {"02.3": {"solved": true, "tries": 3, "last": "wrong", "when": "2026-12-04T20:31:07Z"}},
      "revealed": ["01.1"]}
 
@@ -18,11 +18,9 @@ answer was shown::
   kernel killed halfway leaves the old file or the new one, never half of one. Two notebooks open at once
   do not undo each other: each check is applied to what the file holds when it is written, under a lock
   (``progress.json.lock``) that keeps another kernel from writing in between.
-* A file of an earlier version is read and upgraded, and written in the current version at the next check.
-  Version 1 kept only the latest status of each question: "correct" becomes solved, every status but
-  "unanswered" one try. Versions 1 and 2 number the questions of the eight-chapter book, whose chapter 6
-  became chapters 6 and 7 and whose chapter 7 became chapters 8 and 9: ``RENUMBERED`` gives their ids in this
-  book.
+* ``version`` is the file's format, which the course's first release (1.0.0) wrote as 3 (earlier formats never
+  left the course's drafts, so none is read). A release that changes the format reads the formats of the
+  releases before it, and says so in the changelog (a major version: the book's "Versions of this course").
 * A file that cannot be read as a progress file (damaged, another program's, a newer release's) is refused
   with a message saying what is wrong and where it is; the grader then keeps progress in memory only and
   never writes over that file. ``grading.reset()`` moves it aside (``progress.json.refused``, kept for you to
@@ -43,18 +41,6 @@ VERSION = 3
 CORRECT, WRONG, INTERRUPTED, UNCHECKABLE = "correct", "wrong", "interrupted", "could not check"
 RESULTS = {CORRECT, WRONG, INTERRUPTED, UNCHECKABLE}  # what a graded check leaves as "last"
 TRIES = {CORRECT, WRONG, INTERRUPTED}  # ... and which of them count as a try
-_V1_STATUSES = {"correct", "wrong", "unanswered", "interrupted"}
-
-# The question ids of versions 1 and 2 (the eight-chapter book) that name another question since: chapter 6 was
-# split into 6 (precision) and 7 (implementations), and chapter 7 (RoPE and ALiBi) into 8 (RoPE) and
-# 9 (relative biases), with its questions on longer contexts moving to chapter 10 (RoPE in practice, the old
-# chapter 8). Every other id kept its question.
-RENUMBERED = (
-    {f"06.{n}": f"07.{n - 4}" for n in range(5, 9)}
-    | {"07.1": "08.1", "07.2": "08.2", "07.3": "09.1", "07.4": "08.3", "07.5": "10.10", "07.6": "10.8"}
-    | {"07.7": "09.2", "07.8": "10.9"}
-    | {f"08.{n}": f"10.{n}" for n in range(1, 8)}
-)
 
 
 def default_path() -> Path:
@@ -224,16 +210,6 @@ def _valid_entry(entry) -> bool:
     )
 
 
-def _upgrade_v1(questions: dict) -> dict:
-    """Version 1's latest status of each question as the later versions' records (nothing for "unanswered")."""
-    return {qid: _apply(None, status, None) for qid, status in questions.items() if status != "unanswered"}
-
-
-def _renumber(questions: dict, revealed: list) -> tuple[dict, list]:
-    """Versions 1 and 2's ids as this version's (RENUMBERED)."""
-    return {RENUMBERED.get(q, q): e for q, e in questions.items()}, [RENUMBERED.get(q, q) for q in revealed]
-
-
 @contextlib.contextmanager
 def _locked(path: Path):
     """Hold an exclusive lock (on ``<path>.lock``) while the file is read, changed and written: without it, two
@@ -260,7 +236,7 @@ def _locked(path: Path):
 
 
 def _read(path: Path):
-    """(data, "") for a valid progress file (upgraded to this version), (None, "") for a missing one,
+    """(data, "") for a valid progress file, (None, "") for a missing one,
     (None, why) otherwise."""
     try:
         text = path.read_text(encoding="utf-8")
@@ -275,31 +251,21 @@ def _read(path: Path):
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         return None, "is not a progress file of this course"
     version = data.get("version")
-    if version not in (1, 2, VERSION):
+    if version != VERSION:
         newer = isinstance(version, int) and not isinstance(version, bool) and version > VERSION
         return None, (
             f"is a progress file of version {version!r}, "
             + (
                 "written by a newer release of the course; upgrade the course to read it"
                 if newer
-                else f"which this grader does not know (it reads versions 1 to {VERSION})"
+                else f"which this grader does not know (it reads version {VERSION})"
             )
         )
     questions, revealed = data.get("questions"), data.get("revealed", [])
-    if version == 1:
-        if not isinstance(questions, dict) or not all(
-            isinstance(q, str) and s in _V1_STATUSES for q, s in questions.items()
-        ):
-            return None, 'has a "questions" entry that is not a map of question ids to statuses'
-        questions = _upgrade_v1(questions)
-    elif not isinstance(questions, dict) or not all(
-        isinstance(q, str) and _valid_entry(e) for q, e in questions.items()
-    ):
+    if not isinstance(questions, dict) or not all(isinstance(q, str) and _valid_entry(e) for q, e in questions.items()):
         return None, 'has a "questions" entry that is not a map of question ids to their records'
     if not isinstance(revealed, list) or not all(isinstance(q, str) for q in revealed):
         return None, 'has a "revealed" entry that is not a list of question ids'
-    if version < VERSION:
-        questions, revealed = _renumber(questions, revealed)
     return {"questions": questions, "revealed": revealed}, ""
 
 

@@ -8,10 +8,11 @@
  *   model's traits are the slider values; ipywidgets sliders are linked to
  *   them in the browser (jslink), so a step redraws without the kernel.
  * - The static book: the explorer's text/html output holds a
- *   div.posenc-explorer[data-spec] and this module inline; mountAll() gives
+ *   div.posenc-explorer[data-spec] and this module inline (the book keeps one
+ *   copy a page, which mounts them all); mountAll() gives
  *   each such div range inputs and a small model shim with the same get /
  *   set / on interface, and renders into it with the same render().
- * - Tests: window.posencExplorers.compute(kind, values) returns the numbers,
+ * - Tests: window.posencExplorers.compute(kind, values, constants) returns the numbers,
  *   .drawn(root) what the last redraw used, .boxes(root) where every title,
  *   legend entry, tick label and plot area ended up.
  *
@@ -28,17 +29,16 @@
  */
 
 const TWO_PI = 2 * Math.PI;
-const POSITIONS_SHOWN = 200;
 const NARROW_PX = 600; // below this width, panels stack
 const OKABE_ITO = { blue: "#0072B2", orange: "#E69F00", green: "#009E73", vermillion: "#D55E00",
   purple: "#CC79A7", sky: "#56B4E9", yellow: "#F0E442" };
 
 // ------------------------------------------------------------------ numbers
-// What each explorer draws; mirrors explorers.py (formula_data, base_data, ...).
+// What each explorer draws; mirrors explorers.py (formula_data, base_data, ...). Each kind computes from the
+// slider values `v` and the explorer's constants `c` (its spec's "constants", sent by explorers.py): a number
+// both languages need is written in Python only.
 
 const pairs = (d) => Math.ceil(d / 2);
-const ROPE_RULES = ["linear", "dynamic", "yarn", "llama3"]; // explorers.py ROPE_RULES, the rule slider's order
-const KEPT_REL = 1e-12; // explorers.py KEPT_REL: a frequency this close to its trained value is kept
 const RULE_NAMES = { linear: "position interpolation", dynamic: "dynamic NTK", yarn: "YaRN", llama3: "Llama 3" };
 const range = (lo, hi) => Array.from({ length: hi - lo + 1 }, (_, j) => lo + j);
 
@@ -82,11 +82,10 @@ function roundTo(x, bits, emin, max) {
   return Math.abs(r) > max ? (r > 0 ? Infinity : -Infinity) : r;
 }
 
-const FORMATS = {
-  float32: (x) => Math.fround(x),
-  float16: (x) => roundTo(x, 11, -14, 65504),
-  bfloat16: (x) => roundTo(x, 8, -126, 3.3895313892515355e38),
-};
+/** Rounding to each low-precision format of `formats` (name -> significand bits, smallest normal exponent, largest
+ * finite value), in its order. */
+const rounders = (formats) =>
+  Object.entries(formats).map(([name, f]) => [name, (x) => roundTo(x, f.bits, f.emin, f.max)]);
 
 function twoProduct(a, b) { // a * b = hi + lo exactly (Dekker / Veltkamp)
   const hi = a * b, s = 134217729;
@@ -96,12 +95,7 @@ function twoProduct(a, b) { // a * b = hi + lo exactly (Dekker / Veltkamp)
 
 const wrapAngle = (x) => (((x + Math.PI) % TWO_PI) + TWO_PI) % TWO_PI - Math.PI;
 
-// The attention explorer's fixed sentence and tables (explorers.py: attention_setup, attention_data)
-const ATTENTION_SCHEMES = ["none", "sinusoidal", "learned", "rope", "alibi", "t5"]; // the scheme slider's order
-const SENTENCE = "the cat sat on the mat and the dog sat on it".split(" ");
-const ALIBI = { heads: 8, head: 1 }; // explorers.py ALIBI_HEADS, ALIBI_HEAD
-const T5 = { bidirectional: false, numBuckets: 8, maxDistance: 12 }; // explorers.py T5_BUCKETS
-const TIE = 1e-12, LEARNED_SCALE = 0.5, T5_SCALE = 1.5;
+// The attention explorer's fixed tables (explorers.py: attention_setup, attention_data)
 
 /** explorers.py _hashed: a number in [-1, 1) from a 32-bit integer hash of (salt, row, column), bit for bit. */
 function hashed(salt, r, c) {
@@ -116,20 +110,22 @@ function hashed(salt, r, c) {
 const hashedTable = (salt, rows, cols, scale) =>
   Array.from({ length: rows }, (_, r) => Float64Array.from({ length: cols }, (_, c) => scale * hashed(salt, r, c)));
 
-const SETUPS = new Map(); // d -> the tables: they depend on the head width only
-function attentionSetup(d) {
-  if (!SETUPS.has(d)) {
-    const unit = Math.sqrt(3), vocabulary = [...new Set(SENTENCE)], n = SENTENCE.length;
+const SETUPS = new WeakMap(); // constants -> (d -> the tables): for one explorer they depend on the head width only
+function attentionSetup(d, c) {
+  if (!SETUPS.has(c)) SETUPS.set(c, new Map());
+  const setups = SETUPS.get(c);
+  if (!setups.has(d)) {
+    const unit = Math.sqrt(3), vocabulary = [...new Set(c.sentence)], n = c.sentence.length;
     const embed = hashedTable(1, vocabulary.length, d, unit);
-    SETUPS.set(d, {
-      tokens: SENTENCE.map((word) => embed[vocabulary.indexOf(word)]),
+    setups.set(d, {
+      tokens: c.sentence.map((word) => embed[vocabulary.indexOf(word)]),
       w_q: hashedTable(2, d, d, unit / Math.sqrt(d)),
       w_k: hashedTable(3, d, d, unit / Math.sqrt(d)),
-      learned: hashedTable(4, n, d, LEARNED_SCALE * unit),
-      t5: hashedTable(5, T5.numBuckets, 1, T5_SCALE).map((row) => row[0]),
+      learned: hashedTable(4, n, d, c.learned_scale * unit),
+      t5: hashedTable(5, c.t5_buckets.num_buckets, 1, c.t5_scale).map((row) => row[0]),
     });
   }
-  return SETUPS.get(d);
+  return setups.get(d);
 }
 
 /** Row vector x times matrix w (rows of w: x's channels). */
@@ -154,8 +150,8 @@ function softmax(xs) {
   return e.map((x) => x / sum);
 }
 
-/** explorers.py _first_largest: the first index within TIE of the largest. */
-const firstLargest = (xs) => xs.findIndex((x) => x >= Math.max(...xs) - TIE);
+/** explorers.py _first_largest: the first index within `tie` of the largest. */
+const firstLargest = (xs, tie) => xs.findIndex((x) => x >= Math.max(...xs) - tie);
 
 /** Where each logarithmic bucket e + j, j = 1 ... n - e - 1, starts: posenc._t5_starts, in exact integers. */
 function t5Starts(n, exact, maxDistance) {
@@ -170,18 +166,18 @@ function t5Starts(n, exact, maxDistance) {
   return starts;
 }
 
-/** posenc.t5_relative_position_bucket of the offset k = query - key, bucket for bucket. */
-function t5Bucket(k, { bidirectional, numBuckets, maxDistance }) {
-  const n = bidirectional ? Math.floor(numBuckets / 2) : numBuckets, exact = Math.floor(n / 2);
-  const starts = t5Starts(n, exact, maxDistance), kc = Math.min(Math.max(k, -maxDistance), maxDistance);
+/** posenc.t5_relative_position_bucket of the offset k = query - key, bucket for bucket (its keyword arguments). */
+function t5Bucket(k, { bidirectional, num_buckets, max_distance }) {
+  const n = bidirectional ? Math.floor(num_buckets / 2) : num_buckets, exact = Math.floor(n / 2);
+  const starts = t5Starts(n, exact, max_distance), kc = Math.min(Math.max(k, -max_distance), max_distance);
   const r = bidirectional ? Math.abs(kc) : Math.max(kc, 0);
   const bucket = r < exact ? r : exact + starts.filter((s) => s <= r).length;
   return bidirectional && kc < 0 ? bucket + n : bucket;
 }
 
 const compute = {
-  formula(v) {
-    const i = Math.min(v.i, pairs(v.d_model) - 1), xs = range(0, POSITIONS_SHOWN - 1);
+  formula(v, c) {
+    const i = Math.min(v.i, pairs(v.d_model) - 1), xs = range(0, c.positions_shown - 1);
     const w = frequencies(v.d_model, v.base)[i], hasCos = 2 * i + 1 < v.d_model;
     return {
       x: xs, i,
@@ -192,8 +188,8 @@ const compute = {
     };
   },
 
-  base(v, threshold = 0.1) {
-    const w = frequencies(v.d_model, v.base), lam = wavelengths(v.d_model, v.base);
+  base(v, c) {
+    const threshold = c.threshold, w = frequencies(v.d_model, v.base), lam = wavelengths(v.d_model, v.base);
     let fine = 0, constant = 0, wraps = 0;
     for (let i = 0; i < w.length; i++) {
       if (2 * Math.sin(Math.min(w[i], Math.PI) / 2) >= threshold) fine++;
@@ -208,22 +204,23 @@ const compute = {
     };
   },
 
-  offset(v, p0 = 3) {
-    const h = pairs(v.d_model), w = frequencies(v.d_model, v.base);
+  offset(v, c) {
+    const p0 = c.p0, h = pairs(v.d_model), w = frequencies(v.d_model, v.base);
     const top = Math.max(Math.floor(h / 2), Math.min(3, h - 1)), chosen = [];
     for (let n = 0; n < 4; n++) {
       const idx = Math.round((top * n) / 3); // np.round(np.linspace(0, top, 4)); thirds never tie
       if (!chosen.includes(idx)) chosen.push(idx);
     }
     chosen.sort((a, b) => a - b);
-    const now = encode(p0, v.d_model, w), later = encode(p0 + v.k, v.d_model, w), ks = range(-200, 200);
+    const now = encode(p0, v.d_model, w), later = encode(p0 + v.k, v.d_model, w), ks = range(-c.curve, c.curve);
     return {
       pairs: chosen,
       now: chosen.map((i) => [now[2 * i + 1], now[2 * i]]),
       later: chosen.map((i) => [later[2 * i + 1], later[2 * i]]),
       arcs: chosen.map((i) => {
         const start = Math.atan2(now[2 * i], now[2 * i + 1]), turn = wrapAngle(v.k * w[i]);
-        return range(0, 29).map((j) => [Math.cos(start + (turn * j) / 29), Math.sin(start + (turn * j) / 29)]);
+        const last = c.arc_points - 1;
+        return range(0, last).map((j) => [Math.cos(start + (turn * j) / last), Math.sin(start + (turn * j) / last)]);
       }),
       omega: chosen.map((i) => w[i]),
       ks,
@@ -244,10 +241,10 @@ const compute = {
     };
   },
 
-  rope_rules(v) {
+  rope_rules(v, c) {
     // mirrors posenc.rope_parameters for the four rules of the slider (explorers.py: rope_rules_data)
     const d = v.d_head, base = v.base, L = v.length, n = Math.max(v.target, L);
-    const rule = ROPE_RULES[v.rule], s = Math.max(v.target / L, 1.0);
+    const rule = c.rules[v.rule], s = Math.max(v.target / L, 1.0);
     const before = frequencies(d, base);
     let after = before, attention = 1.0;
     if (rule === "linear") {
@@ -256,18 +253,20 @@ const compute = {
       after = frequencies(d, base * Math.pow((1.0 * n) / L - (1.0 - 1), d / (d - 2)));
     } else if (rule === "yarn") {
       const pairAt = (turns) => (d * Math.log(L / (turns * 2 * Math.PI))) / (2 * Math.log(base));
-      let low = Math.max(Math.floor(pairAt(32)), 0), high = Math.min(Math.ceil(pairAt(1)), d - 1);
+      const { beta_fast, beta_slow } = c.settings.yarn;
+      let low = Math.max(Math.floor(pairAt(beta_fast)), 0), high = Math.min(Math.ceil(pairAt(beta_slow)), d - 1);
       if (low === high) high += 0.001;
       after = before.map((w, j) => {
         const ramp = Math.min(Math.max((j - low) / (high - low), 0), 1), keep = 1 - ramp;
         return (w / s) * (1 - keep) + w * keep;
       });
       attention = s <= 1 ? 1.0 : 0.1 * Math.log(s) + 1.0;
-    } else {  // llama3, bands at L / 1 and L / 4
+    } else {  // llama3, bands at L / low_freq_factor and L / high_freq_factor
+      const { low_freq_factor: low, high_freq_factor: high } = c.settings.llama3;
       after = before.map((w) => {
-        const lam = (2 * Math.PI) / w, scaled = lam > L / 1.0 ? w / s : w;
-        if (lam < L / 4.0 || lam > L / 1.0) return scaled;
-        const g = (L / lam - 1.0) / (4.0 - 1.0);
+        const lam = (2 * Math.PI) / w, scaled = lam > L / low ? w / s : w;
+        if (lam < L / high || lam > L / low) return scaled;
+        const g = (L / lam - low) / (high - low);
         return ((1 - g) * scaled) / s + g * scaled;
       });
     }
@@ -276,13 +275,13 @@ const compute = {
       i: range(0, lb.length - 1), before: lb, after: la, rule, factor: s, attention_factor: attention,
       length: L, target: v.target,
       turn_in_length: lb.filter((l) => l <= L).length, turn_in_target: la.filter((l) => l <= v.target).length,
-      kept: Array.from(after).filter((w, j) => Math.abs(w / before[j] - 1) <= KEPT_REL).length,
+      kept: Array.from(after).filter((w, j) => Math.abs(w / before[j] - 1) <= c.kept_rel).length,
     };
   },
 
-  precision(v) {
+  precision(v, c) {
     const p = Math.round(v.position), w = frequencies(v.d_model, v.base), errors = {}, collides = [];
-    for (const [name, f] of Object.entries(FORMATS)) {
+    for (const [name, f] of rounders(c.formats)) {
       const err = [];
       let same = true;
       for (let i = 0; i < w.length; i++) {
@@ -295,13 +294,13 @@ const compute = {
       errors[name] = err;
       if (same) collides.push(name);
     }
-    return { i: range(0, w.length - 1), errors, collides,
-      unit_roundoff: { float32: Math.pow(2, -24), float16: Math.pow(2, -11), bfloat16: Math.pow(2, -8) } };
+    const unit_roundoff = Object.fromEntries(Object.entries(c.formats).map(([name, f]) => [name, Math.pow(2, -f.bits)]));
+    return { i: range(0, w.length - 1), errors, collides, unit_roundoff };
   },
 
-  attention(v) {
-    const d = v.d, p = v.query, scheme = ATTENTION_SCHEMES[v.scheme], setup = attentionSetup(d);
-    const keys = range(0, p), n = SENTENCE.length, w = frequencies(d, v.base), norm = Math.sqrt(d);
+  attention(v, c) {
+    const d = v.d, p = v.query, scheme = c.schemes[v.scheme], setup = attentionSetup(d, c);
+    const keys = range(0, p), n = c.sentence.length, w = frequencies(d, v.base), norm = Math.sqrt(d);
     const content = (x, rope = false) => {
       const at = (row, m) => (rope ? rotate(times(x[row], m), row, w) : times(x[row], m));
       const q = at(p, setup.w_q);
@@ -314,15 +313,14 @@ const compute = {
     else if (scheme === "learned") scores = content(plus(setup.learned));
     else if (scheme === "rope") scores = content(setup.tokens, true);
     else if (scheme === "alibi") {
-      const slope = Math.pow(2, (-8 * (ALIBI.head + 1)) / ALIBI.heads); // posenc.alibi_slopes, a power of two
-      scores = plain.map((x, s) => x - slope * (p - s));
-    } else if (scheme === "t5") scores = plain.map((x, s) => x + setup.t5[t5Bucket(p - s, T5)]);
+      scores = plain.map((x, s) => x - c.alibi_slope * (p - s));
+    } else if (scheme === "t5") scores = plain.map((x, s) => x + setup.t5[t5Bucket(p - s, c.t5_buckets)]);
     const weights = softmax(scores), none = softmax(plain);
     return {
       keys, scheme, scores, scores_none: plain, weights, weights_none: none,
       difference: weights.map((x, s) => x - none[s]),
-      argmax: firstLargest(weights), argmax_none: firstLargest(none),
-      buckets: keys.map((s) => t5Bucket(p - s, T5)),
+      argmax: firstLargest(weights, c.tie), argmax_none: firstLargest(none, c.tie),
+      buckets: keys.map((s) => t5Bucket(p - s, c.t5_buckets)),
     };
   },
 };
@@ -624,7 +622,7 @@ class Axes {
 }
 
 // ------------------------------------------------------------------ the explorers
-// Each kind: its panels (grid share, height / width), and view(v, data, theme)
+// Each kind: its panels (grid share, height / width), and view(v, data, theme, constants)
 // returning per panel a title (HTML), legend entries, axes and a plot function,
 // and a text alternative for its canvas that states the values and the numbers
 // the chapter's caption asks the reader to look at.
@@ -646,7 +644,7 @@ const headroom = ([a, b], lo, hi, room = 0.06) => {
 const KINDS = {
   formula: {
     panels: [{ grow: 1.3, aspect: 0.62 }, { grow: 1, aspect: 0.75 }],
-    view(v, d, t) {
+    view(v, d, t, c) {
       const i = d.i, at = (ys) => (ys ? ys[v.pos] : NaN), hasCos = d.cos !== null;
       const channels = range(0, v.d_model - 1), pair = [2 * i, 2 * i + 1].filter((c) => c < v.d_model);
       return [{
@@ -657,14 +655,14 @@ const KINDS = {
             : { label: `no cosine: channel ${2 * i + 1} is past d_model`, color: t.muted, dash: DASH.dotted },
           { label: `<i>p</i> = ${v.pos}`, color: t.fg, marker: "filled", line: false },
         ],
-        axes: { x: { lim: [0, POSITIONS_SHOWN - 1], label: "position p", integer: true }, y: { lim: [-1.15, 1.15], label: "value" } },
+        axes: { x: { lim: [0, c.positions_shown - 1], label: "position p", integer: true }, y: { lim: [-1.15, 1.15], label: "value" } },
         plot(ax) {
           ax.line(d.x, d.sin, t.blue);
           if (hasCos) ax.line(d.x, d.cos, t.orange, { dash: DASH.dashed });
           ax.vline(v.pos, t.muted);
           ax.points(hasCos ? [v.pos, v.pos] : [v.pos], hasCos ? [at(d.sin), at(d.cos)] : [at(d.sin)], t.fg);
         },
-        alt: `Sine and cosine of pair ${i} over positions 0 to 199: ω${i} = ${num(d.omega)}, wavelength ` +
+        alt: `Sine and cosine of pair ${i} over positions 0 to ${c.positions_shown - 1}: ω${i} = ${num(d.omega)}, wavelength ` +
           `${num(d.wavelength)} positions. At position ${v.pos}, sin = ${num(at(d.sin))}` +
           (hasCos ? `, cos = ${num(at(d.cos))}.` : `; this pair has no cosine channel (d_model is odd).`),
       }, {
@@ -716,7 +714,7 @@ const KINDS = {
 
   offset: {
     panels: [{ grow: 1, aspect: 0.92 }, { grow: 1.35, aspect: 0.62 }],
-    view(v, d, t) {
+    view(v, d, t, c) {
       const colors = [t.blue, t.orange, t.green, t.vermillion], norm = v.d_model / 2;
       const turns = d.pairs.map((i, n) => `pair ${i} by ${num(v.k * d.omega[n])} rad`);
       return [{
@@ -748,7 +746,7 @@ const KINDS = {
         },
         alt: `At offset k = ${v.k}, PE(p)·PE(p+k) = ${d.dot_k.toFixed(2)} of ${Math.floor(v.d_model / 2)} ` +
           `(cosine similarity ${(d.dot_k / norm).toFixed(3)}), the same for every starting position; the curve over ` +
-          `k from −200 to 200 is 1 at k = 0.`,
+          `k from −${c.curve} to ${c.curve} is 1 at k = 0.`,
       }];
     },
   },
@@ -815,8 +813,8 @@ const KINDS = {
 
   precision: {
     panels: [{ grow: 1, aspect: 0.5 }],
-    view(v, d, t) {
-      const p = Math.round(v.position), names = ["float32", "float16", "bfloat16"];
+    view(v, d, t, c) {
+      const p = Math.round(v.position), names = Object.keys(c.formats);
       const colors = [t.blue, t.orange, t.green], dashes = [[], DASH.dashed, DASH.dashdot];
       const worst = (name) => {
         const e = d.errors[name];
@@ -847,16 +845,16 @@ const KINDS = {
   },
   attention: {
     panels: [{ grow: 1, aspect: 0.75 }, { grow: 1, aspect: 0.75 }, { grow: 1, aspect: 0.75 }],
-    view(v, d, t) {
-      const n = SENTENCE.length, p = v.query, none = d.scheme === "none", name = SCHEME_NAMES[d.scheme];
-      const quote = (s) => `“${SENTENCE[s]}”`;
-      const largest = (ws) => d.keys.filter((s) => ws[s] >= Math.max(...ws) - TIE);
+    view(v, d, t, c) {
+      const n = c.sentence.length, p = v.query, none = d.scheme === "none", name = SCHEME_NAMES[d.scheme];
+      const quote = (s) => `“${c.sentence[s]}”`;
+      const largest = (ws) => d.keys.filter((s) => ws[s] >= Math.max(...ws) - c.tie);
       const where = (ws) => {
         const top = largest(ws);
         return `${quote(top[0])} at ${top.length > 1 ? top.slice(0, -1).join(", ") + " and " + top.at(-1) + " alike" : top[0]}`;
       };
       const setting = { sinusoidal: `, base ${num(v.base)}`, rope: `, base ${num(v.base)}`,
-        alibi: `, slope ${num(Math.pow(2, (-8 * (ALIBI.head + 1)) / ALIBI.heads))}`, t5: `, ${T5.numBuckets} buckets` }[d.scheme] || "";
+        alibi: `, slope ${num(c.alibi_slope)}`, t5: `, ${c.t5_buckets.num_buckets} buckets` }[d.scheme] || "";
       const keyAxis = { lim: [-0.5, n - 0.5], label: "key position s", integer: true };
       const masked = (ax) => { if (p < n - 1) ax.shade(p + 0.5, n - 0.5, t.grid); };
       const maskedLegend = p < n - 1 ? [{ label: "masked", color: t.grid, width: 8 }] : [];
@@ -867,7 +865,7 @@ const KINDS = {
       const change = Math.max(...d.difference.map(Math.abs));
       const changeTop = headroom([0, Math.max(0.05, Math.ceil(change * 20 - 1e-9) / 20)], 0, change)[1];
       const gain = d.difference.indexOf(Math.max(...d.difference)), loss = d.difference.indexOf(Math.min(...d.difference));
-      const changed = change > TIE;
+      const changed = change > c.tie;
       const moved = changed ? `key ${gain} gains most (${plusSign(d.difference[gain])}), key ${loss} loses most ` +
         `(${plusSign(d.difference[loss])})` : "no key's weight changes";
       const heading = `${name}${setting}: ${quote(p)} at ${p} attends most to ${where(d.weights)}`;
@@ -882,7 +880,7 @@ const KINDS = {
           ax.bars(d.keys, d.scores, t.blue);
           if (!none) ax.points(d.keys, d.scores_none, t.fg, { r: 3, hollow: true });
         },
-        alt: `${heading}. Scores of the query ${quote(p)} (position ${p}) on the keys 0 to ${p} of “${SENTENCE.join(" ")}” ` +
+        alt: `${heading}. Scores of the query ${quote(p)} (position ${p}) on the keys 0 to ${p} of “${c.sentence.join(" ")}” ` +
           `with ${name}: ${d.scores.map((x) => num(x)).join(", ")}` + (none ? "." : `; without positions: ` +
           `${d.scores_none.map((x) => num(x)).join(", ")}.`),
       }, {
@@ -994,8 +992,8 @@ function render({ model, el }) {
 
   function update() {
     pending = false;
-    const start = performance.now(), v = values(), data = compute[spec.kind](v);
-    const views = kind.view(v, data, theme);
+    const start = performance.now(), v = values(), data = compute[spec.kind](v, spec.constants);
+    const views = kind.view(v, data, theme, spec.constants);
     const said = spec.controls.map((c) => `${c.label} ${readout(c, v[c.name])}`).join(", ");
     panels.forEach((p, n) => {
       const view = views[n], legend = legendHtml(view.legend);
@@ -1004,7 +1002,7 @@ function render({ model, el }) {
       p.canvas.setAttribute("aria-label", `${said}. ${view.alt}`);
       p.boxes = draw(p, view);
     });
-    root.posencDrawn = { kind: spec.kind, values: v, data };
+    root.posencDrawn = { kind: spec.kind, values: v, constants: spec.constants, data };
     updates += 1;
     root.dataset.updates = String(updates);
     root.dataset.lastUpdateMs = (performance.now() - start).toFixed(3);
@@ -1184,7 +1182,7 @@ function boxes(root) {
 }
 
 const api = {
-  compute: (kind, values) => compute[kind](values),
+  compute: (kind, values, constants) => compute[kind](values, constants),
   drawn: (root) => root.posencDrawn,
   boxes, mountAll, render, frequencies, encode, num, t5Bucket,
 };

@@ -23,13 +23,23 @@ widget view (JupyterLab, Notebook 7, VS Code, Colab) and a ``text/html``
 twin for the static HTML book, where no kernel runs: a
 ``div.posenc-explorer`` whose ``data-spec`` describes the sliders, followed
 by the same module inline, which adds range inputs and draws with the same
-code. The book is told to prefer the ``text/html`` (``_config.yml``).
+code. The book is told to prefer the ``text/html`` (``_config.yml``) and keeps
+the module once per page (``book_build/book_assets.py``).
+
+What the module needs besides the slider values (the rule names, ALiBi's slope,
+T5's buckets, ...) travels in the spec as ``constants``: every number either
+language uses is written here, once. An explorer's sliders are declared once,
+in its ``SLIDERS``, default included; its traits and constructor are made from
+them.
 """
 
 from __future__ import annotations
 
+import functools
 import html
+import inspect
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,7 +52,12 @@ import posenc
 from posenc_course.arguments import Array, Either, Int, Maybe, OneOf, Real, accepts, refuse
 
 POSITIONS_SHOWN = 200  # the x range of the formula explorer's wave plot
+REGIME_THRESHOLD = 0.1  # the base explorer's criteria (posenc.pair_regimes' threshold)
+OFFSET_P0, OFFSET_CURVE, ARC_POINTS = 3, 200, 30  # the offset explorer: its start p0, the dot-product curve's
+# offsets -200 ... 200, and the points of each arc drawn between PE(p0) and PE(p0 + k)
 BROWSER_MODULE = Path(__file__).with_name("explorers.js")
+# the opening tag of the module inline in an explorer's static twin; the book keeps one per page (book_assets.py)
+RENDERER_SCRIPT = '<script type="module" data-posenc-explorers>'
 
 
 # --------------------------------------------------------------------------
@@ -76,7 +91,7 @@ def formula_data(pos: int, i: int, d_model: int, base: float) -> dict:
 
 
 @accepts(base=BASE, d_model=D_MODEL, length=LENGTH, threshold=Real(above=0, below=2))
-def base_data(base: float, d_model: int, length: int, threshold: float = 0.1) -> dict:
+def base_data(base: float, d_model: int, length: int, threshold: float = REGIME_THRESHOLD) -> dict:
     """Wavelength of every pair, the regime boundaries and counts (posenc.pair_regimes)."""
     kinds = posenc.pair_regimes(d_model, length, base, threshold=threshold)
     lam = posenc.wavelengths(d_model, base)
@@ -99,17 +114,17 @@ def offset_pairs(d_model: int) -> np.ndarray:
 
 
 @accepts(k=Real(-(2**31), 2**31), d_model=Int(2, 65536, even=True), base=BASE, p0=Int(-(2**31), 2**31))
-def offset_data(k: float, d_model: int, base: float, p0: int = 3) -> dict:
+def offset_data(k: float, d_model: int, base: float, p0: int = OFFSET_P0) -> dict:
     """Pairs at p0 and p0+k on the unit circle, and the dot-product curve."""
     pairs = offset_pairs(d_model)
     now = posenc.sinusoidal([p0], d_model, base)[0]
     later = posenc.rotation(k, d_model, base) @ now
-    ks = np.arange(-200, 201)
+    ks = np.arange(-OFFSET_CURVE, OFFSET_CURVE + 1)
     dots = posenc.sinusoidal(p0 + ks, d_model, base) @ now
     omega = posenc.frequencies(d_model, base)[pairs]
     start = np.arctan2(now[2 * pairs], now[2 * pairs + 1])
     turn = np.remainder(k * omega + np.pi, 2 * np.pi) - np.pi  # the turn, reduced to (-pi, pi]
-    arcs = start[:, None] + turn[:, None] * np.linspace(0, 1, 30)[None, :]
+    arcs = start[:, None] + turn[:, None] * np.linspace(0, 1, ARC_POINTS)[None, :]
     return {
         "pairs": pairs,
         "now": np.stack([now[2 * pairs + 1], now[2 * pairs]], axis=1),  # (cos, sin) = (x, y)
@@ -155,6 +170,11 @@ ROPE_RULES = ("linear", "dynamic", "yarn", "llama3")  # the rule slider's values
 # A pair whose frequency is within this of its trained value counts as kept: not exact equality, since a rule's
 # blend of two equal frequencies rounds differently in Python and in the browser.
 KEPT_REL = 1e-12
+# the settings of the two rules that have more than a factor: YaRN's betas, Llama 3's bands
+RULE_SETTINGS = {
+    "yarn": {"beta_fast": 32.0, "beta_slow": 1.0},
+    "llama3": {"low_freq_factor": 1.0, "high_freq_factor": 4.0},
+}
 
 
 @accepts(
@@ -169,7 +189,7 @@ def rope_rules_data(base: float, d_head: int, length: int, target: int, rule: in
 
     ``rule`` indexes :data:`ROPE_RULES` (or is one of its names); the stretch is ``s = max(target / length, 1)``:
     ``linear`` (factor s), ``dynamic`` (dynamic NTK with factor 1 at ``seq_len = target``),
-    ``yarn`` (factor s, betas 32 and 1) and ``llama3`` (factor s, bands 1 and 4), all from
+    ``yarn`` (factor s, betas of :data:`RULE_SETTINGS`) and ``llama3`` (factor s, its bands there), all from
     ``posenc.rope_parameters`` with ``length`` as the trained length. ``turn_in_length`` counts the
     pairs that complete a turn within ``length`` as trained, ``turn_in_target`` those that do within
     ``target`` after scaling, ``kept`` the pairs whose frequency the rule leaves as it was (to ``KEPT_REL``).
@@ -179,13 +199,8 @@ def rope_rules_data(base: float, d_head: int, length: int, target: int, rule: in
     params = {
         "linear": {"factor": s},
         "dynamic": {"factor": 1.0, "max_position_embeddings": length, "seq_len": target},
-        "yarn": {"factor": s, "original_max_position_embeddings": length},
-        "llama3": {
-            "factor": s,
-            "low_freq_factor": 1.0,
-            "high_freq_factor": 4.0,
-            "original_max_position_embeddings": length,
-        },
+        "yarn": {"factor": s, "original_max_position_embeddings": length, **RULE_SETTINGS["yarn"]},
+        "llama3": {"factor": s, "original_max_position_embeddings": length, **RULE_SETTINGS["llama3"]},
     }[name]
     inv_before, _ = posenc.rope_parameters(d_head, base)
     inv_after, attention = posenc.rope_parameters(d_head, base, name, **params)
@@ -208,6 +223,19 @@ def rope_rules_data(base: float, d_head: int, length: int, target: int, rule: in
 LOW_PRECISION = ("float32", "float16", "bfloat16")
 
 
+@functools.cache
+def _low_precision_formats() -> dict:
+    """Each of :data:`LOW_PRECISION` as torch defines it, in the terms the browser rounds with: significand bits
+    (the implicit one included), the smallest normal exponent and the largest finite value."""
+    import torch
+
+    formats = {}
+    for name in LOW_PRECISION:
+        info = torch.finfo(getattr(torch, name))
+        formats[name] = {"bits": 1 - round(math.log2(info.eps)), "emin": round(math.log2(info.tiny)), "max": info.max}
+    return formats
+
+
 @accepts(position=Real(0, 2**40), base=BASE, d_model=D_MODEL)
 def precision_data(position: int, base: float, d_model: int) -> dict:
     """Per-pair phase error of ``p * omega_i`` computed in each low-precision format.
@@ -221,18 +249,18 @@ def precision_data(position: int, base: float, d_model: int) -> dict:
 
     from posenc_course import bug_zoo
 
-    dtypes = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
     errors, collides = {}, []
     for name in LOW_PRECISION:
-        errors[name] = bug_zoo.phase_error([position], d_model, base, dtypes[name])[0]
-        angles = bug_zoo.angles_in_dtype([position, position + 1], d_model, base, dtypes[name])
+        dtype = getattr(torch, name)
+        errors[name] = bug_zoo.phase_error([position], d_model, base, dtype)[0]
+        angles = bug_zoo.angles_in_dtype([position, position + 1], d_model, base, dtype)
         if np.array_equal(angles[0], angles[1]):
             collides.append(name)
     return {
         "i": np.arange((d_model + 1) // 2),
         "errors": errors,
         "collides": collides,
-        "unit_roundoff": {"float32": 2.0**-24, "float16": 2.0**-11, "bfloat16": 2.0**-8},
+        "unit_roundoff": {name: 2.0 ** -f["bits"] for name, f in _low_precision_formats().items()},
     }
 
 
@@ -367,21 +395,46 @@ def attention_data(query: int, scheme: int, base: float, d: int, tokens=None) ->
 
 @dataclass(frozen=True)
 class _Slider:
-    """One slider of an explorer, declared once: the widget is built from it, and the explorer's constructor
-    accepts what it can show (``spec``, unless the explorer states another)."""
+    """One slider of an explorer, declared once: its widget, the explorer's synced trait (of the slider's name)
+    and the explorer constructor's argument (range and default) are all made from it."""
 
     label: str
     lo: float  # a log slider's ends are exponents: 10**lo ... 10**hi
     hi: float
     step: float = 1
+    default: float | str = 0  # the constructor's default, in the argument's units (a named slider: a key)
     log: bool = False
     digits: int = 3  # a log slider's readout: significant digits, with thousands separators (0: an integer)
     names: tuple[str, ...] = ()  # what each value lo ... hi shows in the readout, for a slider that picks one of these
+    keys: tuple[str, ...] = ()  # ... and the name the constructor (and the data function) accepts for each
+    exponent: str = ""  # a log slider whose constructor argument is its exponent, under this name
+
+    def argument(self, name: str) -> str:
+        """The constructor's argument for the slider ``name``."""
+        return self.exponent or name
 
     def spec(self):
+        """What the constructor accepts for this slider: what it can show."""
+        if self.keys:
+            return Either(OneOf(*self.keys), Int(self.lo, self.hi))
+        if self.exponent:
+            return Real(self.lo, self.hi)
         if self.log:
             return Real(10.0**self.lo, 10.0**self.hi)
         return Int(self.lo, self.hi, even=self.step == 2 and self.lo % 2 == 0)
+
+    def value(self, argument):
+        """The trait's value for a constructor argument (a named slider's index, a log slider's float)."""
+        if self.keys and isinstance(argument, str):
+            return self.keys.index(argument)
+        if self.exponent:
+            return 10.0**argument
+        return float(argument) if self.log else argument
+
+    def trait(self) -> traitlets.TraitType:
+        """The explorer's synced trait, at the default's value."""
+        kind = traitlets.Float if self.log else traitlets.Int
+        return kind(self.value(self.default)).tag(sync=True)
 
     def widget(self, value, hi=None):
         """The ipywidgets slider at ``value`` (``hi``: a top that follows another slider)."""
@@ -409,9 +462,43 @@ class _Slider:
         )
 
 
-def _specs(sliders: dict, **instead) -> dict:
-    """What an explorer's constructor accepts: each slider's range, but where ``instead`` says otherwise."""
-    return {name: slider.spec() for name, slider in sliders.items()} | instead
+def _last_pair(d_model: int) -> int:
+    """The top of a pair slider that follows a width: there are ceil(d/2) pairs."""
+    return (d_model + 1) // 2 - 1
+
+
+def _constructor(sliders: dict):
+    """An explorer's ``__init__``: one keyword argument per slider, with the slider's default."""
+    parameters = [
+        inspect.Parameter(slider.argument(name), inspect.Parameter.KEYWORD_ONLY, default=slider.default)
+        for name, slider in sliders.items()
+    ]
+    signature = inspect.Signature([inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY), *parameters])
+
+    def __init__(self, *args, **kwargs):
+        bound = signature.bind(self, *args, **kwargs)
+        bound.apply_defaults()
+        Explorer.__init__(self, **{name: s.value(bound.arguments[s.argument(name)]) for name, s in sliders.items()})
+
+    __init__.__signature__ = signature
+    __init__.__doc__ = "Each argument is where its slider starts."
+    return __init__
+
+
+class _Declared(type(anywidget.AnyWidget)):
+    """Gives an explorer class one synced trait per slider of its ``SLIDERS`` and a constructor that takes them
+    (checked by ``accepts`` against what each slider can show)."""
+
+    def __new__(mcls, name, bases, namespace, **kwargs):
+        sliders = namespace.get("SLIDERS", {})
+        for key, slider in sliders.items():
+            namespace[key] = slider.trait()
+        if sliders:
+            namespace["__init__"] = _constructor(sliders)
+        cls = super().__new__(mcls, name, bases, namespace, **kwargs)
+        if sliders:
+            cls = accepts(**{slider.argument(key): slider.spec() for key, slider in sliders.items()})(cls)
+        return cls
 
 
 def _value_attribute(control) -> str:
@@ -425,17 +512,18 @@ def _digits(readout_format: str) -> int:
     return 0 if readout_format.endswith("f") else int(readout_format.split(".")[1].rstrip("r"))
 
 
-class Explorer(anywidget.AnyWidget):
-    """Sliders + a canvas drawn in the browser; subclasses declare traits, sliders and a kind.
+class Explorer(anywidget.AnyWidget, metaclass=_Declared):
+    """Sliders + a canvas drawn in the browser; a subclass declares its ``SLIDERS`` and its ``kind``.
 
-    A subclass defines one synced trait per slider (same name) and ``SLIDERS``, name -> ``_Slider``, in
-    display order.
+    ``SLIDERS`` maps each slider's name to its ``_Slider``, in display order: the class gets a synced trait of
+    that name and a constructor taking each slider's starting value. ``constants()`` is what the renderer needs
+    besides the slider values; it travels in the spec, so that no number is written in both languages.
     """
 
     _esm = BROWSER_MODULE
-    _spec = traitlets.Dict().tag(sync=True)  # kind, slider ranges, couplings: what the module needs
+    _spec = traitlets.Dict().tag(sync=True)  # kind, slider ranges, couplings, constants: what the module needs
     kind = ""  # the name of the matching renderer in explorers.js
-    couple = {}  # slider -> the slider whose value sets its range
+    couple = {}  # a pair slider -> the width slider whose value sets its range (ceil(width / 2) pairs)
     alt = "interactive figure"  # what it shows, in words, where JavaScript does not run
     SLIDERS: dict = {}
 
@@ -447,6 +535,8 @@ class Explorer(anywidget.AnyWidget):
                 message=f"is the base class of the explorers; display one of them: {names}.",
                 function="Explorer",
             )
+        for child, parent in self.couple.items():
+            values[child] = min(values[child], _last_pair(values[parent]))
         super().__init__(**values)
         self.controls = {name: self.control(name, slider) for name, slider in self.SLIDERS.items()}
         for control in self.controls.values():
@@ -456,6 +546,8 @@ class Explorer(anywidget.AnyWidget):
             widgets.jslink((control, _value_attribute(control)), (self, name))
             for name, control in self.controls.items()
         ]
+        if self.couple:
+            self.observe(self._pair_range_follows_width, names=sorted(set(self.couple.values())))
         self._spec = self.browser_spec()
         self.layout = widgets.Layout(width="100%")
         self.panel = widgets.VBox(
@@ -463,12 +555,25 @@ class Explorer(anywidget.AnyWidget):
         )
 
     def control(self, name: str, slider: _Slider):
-        """The widget of slider ``name`` at the trait's value (a subclass may narrow its range)."""
-        return slider.widget(getattr(self, name))
+        """The widget of slider ``name`` at the trait's value (a pair slider up to its width's last pair)."""
+        parent = self.couple.get(name)
+        return slider.widget(getattr(self, name), hi=_last_pair(getattr(self, parent)) if parent else None)
+
+    def _pair_range_follows_width(self, change):
+        """A pair slider's range follows its width (the browser clamps meanwhile)."""
+        top = _last_pair(change["new"])
+        for child, parent in self.couple.items():
+            if parent == change["name"]:
+                self.controls[child].max = top
+                setattr(self, child, min(getattr(self, child), top))
 
     def values(self) -> dict:
         """The current slider values, as the kernel last heard them."""
         return {name: getattr(self, name) for name in self.controls}
+
+    def constants(self) -> dict:
+        """What the renderer computes with besides the slider values (JSON: lists, not tuples)."""
+        return {}
 
     def browser_spec(self) -> dict:
         """The sliders as the browser renderer needs them (log sliders in exponents, as ipywidgets)."""
@@ -488,10 +593,14 @@ class Explorer(anywidget.AnyWidget):
                     "digits": _digits(c.readout_format) if log else 0,
                 }
             )
-        return {"kind": self.kind, "controls": controls, "couple": self.couple}
+        return {"kind": self.kind, "controls": controls, "couple": self.couple, "constants": self.constants()}
 
     def static_html(self) -> str:
-        """A self-contained HTML block for the static book: the spec, then explorers.js inline."""
+        """A self-contained HTML block for the static book: the spec, then explorers.js inline.
+
+        The module's script carries ``data-posenc-explorers``: a page that shows several explorers needs it once
+        (it mounts every explorer of the page), and the book keeps only the first (book_assets.py).
+        """
         spec = html.escape(json.dumps(self.browser_spec()), quote=True)
         module = BROWSER_MODULE.read_text()
         if "</script" in module.lower():
@@ -499,7 +608,7 @@ class Explorer(anywidget.AnyWidget):
         return (
             f'<div class="posenc-explorer" data-spec="{spec}"><noscript>{html.escape(self.alt)}. This explorer '
             "needs JavaScript; run the notebook in Jupyter for the live version.</noscript>"
-            f'</div>\n<script type="module">{module}</script>'
+            f"</div>\n{RENDERER_SCRIPT}{module}</script>"
         )
 
     def _repr_mimebundle_(self, include=None, exclude=None, **kwargs):
@@ -526,56 +635,26 @@ class Explorer(anywidget.AnyWidget):
             display(self._repr_mimebundle_(), raw=True)
 
 
-# An explorer's constructor accepts what its sliders can show (``_specs``).
-FORMULA_SLIDERS = {
-    "pos": _Slider("pos", 0, POSITIONS_SHOWN - 1),
-    "i": _Slider("pair i", 0, 127),
-    "d_model": _Slider("d_model", 2, 256),
-    "base": _Slider("base", 1, 6, 0.1, log=True),
-}
-
-
-@accepts(**_specs(FORMULA_SLIDERS))
 class FormulaExplorer(Explorer):
     """Chapter 02: one pair's sine and cosine over positions, and the whole vector PE(pos)."""
 
     kind = "formula"
     couple = {"i": "d_model"}
     alt = (
-        "Left: sine and cosine of the chosen pair over positions 0 to 199; "
+        f"Left: sine and cosine of the chosen pair over positions 0 to {POSITIONS_SHOWN - 1}; "
         "right: the encoding vector of the chosen position"
     )
-    SLIDERS = FORMULA_SLIDERS
-    pos = traitlets.Int(10).tag(sync=True)
-    i = traitlets.Int(4).tag(sync=True)
-    d_model = traitlets.Int(64).tag(sync=True)
-    base = traitlets.Float(10000.0).tag(sync=True)
+    SLIDERS = {
+        "pos": _Slider("pos", 0, POSITIONS_SHOWN - 1, default=10),
+        "i": _Slider("pair i", 0, 127, default=4),
+        "d_model": _Slider("d_model", 2, 256, default=64),
+        "base": _Slider("base", 1, 6, 0.1, default=10000.0, log=True),
+    }
 
-    def __init__(self, pos=10, i=4, d_model=64, base=10000.0):
-        super().__init__(pos=pos, i=min(i, (d_model + 1) // 2 - 1), d_model=d_model, base=float(base))
-
-    def control(self, name, slider):
-        if name == "i":  # there are ceil(d/2) pairs
-            return slider.widget(self.i, hi=(self.d_model + 1) // 2 - 1)
-        return super().control(name, slider)
-
-    @traitlets.observe("d_model")
-    def _pair_range_follows_d_model(self, change):
-        """There are ceil(d/2) pairs: the pair slider's range follows (the browser clamps meanwhile)."""
-        top = (change["new"] + 1) // 2 - 1
-        if hasattr(self, "controls"):
-            self.controls["i"].max = top
-        self.i = min(self.i, top)
+    def constants(self):
+        return {"positions_shown": POSITIONS_SHOWN}
 
 
-BASE_SLIDERS = {
-    "base": _Slider("base", 1, 7, 0.1, log=True),
-    "length": _Slider("length L", 16, 8192, 16),
-    "d_model": _Slider("d_model", 8, 1024, 8),
-}
-
-
-@accepts(**_specs(BASE_SLIDERS))
 class BaseExplorer(Explorer):
     """Chapter 03: how the base moves every pair's wavelength relative to a length L."""
 
@@ -584,23 +663,16 @@ class BaseExplorer(Explorer):
         "Wavelength of every pair on a log scale, with the boundaries for pairs that "
         "separate neighbours, wrap within L, and stay nearly constant over L"
     )
-    SLIDERS = BASE_SLIDERS
-    base = traitlets.Float(10000.0).tag(sync=True)
-    length = traitlets.Int(512).tag(sync=True)
-    d_model = traitlets.Int(512).tag(sync=True)
+    SLIDERS = {
+        "base": _Slider("base", 1, 7, 0.1, default=10000.0, log=True),
+        "length": _Slider("length L", 16, 8192, 16, default=512),
+        "d_model": _Slider("d_model", 8, 1024, 8, default=512),
+    }
 
-    def __init__(self, base=10000.0, d_model=512, length=512):
-        super().__init__(base=float(base), d_model=d_model, length=length)
-
-
-OFFSET_SLIDERS = {
-    "k": _Slider("offset k", -200, 200),
-    "d_model": _Slider("d_model", 8, 256, 2),
-    "base": _Slider("base", 1, 6, 0.1, log=True),
-}
+    def constants(self):
+        return {"threshold": REGIME_THRESHOLD}
 
 
-@accepts(**_specs(OFFSET_SLIDERS))
 class OffsetExplorer(Explorer):
     """Chapter 04: moving by k rotates every (sin, cos) pair by k·ω_i."""
 
@@ -609,24 +681,16 @@ class OffsetExplorer(Explorer):
         "Left: four sine-cosine pairs on the unit circle before and after a shift by k, "
         "joined by the arc they turn through; right: the dot product PE(p)·PE(p+k) against k"
     )
-    SLIDERS = OFFSET_SLIDERS
-    k = traitlets.Int(5).tag(sync=True)
-    d_model = traitlets.Int(64).tag(sync=True)
-    base = traitlets.Float(10000.0).tag(sync=True)
+    SLIDERS = {
+        "k": _Slider("offset k", -200, 200, default=5),
+        "d_model": _Slider("d_model", 8, 256, 2, default=64),
+        "base": _Slider("base", 1, 6, 0.1, default=10000.0, log=True),
+    }
 
-    def __init__(self, k=5, d_model=64, base=10000.0):
-        super().__init__(k=k, d_model=d_model, base=float(base))
-
-
-ROPE_SCALING_SLIDERS = {
-    "base": _Slider("base", 3, 7, 0.1, log=True),
-    "scale": _Slider("factor s", 1, 32),
-    "d_model": _Slider("head dim", 16, 256, 16),
-    "length": _Slider("train length L", 128, 8192, 128),
-}
+    def constants(self):
+        return {"p0": OFFSET_P0, "curve": OFFSET_CURVE, "arc_points": ARC_POINTS}
 
 
-@accepts(**_specs(ROPE_SCALING_SLIDERS))
 class RopeScalingExplorer(Explorer):
     """Chapter 08: how interpolation or an NTK-aware raised base move RoPE's wavelengths."""
 
@@ -636,26 +700,14 @@ class RopeScalingExplorer(Explorer):
         "interpolation and for the NTK-aware raised base, with the training length and the "
         "target length marked"
     )
-    SLIDERS = ROPE_SCALING_SLIDERS
-    base = traitlets.Float(10000.0).tag(sync=True)
-    scale = traitlets.Int(4).tag(sync=True)
-    d_model = traitlets.Int(128).tag(sync=True)
-    length = traitlets.Int(2048).tag(sync=True)
-
-    def __init__(self, base=10000.0, scale=4, d_model=128, length=2048):
-        super().__init__(base=float(base), scale=scale, d_model=d_model, length=length)
+    SLIDERS = {
+        "base": _Slider("base", 3, 7, 0.1, default=10000.0, log=True),
+        "scale": _Slider("factor s", 1, 32, default=4),
+        "d_model": _Slider("head dim", 16, 256, 16, default=128),
+        "length": _Slider("train length L", 128, 8192, 128, default=2048),
+    }
 
 
-ROPE_RULES_SLIDERS = {
-    "base": _Slider("base", 3, 7, 0.1, log=True),
-    "d_head": _Slider("d_head", 16, 256, 16),
-    "length": _Slider("trained length L", 512, 32768, 512),
-    "target": _Slider("target length", 512, 262144, 512),
-    "rule": _Slider("rule", 0, len(ROPE_RULES) - 1, names=("linear", "dynamic", "YaRN", "Llama 3")),
-}
-
-
-@accepts(**_specs(ROPE_RULES_SLIDERS, rule=Either(OneOf(*ROPE_RULES), ROPE_RULES_SLIDERS["rule"].spec())))
 class RopeRulesExplorer(Explorer):
     """Chapter 10: every pair's wavelength before and after a scaling rule (linear, dynamic, YaRN, Llama 3)."""
 
@@ -664,37 +716,25 @@ class RopeRulesExplorer(Explorer):
         "Wavelength of every RoPE pair on a log scale as trained and after the chosen scaling rule "
         "stretches the trained length to the target length, with both lengths marked"
     )
-    SLIDERS = ROPE_RULES_SLIDERS
-    base = traitlets.Float(500000.0).tag(sync=True)
-    d_head = traitlets.Int(128).tag(sync=True)
-    length = traitlets.Int(8192).tag(sync=True)
-    target = traitlets.Int(32768).tag(sync=True)
-    rule = traitlets.Int(2).tag(sync=True)
+    SLIDERS = {
+        "base": _Slider("base", 3, 7, 0.1, default=500000.0, log=True),
+        "d_head": _Slider("d_head", 16, 256, 16, default=128),
+        "length": _Slider("trained length L", 512, 32768, 512, default=8192),
+        "target": _Slider("target length", 512, 262144, 512, default=32768),
+        "rule": _Slider(
+            "rule",
+            0,
+            len(ROPE_RULES) - 1,
+            default="yarn",
+            names=("linear", "dynamic", "YaRN", "Llama 3"),
+            keys=ROPE_RULES,
+        ),
+    }
 
-    def __init__(self, base=500000.0, d_head=128, length=8192, target=32768, rule="yarn"):
-        super().__init__(
-            base=float(base),
-            d_head=d_head,
-            length=length,
-            target=target,
-            rule=ROPE_RULES.index(rule) if isinstance(rule, str) else rule,
-        )
-
-
-PRECISION_SLIDERS = {
-    "position": _Slider("position p", 0, 7.2, 0.05, log=True, digits=0),
-    "base": _Slider("base", 2, 6, 0.1, log=True),
-    "d_model": _Slider("d_model", 8, 256, 8),
-}
-_POSITION = PRECISION_SLIDERS["position"]
+    def constants(self):
+        return {"rules": list(ROPE_RULES), "kept_rel": KEPT_REL, "settings": RULE_SETTINGS}
 
 
-# the constructor takes the position's exponent, which is what its slider moves
-@accepts(
-    **_specs(
-        {k: v for k, v in PRECISION_SLIDERS.items() if k != "position"}, log_position=Real(_POSITION.lo, _POSITION.hi)
-    )
-)
 class PrecisionExplorer(Explorer):
     """Chapter 06: the angle error of each pair when p * omega is computed in low precision."""
 
@@ -703,28 +743,16 @@ class PrecisionExplorer(Explorer):
         "Phase error of every pair's angle at the chosen position when computed in float32, "
         "float16 and bfloat16, on a log scale, with the formats in which p and p+1 collide named"
     )
-    SLIDERS = PRECISION_SLIDERS
-    position = traitlets.Float(1000.0).tag(sync=True)
-    base = traitlets.Float(10000.0).tag(sync=True)
-    d_model = traitlets.Int(64).tag(sync=True)
+    SLIDERS = {  # the constructor takes the position's exponent, which is what its slider moves
+        "position": _Slider("position p", 0, 7.2, 0.05, default=3.0, log=True, digits=0, exponent="log_position"),
+        "base": _Slider("base", 2, 6, 0.1, default=10000.0, log=True),
+        "d_model": _Slider("d_model", 8, 256, 8, default=64),
+    }
 
-    def __init__(self, log_position=3.0, base=10000.0, d_model=64):
-        super().__init__(position=10.0**log_position, base=float(base), d_model=d_model)
-
-
-# the scheme last: the book's slider check moves each slider from the defaults, and base only acts on RoPE and the
-# sinusoidal encoding, the default scheme being RoPE
-ATTENTION_SLIDERS = {
-    "query": _Slider("query position", 0, len(SENTENCE) - 1),
-    "base": _Slider("base", 1, 6, 0.1, log=True),
-    "d": _Slider("head width d", 2, 64, 2),
-    "scheme": _Slider(
-        "scheme", 0, len(ATTENTION_SCHEMES) - 1, names=("none", "sinusoidal", "learned", "RoPE", "ALiBi", "T5")
-    ),
-}
+    def constants(self):
+        return {"formats": _low_precision_formats()}
 
 
-@accepts(**_specs(ATTENTION_SLIDERS, scheme=Either(OneOf(*ATTENTION_SCHEMES), ATTENTION_SLIDERS["scheme"].spec())))
 class AttentionExplorer(Explorer):
     """What a position scheme does to one query's attention over a 12-word sentence (causal: keys 0 ... query).
 
@@ -741,16 +769,29 @@ class AttentionExplorer(Explorer):
         "For one query word of a 12-word sentence, its attention scores over the keys up to it, its softmax "
         "weights, and how the weights differ from attention without positions, for the chosen position scheme"
     )
-    SLIDERS = ATTENTION_SLIDERS
-    scheme = traitlets.Int(3).tag(sync=True)
-    query = traitlets.Int(10).tag(sync=True)
-    base = traitlets.Float(10000.0).tag(sync=True)
-    d = traitlets.Int(16).tag(sync=True)
+    # the scheme last: the book's slider check moves each slider from the defaults, and base only acts on RoPE
+    # and the sinusoidal encoding, the default scheme being RoPE
+    SLIDERS = {
+        "query": _Slider("query position", 0, len(SENTENCE) - 1, default=10),
+        "base": _Slider("base", 1, 6, 0.1, default=10000.0, log=True),
+        "d": _Slider("head width d", 2, 64, 2, default=16),
+        "scheme": _Slider(
+            "scheme",
+            0,
+            len(ATTENTION_SCHEMES) - 1,
+            default="rope",
+            names=("none", "sinusoidal", "learned", "RoPE", "ALiBi", "T5"),
+            keys=ATTENTION_SCHEMES,
+        ),
+    }
 
-    def __init__(self, scheme="rope", query=10, base=10000.0, d=16):
-        super().__init__(
-            scheme=ATTENTION_SCHEMES.index(scheme) if isinstance(scheme, str) else scheme,
-            query=query,
-            base=float(base),
-            d=d,
-        )
+    def constants(self):
+        return {
+            "schemes": list(ATTENTION_SCHEMES),
+            "sentence": list(SENTENCE),
+            "alibi_slope": float(posenc.alibi_slopes(ALIBI_HEADS)[ALIBI_HEAD]),
+            "t5_buckets": dict(T5_BUCKETS),
+            "tie": TIE,
+            "learned_scale": LEARNED_SCALE,
+            "t5_scale": T5_SCALE,
+        }
