@@ -437,6 +437,83 @@ def test_rope_layers_choose_the_blocks_that_rotate():
 
 
 # --------------------------------------------------------------------------
+# A rope block, as a model's config states it (chapter 12 extends a context with one)
+# --------------------------------------------------------------------------
+
+
+def test_rope_blocks_rotate_as_the_plain_settings_they_stand_for():
+    """linear with factor s is rope_scale = 1/s; default with rope_theta b is rope_base = b."""
+    model = build("rope", causal=True).double()
+    tokens, _ = tt.offset_copy_batch(3, 24, VOCAB, 2, seed=4)
+    for block, scale, base in (
+        ({"rope_type": "linear", "factor": 4.0}, 0.25, 10000.0),
+        ({"rope_theta": 500.0}, 1.0, 500.0),
+        ({"rope_type": "default"}, 1.0, 10000.0),
+    ):
+        model.rope_parameters = None
+        model.rope_scale, model.rope_base = scale, base
+        plain = model(tokens)
+        model.rope_scale, model.rope_base = 1.0, 10000.0
+        model.rope_parameters = block
+        assert torch.allclose(model(tokens), plain, atol=1e-10), block
+    model.rope_parameters = {"rope_type": "linear", "factor": 4.0}
+    interpolated = model(tokens)
+    model.rope_parameters = None  # back to plain RoPE
+    assert not torch.allclose(model(tokens), interpolated, atol=1e-3)
+
+
+def test_rope_block_hook_is_posenc_rope_parameters_with_its_attention_factor():
+    block = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 16}
+    model = build("rope", rope_parameters=block)
+    q, k = torch.randn(2, 3, 2, 9, 16, dtype=torch.float64).unbind(0)
+    q2, k2 = model.attention_extras(9)["qk_transform"](q, k)
+    inv_freq, factor = posenc.rope_parameters(16, 10000.0, "yarn", factor=4.0, original_max_position_embeddings=16)
+    assert factor > 1  # YaRN's temperature: not the identity
+    for mine, x in ((q2, q), (k2, k)):
+        want = posenc.apply_rope(x, np.arange(9), inv_freq=inv_freq, attention_factor=factor)
+        assert torch.allclose(mine, want, atol=1e-12)
+    assert "rope_parameters={'rope_type': 'yarn'" in repr(model)
+
+
+def test_length_dependent_rope_blocks_take_the_input_length():
+    block = {"rope_type": "dynamic", "factor": 2.0, "max_position_embeddings": 8}
+    model = build("rope", rope_parameters=block)
+    for seq in (5, 8, 20):
+        q = torch.randn(1, 2, seq, 16, dtype=torch.float64)
+        mine, _ = model.attention_extras(seq)["qk_transform"](q, q)
+        inv_freq, _ = posenc.rope_parameters(16, 10000.0, "dynamic", factor=2.0, max_position_embeddings=8, seq_len=seq)
+        assert torch.allclose(mine, posenc.apply_rope(q, np.arange(seq), inv_freq=inv_freq), atol=1e-12)
+        # within the trained length nothing changes; beyond it the base is raised
+        assert torch.allclose(mine, posenc.apply_rope(q, np.arange(seq)), atol=1e-12) == (seq <= 8)
+
+
+def test_rope_block_bad_values():
+    model = build("rope")
+    with pytest.raises(ValueError, match="rope_parameters.*rope_type"):
+        model.rope_parameters = {"rope_type": "stretchy"}
+    with pytest.raises(ValueError, match="rope_parameters.*factor"):
+        model.rope_parameters = {"rope_type": "linear", "factor": 0.5}
+    with pytest.raises(ValueError, match="rope_parameters must be None or a dict"):
+        model.rope_parameters = "linear"
+    with pytest.raises(ValueError, match="rope_parameters"):
+        tt.TinyTransformer(VOCAB, D, scheme="rope", rope_parameters=4.0)
+    with pytest.raises(ValueError, match="rope_parameters is for scheme='rope'"):
+        tt.TinyTransformer(VOCAB, D, scheme="alibi", rope_parameters={"rope_type": "linear", "factor": 2.0})
+    assert model.rope_parameters is None  # a refused block leaves the model as it was
+
+
+def test_fine_tuning_keeps_the_rope_block_and_trains_with_gradients_turned_off():
+    model = build("rope", causal=True, rope_parameters={"rope_type": "linear", "factor": 2.0})
+    before = [p.detach().clone() for p in model.parameters()]
+    with torch.no_grad():  # a notebook that only runs models has turned gradients off
+        losses = tt.train(model, length=12, offset=1, steps=3)
+        assert not torch.is_grad_enabled()  # and train leaves it off
+    assert len(losses) == 3 and all(np.isfinite(losses))
+    assert all(not torch.equal(a, b) for a, b in zip(before, model.parameters()))
+    assert model.rope_parameters == {"rope_type": "linear", "factor": 2.0}
+
+
+# --------------------------------------------------------------------------
 # Learned relative positions: T5's bias and Shaw et al.'s relative keys (chapter 09)
 # --------------------------------------------------------------------------
 

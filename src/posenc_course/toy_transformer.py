@@ -50,7 +50,7 @@ from torch import nn
 from torch.nn import functional as F
 
 import posenc
-from posenc_course.arguments import Bool, InstanceOf, Int, Items, Maybe, OneOf, Real, accepts, refuse
+from posenc_course.arguments import Bool, Dict, InstanceOf, Int, Items, Maybe, OneOf, Real, accepts, refuse
 
 __all__ = [
     "SCHEMES",
@@ -76,6 +76,7 @@ EVAL_SEED = 1_000_000_007  # evaluation batches; training seeds stay far below i
 COUNT = Int(1)
 SEED = Int(0, 2**63 - 1)
 BASE = Real(above=1)
+ROPE_BLOCK = "None or a dict such as {'rope_type': 'linear', 'factor': 4.0}"
 
 
 def _task_fits(length, vocab_size, offset) -> None:
@@ -318,6 +319,7 @@ class Block(nn.Module):
     rope_layers=Maybe(Items(Int(0), what="a list of block indices")),
     num_buckets=Maybe(Int(2, 4096)),
     max_distance=Maybe(COUNT),
+    rope_parameters=Maybe(Dict(), what=ROPE_BLOCK),
 )
 class TinyTransformer(nn.Module):
     """Token embedding, a positional scheme, ``n_layers`` blocks, a linear read-out.
@@ -333,7 +335,15 @@ class TinyTransformer(nn.Module):
     must be even) at positions ``rope_scale * (0, 1, ..., seq-1)`` with
     frequencies from ``rope_base`` (default: ``base``); both are plain
     attributes that may be changed after training, e.g. ``rope_scale = L / n``
-    for position interpolation. ``"alibi"`` adds ``posenc.alibi_bias`` for
+    for position interpolation. ``rope_parameters`` (``"rope"`` only, also a
+    plain attribute) is a rope block as a model's config states it, e.g.
+    ``{"rope_type": "linear", "factor": 4.0}``: when it is set, every layer
+    rotates with the frequencies and attention factor that
+    :func:`posenc.rope_parameters` gives for it (``rope_type`` defaults to
+    ``"default"``, ``rope_theta`` to ``rope_base``; the length-dependent
+    ``"dynamic"`` and ``"longrope"`` get ``seq_len`` from the input, as the
+    library's models do on a whole sequence). ``None`` (the default) is plain
+    RoPE with ``rope_base``. ``"alibi"`` adds ``posenc.alibi_bias`` for
     ``n_heads`` heads: ``-m_h (i - j)`` with the causal mask, ``-m_h |i - j|``
     without it. With ``"rope"``, ``rope_layers`` (indices of blocks, default all)
     chooses the blocks that rotate; the others see no positions at all (NoPE
@@ -369,6 +379,7 @@ class TinyTransformer(nn.Module):
         rope_layers=None,
         num_buckets=None,
         max_distance=None,
+        rope_parameters=None,
     ):
         super().__init__()
         self.vocab_size, self.d_model = int(vocab_size), int(d_model)
@@ -394,6 +405,8 @@ class TinyTransformer(nn.Module):
         self.n_heads = n_heads
         self.rope_base = base
         self.rope_scale = 1.0
+        self._rope_parameters = None
+        self.rope_parameters = rope_parameters
         if rope_layers is None:
             rope_layers = range(n_layers)
         elif scheme != "rope":
@@ -421,10 +434,47 @@ class TinyTransformer(nn.Module):
             # T5's initialisation of its relative_attention_bias: normal, std 1/sqrt(d_model)
             self.t5_table = nn.Parameter(torch.randn(self.num_buckets, n_heads) / math.sqrt(self.d_model))
 
+    @property
+    def rope_parameters(self):
+        """The rope block every layer rotates with (a dict), or None for plain RoPE with ``rope_base``."""
+        return self._rope_parameters
+
+    @rope_parameters.setter
+    def rope_parameters(self, block):
+        if block is not None:
+            if self.scheme != "rope":
+                refuse("rope_parameters", message=f"rope_parameters is for scheme='rope', got scheme={self.scheme!r}.")
+            if not hasattr(block, "keys"):
+                refuse("rope_parameters", ROPE_BLOCK, block)
+            block = dict(block)
+            self._rope_frequencies(block, 1)  # posenc's checks of the block, now rather than at the first input
+        self._rope_parameters = block
+
+    def _rope_frequencies(self, block: dict, seq: int) -> tuple:
+        """``(inv_freq, attention_factor)`` of a rope block for an input of ``seq`` positions."""
+        params = dict(block)
+        rope_type = params.pop("rope_type", "default")
+        base = params.pop("rope_theta", self.rope_base)
+        if rope_type in ("dynamic", "longrope"):
+            params.setdefault("seq_len", seq)  # length-dependent rules: the whole input's length
+        try:
+            return posenc.rope_parameters(self.d_model // self.n_heads, base, rope_type, **params)
+        except (TypeError, ValueError) as error:
+            refuse("rope_parameters", message=f"rope_parameters {block} is not a rope block posenc knows: {error}")
+
     def attention_extras(self, seq: int) -> dict:
         """Keyword arguments for :class:`SelfAttention` (none for additive schemes)."""
         if self.scheme == "rope":
             positions = np.arange(seq) if self.rope_scale == 1 else self.rope_scale * np.arange(seq, dtype=np.float64)
+            if self._rope_parameters is not None:
+                inv_freq, factor = self._rope_frequencies(self._rope_parameters, seq)
+
+                def rotate(q, k):
+                    return tuple(
+                        posenc.apply_rope(t, positions, inv_freq=inv_freq, attention_factor=factor) for t in (q, k)
+                    )
+
+                return {"qk_transform": rotate}
             base = self.rope_base
 
             def rotate(q, k):
@@ -476,6 +526,8 @@ class TinyTransformer(nn.Module):
 
     def extra_repr(self) -> str:
         extra = f", rope_base={self.rope_base:g}, rope_scale={self.rope_scale:g}" if self.scheme == "rope" else ""
+        if self._rope_parameters is not None:
+            extra += f", rope_parameters={self._rope_parameters}"
         if self.scheme == "t5":
             extra = f", num_buckets={self.num_buckets}, max_distance={self.max_distance}"
         elif self.scheme == "shaw":
@@ -522,20 +574,28 @@ def train(model, *, length, offset=1, steps=200, batch_size=32, lr=1e-2, seed=0)
     run is reproducible given ``torch.manual_seed`` before building the model.
     Plain Adam (no weight decay): parameters that get no gradient, such as the
     rows of a learned table beyond ``length``, keep their initial values.
+
+    On a trained model it fine-tunes: a fresh optimiser, the model's weights
+    and its positional settings (``rope_scale``, ``rope_parameters``) as they
+    are. It trains also where the caller turned gradients off
+    (``torch.set_grad_enabled(False)``, as an inference notebook does).
     """
     _task_fits(length, model.vocab_size, offset)
     _fits_table(model, length)
     optimiser = torch.optim.Adam(model.parameters(), lr=lr)
     losses = []
     model.train()
-    for step in range(steps):
-        tokens, targets = offset_copy_batch(batch_size, length, model.vocab_size, offset, seed=seed * 100_003 + step)
-        logits = model(tokens)
-        loss = F.cross_entropy(logits.reshape(-1, model.vocab_size), targets.reshape(-1), ignore_index=IGNORE)
-        optimiser.zero_grad()
-        loss.backward()
-        optimiser.step()
-        losses.append(loss.item())
+    with torch.enable_grad():
+        for step in range(steps):
+            tokens, targets = offset_copy_batch(
+                batch_size, length, model.vocab_size, offset, seed=seed * 100_003 + step
+            )
+            logits = model(tokens)
+            loss = F.cross_entropy(logits.reshape(-1, model.vocab_size), targets.reshape(-1), ignore_index=IGNORE)
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+            losses.append(loss.item())
     model.eval()
     return losses
 
