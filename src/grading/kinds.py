@@ -434,7 +434,7 @@ class Function(Question):
     def judge(self, f, runner=None):
         """``runner``: where the learner's code runs (a grader's ``runner``; required)."""
         if runner is None:
-            raise TypeError(f"{self.qid}: a function question runs the learner's code in a worker: give a runner")
+            raise TypeError(f"{self.qid}: a function question runs the learner's code in a grader's runner; none given")
         if isinstance(f, type) and issubclass(f, nn.Module) and f.forward is nn.Module.forward:
             return UNANSWERED, f"the class {f.__name__} has no forward method yet."
         if isinstance(self._reference, type) and isinstance(f, nn.Module):

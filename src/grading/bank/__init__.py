@@ -23,12 +23,12 @@ def question(qid):
     return QUESTIONS[qid]
 
 
-def _collect() -> dict:
-    """{question id: question} of every chapter module, chapter by chapter, each in its declared order."""
+def collect(chapters) -> dict:
+    """{question id: question} of ``chapters``, pairs (module name "chNN", its questions), in their order; an id
+    outside its chapter or declared twice is refused. Gives each question how a spawned worker finds it."""
     found = {}
-    names = sorted(m.name for m in pkgutil.iter_modules(__path__) if re.fullmatch(r"ch\d\d", m.name))
-    for name in names:
-        for q in importlib.import_module(f"{__name__}.{name}").QUESTIONS:
+    for name, questions in chapters:
+        for q in questions:
             if not q.qid.startswith(f"{name[2:]}."):
                 raise ValueError(f"{name}.py declares question {q.qid}: its ids are {name[2:]}.1, {name[2:]}.2, ...")
             if q.qid in found:
@@ -38,4 +38,10 @@ def _collect() -> dict:
     return found
 
 
-QUESTIONS: dict = _collect()  # question id -> Question, in the order of the chapters and of their declarations
+def _chapters():
+    """(name, questions) of every chNN module of this package, in the order of their numbers."""
+    names = sorted(m.name for m in pkgutil.iter_modules(__path__) if re.fullmatch(r"ch\d\d", m.name))
+    return [(name, importlib.import_module(f"{__name__}.{name}").QUESTIONS) for name in names]
+
+
+QUESTIONS: dict = collect(_chapters())  # question id -> Question, in the order of the chapters and their declarations
