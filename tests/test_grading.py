@@ -127,7 +127,7 @@ def endless(*args, **kwargs):
 
 
 @pytest.mark.parametrize("time_limit", [0.2])
-def test_an_endless_loop_is_stopped(capsys, monkeypatch):
+def test_an_endless_loop_is_stopped(capsys):
     import threading
 
     before = threading.active_count()

@@ -215,7 +215,7 @@ def test_a_wrong_exception_names_the_expected_one(capsys):
     ids=["a first call holding the GIL", "fewer finished inputs than cases"],
 )
 @pytest.mark.parametrize("time_limit", [1.0])
-def test_a_check_that_runs_out_of_time_is_too_slow_never_correct(method, answer, finished, capsys, monkeypatch):
+def test_a_check_that_runs_out_of_time_is_too_slow_never_correct(method, answer, finished, capsys):
     verdict, out, seconds = timed_check(capsys, "02.5", answer)
     assert not verdict and f"too slow: {finished} of 24 test inputs finished within 1 s" in out, out
     assert seconds < 1.0 + PROMPTLY
@@ -229,7 +229,7 @@ def test_a_check_that_runs_out_of_time_is_too_slow_never_correct(method, answer,
 @pytest.mark.slow  # waits for a time limit or an idle machine: seconds
 @pytest.mark.parametrize("answer", [swallows_exception, swallows_everything, endless])
 @pytest.mark.parametrize("time_limit", [1.0])
-def test_after_a_timed_out_check_nothing_keeps_running(method, answer, capsys, monkeypatch):
+def test_after_a_timed_out_check_nothing_keeps_running(method, answer, capsys):
     verdict, out, seconds = timed_check(capsys, "02.5", answer)
     assert not verdict and "too slow" in out and "0 of 24" in out, out
     assert seconds < 1.0 + PROMPTLY
@@ -380,7 +380,7 @@ def prints_then_loops(d, base=10000.0):
 
 
 @pytest.mark.parametrize("time_limit", [0.5])
-def test_prints_are_shown_when_time_runs_out(method, capsys, monkeypatch):
+def test_prints_are_shown_when_time_runs_out(method, capsys):
     verdict, out, _ = timed_check(capsys, "02.5", prints_then_loops)
     assert not verdict and out.startswith("started with d = 512\n02.5 ✗ too slow: 0 of 24"), out
 
@@ -552,7 +552,7 @@ def pids(tmp_path, monkeypatch):
 # what is tested is what counts, not speed: a time limit a loaded machine cannot miss (the book may be
 # building on the other core)
 @pytest.mark.parametrize("time_limit", [60.0])
-def test_a_child_forked_into_the_grader_loop_does_not_count(method, capsys, monkeypatch):
+def test_a_child_forked_into_the_grader_loop_does_not_count(method, capsys):
     verdict, out, seconds = timed_check(capsys, "02.5", forks_without_waiting)
     assert verdict and out.strip() == "02.5 ✓ correct on all 24 random test inputs.", out
     assert new_children() == []
@@ -584,7 +584,7 @@ def test_no_process_is_alive_after_the_process_running_the_function_exits(method
 
 @pytest.mark.slow  # waits for the time limit
 @pytest.mark.parametrize("time_limit", [1.0])
-def test_no_process_is_alive_after_a_timed_out_check(method, capsys, monkeypatch, pids):
+def test_no_process_is_alive_after_a_timed_out_check(method, capsys, pids):
 
     def tree_then_endless(d, base=10000.0):
         forks_a_tree(d, base)
@@ -889,7 +889,7 @@ def test_no_process_started_in_a_new_session_outlives_a_correct_check(method, an
 @pytest.mark.slow  # waits for the time limit
 @pytest.mark.skipif(sys.platform != "linux", reason="the keeper is a child subreaper: Linux only")
 @pytest.mark.parametrize("time_limit", [1.0])
-def test_no_process_started_in_a_new_session_outlives_a_timed_out_check(method, capsys, monkeypatch, pids, fifo):
+def test_no_process_started_in_a_new_session_outlives_a_timed_out_check(method, capsys, pids, fifo):
     verdict, out, _ = timed_check(capsys, "02.5", popen_spinner_then_stuck)
     assert not verdict and "too slow: 0 of 24" in out, out
     assert len(list(pids.iterdir())) == 1
