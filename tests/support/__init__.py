@@ -9,7 +9,7 @@
 * ``tests.support.book_site``: the ``site`` fixture: the served book, visited once per mode by each module that asks
 * ``tests.support.book_checks``: the checks every page of the book gets in each mode (both browser modules of the book)
 * ``tests.support.explorer_settings``: the slider settings the browser and Node.js tests of the explorers share
-* ``tests.support.grading_session``: a fresh record of grading progress per test, one check's output
+* ``tests.support.grading_session``: a grader of its own per test (fresh progress, its settings), one check's output
 * ``tests.support.learner_env``: fresh virtual environments outside the repository, as learners have them
 * ``tests.support.pytest_run``: pytest run in a subprocess, for the tests that need a fresh process
 """
