@@ -1,7 +1,7 @@
 """The question bank says what it grades, and grades what it says.
 
 Every question's text in solutions/ and exercises/ carries the sentence
-``requirement(question)`` ("**Accepted:** ... within ... of the exact value"),
+``question.requirement()`` ("**Accepted:** ... within ... of the exact value"),
 written there by ``make_exercises`` from the question's declaration; the grader accepts answers just
 inside that tolerance and rejects answers just outside it, in the stated dtype
 only. The test inputs cover what the texts promise, and the hints of 08.6 say
@@ -24,7 +24,6 @@ from tools import make_exercises
 import posenc
 from grading import QUESTIONS, check
 from grading.bank import common
-from grading.bank.common import requirement, tolerance
 from grading.kinds import Array, Choice, Function, Numeric
 from tests.support.battery import own_code_answer
 
@@ -68,7 +67,7 @@ def test_the_text_states_what_the_grader_accepts(qid, folder):
         assert bool(re.search(r"Choose (one|the one true statement)\.", text)) == single, text
         assert single or "Choose all that apply." in text or ("Choose two." in text and len(question.correct) == 2)
         return
-    line = requirement(question)
+    line = question.requirement()
     assert line.startswith("**Accepted:** ")
     assert line in text, f"{qid}: the text lacks\n  {line}\n{text}"
     # no other tolerance anywhere in the question that could contradict the stated one
@@ -112,7 +111,7 @@ ARRAYS = [q for q in NON_CHOICE if QUESTIONS[q].kind == "array"]
 
 @pytest.mark.parametrize("qid", NUMERIC)
 def test_numeric_tolerance_is_the_stated_one(qid, capsys):
-    want, tol = float(QUESTIONS[qid].reference()), tolerance(QUESTIONS[qid])
+    want, tol = float(QUESTIONS[qid].reference()), QUESTIONS[qid].tolerance()
     if tol["integer"]:
         inside, outside = [int(want), float(want)], [want + 1, want - 1, want + 0.5]
     else:
@@ -133,7 +132,7 @@ def _allowed(want, tol):
 @pytest.mark.parametrize("qid", ARRAYS)
 def test_array_tolerance_is_the_stated_one(qid, capsys):
     want = np.asarray(QUESTIONS[qid].reference(), dtype=np.float64)
-    allowed = _allowed(want, tolerance(QUESTIONS[qid]))
+    allowed = _allowed(want, QUESTIONS[qid].tolerance())
     signs = np.where(np.arange(want.size).reshape(want.shape) % 2, -1.0, 1.0)
     ok, out = verdict(qid, want + 0.5 * signs * allowed, capsys)
     assert ok, out
@@ -177,7 +176,7 @@ def _shift(delta, where=None):
 
 @pytest.mark.parametrize("qid", FUNCTIONS)
 def test_function_tolerance_and_dtype_are_the_stated_ones(qid, capsys):
-    tol = tolerance(QUESTIONS[qid])
+    tol = QUESTIONS[qid].tolerance()
     dtype = tol["dtype"] or np.dtype(np.float64)
     eps = np.finfo(dtype).eps
     ok, out = verdict(qid, own_code_answer(qid), capsys)

@@ -504,13 +504,13 @@ def test_an_endless_iterator_is_refused_after_a_bounded_read(capsys, monkeypatch
 
 
 @pytest.fixture(params=[pytest.param(m, marks=pytest.mark.slow) if m == "spawn" else m for m in runner.METHODS])
-def method(request, monkeypatch):
-    """Each worker start method: forked (the worker inherits the kernel's linecache) and spawned (it has none,
-    and cloudpickle renames the code's file)."""
-    monkeypatch.setattr(runner, "METHOD", request.param)
+def method(request, grader_with):
+    """Each worker start method, the setting of the test's grader: forked (the worker inherits the kernel's
+    linecache) and spawned (it has none, and cloudpickle renames the code's file)."""
+    grader = grader_with(method=request.param)
     if request.param == "spawn":
-        runner.warm_up()
-        assert runner.wait_for_spare()
+        grader.runner.warm_up()
+        assert grader.runner.wait_for_spare()
     return request.param
 
 

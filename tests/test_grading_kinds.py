@@ -1,17 +1,23 @@
-"""The question kinds (grading/kinds.py): what a choice question says to a wrong and to a right answer.
+"""The question kinds (grading/kinds.py): what a choice question says to a wrong and to a right answer; and
+the bank that collects them (grading/bank/__init__.py).
 
 A wrong set of letters to a multi-select question gets the same feedback whichever set it is (bar "you chose
 every option"): nothing to eliminate letters by. A solved question, or one whose answer the learner asks to
-see (``grading.reveal``), explains every option.
+see (``grading.reveal``), explains every option. The bank holds every chapter module's questions, in order,
+each under its own chapter's id, and no module of the grader imports one that imports it back.
 """
 
+import ast
+import importlib
 import itertools
+from pathlib import Path
 
 import pytest
 
 import grading
 from grading import QUESTIONS, check
-from grading.kinds import Choice
+from grading.bank import collect
+from grading.kinds import Choice, Numeric
 from tests.support.grading_session import feedback
 
 pytestmark = pytest.mark.usefixtures("fresh_progress")  # every test: progress of its own
@@ -86,3 +92,76 @@ def test_a_key_or_an_explanation_outside_the_options_is_refused():
         Choice("x.4", "t", "ABCD", "A", {"B": "b", "C": "c", "D": "d", "E": "e"}, right={"A": "a"})
     with pytest.raises(ValueError, match="^x.5: the options are lettered in order from A"):
         Choice("x.5", "t", "ABD", "A", {"B": "b", "D": "d"}, right={"A": "a"})
+
+
+# --------------------------------------------------------------------------
+# The bank: every chapter module's questions, collected without an import circle
+# --------------------------------------------------------------------------
+
+GRADER = Path(grading.__file__).resolve().parent
+
+
+def test_the_bank_holds_every_chapter_modules_questions_in_order():
+    modules = sorted(p.stem for p in (GRADER / "bank").glob("ch[0-9][0-9].py"))
+    declared = [q for name in modules for q in importlib.import_module(f"grading.bank.{name}").QUESTIONS]
+    assert len(modules) > 1 and list(QUESTIONS.values()) == declared
+    assert all(qid == q.qid for qid, q in QUESTIONS.items())
+
+
+def test_a_question_outside_its_chapter_or_declared_twice_is_refused():
+    def numeric(qid):
+        return Numeric(qid, "t", lambda: 1.0)
+
+    with pytest.raises(ValueError, match=r"^ch04\.py declares question 05\.1: its ids are 04\.1, 04\.2, \.\.\.$"):
+        collect([("ch04", [numeric("04.1"), numeric("05.1")])])
+    with pytest.raises(ValueError, match=r"^ch04\.py declares question 04\.2 twice$"):
+        collect([("ch04", [numeric("04.2"), numeric("04.2")])])
+    assert list(collect([("ch04", [numeric("04.1")]), ("ch05", [numeric("05.1")])])) == ["04.1", "05.1"]
+
+
+def imported(path: Path, package: str, modules) -> set[str]:
+    """Which of ``modules`` the module at ``path`` (in ``package``) imports, where it runs (inside functions
+    too), but not for type checkers only (``if TYPE_CHECKING:``). ``from grading import runner`` imports the
+    module grading.runner; the package grading is counted only for a name that is not a module of it."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and getattr(node.test, "id", "") == "TYPE_CHECKING":
+            node.body = []
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
+            named = {f"{base}.{a.name}" for a in node.names}
+            names |= named if named <= set(modules) else named | {base}
+    return names & set(modules)
+
+
+def test_no_module_of_the_grader_imports_one_that_imports_it_back():
+    modules = {}
+    for path in GRADER.rglob("*.py"):
+        parts = path.relative_to(GRADER.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        modules[name] = (path, name if path.name == "__init__.py" else name.rpartition(".")[0])
+    graph = {name: imported(path, package, modules) - {name} for name, (path, package) in modules.items()}
+
+    def reaches(start, goal, seen):
+        for m in graph[start] - seen:
+            seen.add(m)
+            if m == goal or reaches(m, goal, seen):
+                return True
+        return False
+
+    assert len(graph) > 10
+    assert sorted(name for name in graph if reaches(name, name, set())) == []  # the modules in a circle
+
+
+def test_a_function_question_runs_the_learners_code_only_in_a_graders_runner():
+    question = QUESTIONS["02.5"]
+    with pytest.raises(TypeError, match="^02.5: a function question runs the learner's code in a grader's runner"):
+        question.judge(question.reference())
+    assert question.judge(question.reference(), grading.current_grader().runner)[0] == "correct"

@@ -61,14 +61,14 @@ def processes_started_elsewhere():
 # spawn (macOS's and Windows' default) starts a fresh interpreter that imports torch, seconds per test: those runs
 # are left to make test, where they would take most of this file's time in the fast tier; fork stays in it.
 @pytest.fixture(params=[pytest.param(m, marks=pytest.mark.slow) if m == "spawn" else m for m in runner.METHODS])
-def method(request, monkeypatch):
-    """Each worker start method in turn. With spawn, this module's functions travel by value, as a notebook's
-    (``__main__``) do: the worker gets them with the globals they use."""
-    monkeypatch.setattr(runner, "METHOD", request.param)
+def method(request, grader_with):
+    """Each worker start method in turn, the setting of the test's grader. With spawn, this module's functions
+    travel by value, as a notebook's (``__main__``) do: the worker gets them with the globals they use."""
+    grader = grader_with(method=request.param)
     if request.param == "spawn":
         cloudpickle.register_pickle_by_value(sys.modules[__name__])
-        runner.warm_up()  # as between a learner's checks: the next worker has imported the grader
-        assert runner.wait_for_spare()
+        grader.runner.warm_up()  # as between a learner's checks: the next worker has imported the grader
+        assert grader.runner.wait_for_spare()
     yield request.param
     if request.param == "spawn":
         cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
@@ -77,9 +77,8 @@ def method(request, monkeypatch):
 def new_children() -> list:
     """This process's live descendants that were not there when the test began (but the spawned worker kept
     ready for the next check, which runs no learner code)."""
-    return [
-        p for p in psutil.Process().children(recursive=True) if p.pid not in _others and p.pid != runner.spare_pid()
-    ]
+    spare = grading.current_grader().runner.spare_pid()
+    return [p for p in psutil.Process().children(recursive=True) if p.pid not in _others and p.pid != spare]
 
 
 def cpu_seconds() -> float:
@@ -215,8 +214,8 @@ def test_a_wrong_exception_names_the_expected_one(capsys):
     [(gil_first_call, 0), (two_then_stuck, 2)],
     ids=["a first call holding the GIL", "fewer finished inputs than cases"],
 )
-def test_a_check_that_runs_out_of_time_is_too_slow_never_correct(method, answer, finished, capsys, monkeypatch):
-    monkeypatch.setattr(grading.kinds, "TIME_LIMIT", 1.0)
+@pytest.mark.parametrize("time_limit", [1.0])
+def test_a_check_that_runs_out_of_time_is_too_slow_never_correct(method, answer, finished, capsys):
     verdict, out, seconds = timed_check(capsys, "02.5", answer)
     assert not verdict and f"too slow: {finished} of 24 test inputs finished within 1 s" in out, out
     assert seconds < 1.0 + PROMPTLY
@@ -229,8 +228,8 @@ def test_a_check_that_runs_out_of_time_is_too_slow_never_correct(method, answer,
 
 @pytest.mark.slow  # waits for a time limit or an idle machine: seconds
 @pytest.mark.parametrize("answer", [swallows_exception, swallows_everything, endless])
-def test_after_a_timed_out_check_nothing_keeps_running(method, answer, capsys, monkeypatch):
-    monkeypatch.setattr(grading.kinds, "TIME_LIMIT", 1.0)
+@pytest.mark.parametrize("time_limit", [1.0])
+def test_after_a_timed_out_check_nothing_keeps_running(method, answer, capsys):
     verdict, out, seconds = timed_check(capsys, "02.5", answer)
     assert not verdict and "too slow" in out and "0 of 24" in out, out
     assert seconds < 1.0 + PROMPTLY
@@ -251,8 +250,8 @@ def starts_a_process(d, base=10000.0):
 
 
 @pytest.mark.slow  # waits for a time limit or an idle machine: seconds
+@pytest.mark.parametrize("time_limit", [1.0])
 def test_processes_started_by_the_learner_are_killed_too(method, capsys, monkeypatch, tmp_path):
-    monkeypatch.setattr(grading.kinds, "TIME_LIMIT", 1.0)
     monkeypatch.setitem(globals(), "PID_FILE", tmp_path / "pid")
     verdict, out, _ = timed_check(capsys, "02.5", starts_a_process)
     assert not verdict and "too slow" in out, out
@@ -380,8 +379,8 @@ def prints_then_loops(d, base=10000.0):
         pass
 
 
-def test_prints_are_shown_when_time_runs_out(method, capsys, monkeypatch):
-    monkeypatch.setattr(grading.kinds, "TIME_LIMIT", 0.5)
+@pytest.mark.parametrize("time_limit", [0.5])
+def test_prints_are_shown_when_time_runs_out(method, capsys):
     verdict, out, _ = timed_check(capsys, "02.5", prints_then_loops)
     assert not verdict and out.startswith("started with d = 512\n02.5 ✗ too slow: 0 of 24"), out
 
@@ -550,10 +549,10 @@ def pids(tmp_path, monkeypatch):
     return folder
 
 
-def test_a_child_forked_into_the_grader_loop_does_not_count(method, capsys, monkeypatch):
-    # what is tested is what counts, not speed: a time limit a loaded machine cannot miss (the book may be
-    # building on the other core)
-    monkeypatch.setattr(grading.kinds, "TIME_LIMIT", 60.0)
+# what is tested is what counts, not speed: a time limit a loaded machine cannot miss (the book may be
+# building on the other core)
+@pytest.mark.parametrize("time_limit", [60.0])
+def test_a_child_forked_into_the_grader_loop_does_not_count(method, capsys):
     verdict, out, seconds = timed_check(capsys, "02.5", forks_without_waiting)
     assert verdict and out.strip() == "02.5 ✓ correct on all 24 random test inputs.", out
     assert new_children() == []
@@ -584,8 +583,8 @@ def test_no_process_is_alive_after_the_process_running_the_function_exits(method
 
 
 @pytest.mark.slow  # waits for the time limit
-def test_no_process_is_alive_after_a_timed_out_check(method, capsys, monkeypatch, pids):
-    monkeypatch.setattr(grading.kinds, "TIME_LIMIT", 1.0)
+@pytest.mark.parametrize("time_limit", [1.0])
+def test_no_process_is_alive_after_a_timed_out_check(method, capsys, pids):
 
     def tree_then_endless(d, base=10000.0):
         forks_a_tree(d, base)
@@ -605,8 +604,8 @@ def notebook_function(source, name, **names):
     return namespace[name]
 
 
-def test_a_notebook_function_and_closure_reach_a_spawned_worker(capsys, monkeypatch):
-    monkeypatch.setattr(runner, "METHOD", "spawn")
+def test_a_notebook_function_and_closure_reach_a_spawned_worker(capsys, grader_with):
+    grader_with(method="spawn")
     f = notebook_function(
         "def frequencies(d, base=10000.0):\n    return base ** (-2.0 * np.arange((d + 1) // 2) / d)\n",
         "frequencies",
@@ -625,8 +624,8 @@ def test_a_notebook_function_and_closure_reach_a_spawned_worker(capsys, monkeypa
     assert not verdict and "factor 2 in the exponent is missing" in out, out
 
 
-def test_a_function_that_cannot_be_sent_is_told_why(capsys, monkeypatch):
-    monkeypatch.setattr(runner, "METHOD", "spawn")
+def test_a_function_that_cannot_be_sent_is_told_why(capsys, grader_with):
+    grader_with(method="spawn")
     lock = threading.Lock()
     verdict, out, _ = timed_check(capsys, "02.5", lambda d, base=10000.0: lock and own_frequencies(d, base))
     assert (
@@ -636,11 +635,10 @@ def test_a_function_that_cannot_be_sent_is_told_why(capsys, monkeypatch):
     ), out
 
 
-def test_a_worker_that_cannot_start_is_could_not_check_not_wrong(capsys, monkeypatch):
+def test_a_worker_that_cannot_start_is_could_not_check_not_wrong(capsys, monkeypatch, grader_with):
     """A spawned worker that dies before it takes the job (it cannot import the grader, say), twice: the grader
     failed, not the answer."""
-    monkeypatch.setattr(runner, "METHOD", "spawn")
-    runner._stop_spare()
+    grader_with(method="spawn")
     monkeypatch.setattr(
         runner,
         "_start_worker",
@@ -658,10 +656,16 @@ def test_a_worker_that_cannot_start_is_could_not_check_not_wrong(capsys, monkeyp
     assert grading.current_grader().store.entries["02.5"]["tries"] == 0
 
 
-def test_an_unknown_start_method_is_refused_with_the_allowed_ones(monkeypatch):
-    monkeypatch.setattr(runner, "METHOD", "thread")
-    with pytest.raises(ValueError, match="must be one of fork, spawn"):
-        runner._run(lambda report: ("correct", ""), 1.0)
+def test_an_unknown_start_method_is_refused_with_the_allowed_ones(tmp_path):
+    allowed = "fork, spawn" if sys.platform == "linux" else "spawn"
+    with pytest.raises(ValueError, match=f"^method must be one of {allowed} here, not 'thread'$"):
+        grading.Grader(tmp_path / "progress.json", method="thread")
+
+
+@pytest.mark.parametrize("seconds", [0, -1.0, math.inf, math.nan, "5", True])
+def test_a_time_limit_that_is_not_a_positive_number_of_seconds_is_refused(seconds, tmp_path):
+    with pytest.raises(ValueError, match=r"^time_limit must be a positive number of seconds \(or None: each"):
+        grading.Grader(tmp_path / "progress.json", time_limit=seconds)
 
 
 def test_off_linux_the_worker_is_spawned():
@@ -694,11 +698,12 @@ with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
 sys.platform = platform
 from grading import runner
 
-report = {"method": runner.METHOD, "events": list(events), "printed": printed.getvalue(),
+report = {"method": grading.current_grader().runner.method, "events": list(events), "printed": printed.getvalue(),
           "children": len(psutil.Process().children(recursive=True))}
 with contextlib.redirect_stdout(printed):
     grading.check("02.3", 0.01)
-report["after a check"] = {"events": events[len(report["events"]):], "spare": runner.spare_pid() is not None}
+report["after a check"] = {"events": events[len(report["events"]):],
+                           "spare": grading.current_grader().runner.spare_pid() is not None}
 print(json.dumps(report))
 """
 
@@ -724,9 +729,8 @@ def test_importing_the_grader_where_workers_are_spawned_starts_nothing_reads_not
     assert report["after a check"] == {"events": ["open", "subprocess.Popen"], "spare": True}, report
 
 
-def test_a_worker_that_dies_before_its_job_is_replaced_once(capsys, monkeypatch):
-    monkeypatch.setattr(runner, "METHOD", "spawn")
-    runner._stop_spare()
+def test_a_worker_that_dies_before_its_job_is_replaced_once(capsys, monkeypatch, grader_with):
+    grader = grader_with(method="spawn")
     real, started = runner._start_worker, []
 
     def first_one_dies():
@@ -741,7 +745,7 @@ def test_a_worker_that_dies_before_its_job_is_replaced_once(capsys, monkeypatch)
     verdict, out, _ = timed_check(capsys, "02.5", own_frequencies)
     assert verdict and out.strip() == "02.5 ✓ correct on all 24 random test inputs.", out
     assert len(started) == 3  # the dead one, its replacement, and the next check's spare
-    runner._stop_spare()
+    grader.runner.stop_spare()
 
 
 @pytest.mark.parametrize(
@@ -756,10 +760,10 @@ def test_a_worker_that_dies_before_its_job_is_replaced_once(capsys, monkeypatch)
         (forks_without_waiting, "02.5 ✓ correct on all 24 random test inputs."),
     ],
 )
+# what is tested is the verdict, not speed: a limit the browser tests on the other core cannot make it miss
+@pytest.mark.parametrize("time_limit", [60.0])
 def test_without_a_keeper_as_off_linux_the_worker_runs_the_function_itself(answer, expected, capsys, monkeypatch):
     monkeypatch.setattr(runner, "KEEPER", False)
-    # what is tested is the verdict, not speed: a limit the browser tests on the other core cannot make it miss
-    monkeypatch.setattr(grading.kinds, "TIME_LIMIT", 60.0)
     verdict, out, _ = timed_check(capsys, "02.5", answer)
     assert out.strip() == expected, out
     assert new_children() == []
@@ -779,7 +783,8 @@ def test_back_to_back_runs_each_get_their_own_messages():
         return run
 
     threads = threading.active_count()
-    outcomes = [runner._run(work(n), 5.0) for n in range(150)]
+    run = runner.Runner().run
+    outcomes = [run(work(n), 5.0) for n in range(150)]
     bad = [(n, o) for n, o in enumerate(outcomes) if o.result != ("correct", str(n)) or o.done != 24]
     assert bad == []
     deadline = time.monotonic() + 5
@@ -883,8 +888,8 @@ def test_no_process_started_in_a_new_session_outlives_a_correct_check(method, an
 
 @pytest.mark.slow  # waits for the time limit
 @pytest.mark.skipif(sys.platform != "linux", reason="the keeper is a child subreaper: Linux only")
-def test_no_process_started_in_a_new_session_outlives_a_timed_out_check(method, capsys, monkeypatch, pids, fifo):
-    monkeypatch.setattr(grading.kinds, "TIME_LIMIT", 1.0)
+@pytest.mark.parametrize("time_limit", [1.0])
+def test_no_process_started_in_a_new_session_outlives_a_timed_out_check(method, capsys, pids, fifo):
     verdict, out, _ = timed_check(capsys, "02.5", popen_spinner_then_stuck)
     assert not verdict and "too slow: 0 of 24" in out, out
     assert len(list(pids.iterdir())) == 1
@@ -924,15 +929,19 @@ def leaving_a_process(ending, new_session):
 @pytest.mark.skipif(sys.platform != "linux", reason="the keeper is a child subreaper: Linux only")
 @pytest.mark.parametrize("new_session", [False, True], ids=["same session", "new session"])
 @pytest.mark.parametrize(
-    "ending",
+    "ending, time_limit",
     [
-        pytest.param(e, marks=[pytest.mark.slow] if e in ("timed out", "interrupted") else [])  # waits a second
+        pytest.param(
+            e,
+            1.0 if e == "timed out" else 60.0,
+            marks=[pytest.mark.slow] if e in ("timed out", "interrupted") else [],  # waits a second
+            id=e,
+        )
         for e in ENDINGS
     ],
 )
 @pytest.mark.usefixtures("sigint_raises_keyboard_interrupt")
-def test_no_process_the_function_left_outlives_any_ending(method, ending, new_session, capsys, monkeypatch, fifo):
-    monkeypatch.setattr(grading.kinds, "TIME_LIMIT", 1.0 if ending == "timed out" else 60.0)
+def test_no_process_the_function_left_outlives_any_ending(method, ending, new_session, capsys, fifo):
     timer = threading.Timer(1.0, _thread.interrupt_main)  # the Interrupt button, once the process runs
     if ending == "interrupted":
         timer.start()

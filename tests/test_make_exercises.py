@@ -433,7 +433,6 @@ def accepted_in(path):
 @pytest.mark.parametrize("qid", ["02.5", "04.1", "05.3", "01.2", "10.10"])  # function, array, whole number, number
 def test_the_accepted_line_is_written_from_the_declaration(question_repo, qid, capsys):
     from grading import QUESTIONS
-    from grading.bank.common import requirement
 
     solution = question_repo / "solutions" / "01_demo_solutions.ipynb"
     nbformat.write(question_notebook(qid, "**Accepted:** whatever was typed by hand."), solution)
@@ -442,7 +441,7 @@ def test_the_accepted_line_is_written_from_the_declaration(question_repo, qid, c
     assert accepted_in(solution) == ["**Accepted:** whatever was typed by hand."]  # --check writes nothing
     status, out = run(question_repo, capsys)
     assert status == 0 and f"Accepted line of {qid} written" in out, out
-    want = requirement(QUESTIONS[qid])
+    want = QUESTIONS[qid].requirement()
     assert want.startswith("**Accepted:** ") and accepted_in(solution) == [want]
     assert accepted_in(question_repo / "exercises" / "01_demo_exercises.ipynb") == [want]
     assert run(question_repo, capsys, "--check")[0] == 0

@@ -32,31 +32,28 @@ def function_questions() -> list[str]:
     return [qid for qid, q in QUESTIONS.items() if q.kind == "function"]
 
 
-def overhead(qid, method, repeat=5) -> float:
-    """Median seconds of ``check(qid, reference)`` minus median seconds of the same work in this process."""
+def overhead(qid, grader, repeat=5) -> float:
+    """Median seconds of ``grader.check(qid, reference)`` minus median seconds of the same work in this process."""
     q = QUESTIONS[qid]
     f = q.reference()
     cases = q.cases(np.random.default_rng(seed_for(qid)))
-    saved = runner.METHOD
-    runner.METHOD = method
     checked, direct = [], []
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # as in the worker
     try:
         for _ in range(repeat + 1):  # the first round warms up (imports, caches) and is not counted
-            if method == "spawn":  # the worker kept ready has imported the grader (as between a learner's checks)
-                runner.wait_for_spare()
+            if grader.runner.method == "spawn":  # the worker kept ready has imported the grader (as between checks)
+                grader.runner.wait_for_spare()
             start = time.perf_counter()
             with contextlib.redirect_stdout(io.StringIO()):
-                assert grading.check(qid, f), qid
+                assert grader.check(qid, f), qid
             checked.append(time.perf_counter() - start)
             start = time.perf_counter()
             assert q._run_cases(f, cases, lambda: None)[0] == "correct", qid
             direct.append(time.perf_counter() - start)
     finally:
         torch.set_num_threads(threads)
-        runner.METHOD = saved
-        grading.current_grader().store.entries.pop(qid, None)
+        grader.store.entries.pop(qid, None)
     return statistics.median(checked[1:]) - statistics.median(direct[1:])
 
 
@@ -65,24 +62,24 @@ def main(argv=None) -> int:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--methods", nargs="*", default=list(runner.METHODS))
     args = parser.parse_args(argv)
-    with grading.use_grader(grading.Grader(None)):  # in memory: the timed checks are not the learner's progress
-        measure(args.methods, args.repeat)
+    measure(args.methods, args.repeat)
     return 0
 
 
 def measure(methods, repeat) -> None:
-    """Print the cold start of a spawned worker (if spawn is among ``methods``), then each method's overhead."""
+    """Print the cold start of a spawned worker (if spawn is among ``methods``), then each method's overhead.
+    Each method's checks are a grader's of their own, in memory: the timed checks are not the learner's progress."""
     if "spawn" in methods:
-        runner._stop_spare()
-        saved, runner.METHOD = runner.METHOD, "spawn"
+        cold = grading.Grader(None, method="spawn")  # a new grader: no worker started ahead
         start = time.perf_counter()
         with contextlib.redirect_stdout(io.StringIO()):
-            grading.check("02.5", QUESTIONS["02.5"].reference())
-        runner.METHOD = saved
-        grading.current_grader().store.entries.pop("02.5", None)
+            cold.check("02.5", QUESTIONS["02.5"].reference())
         print(f"spawn, cold (no worker started ahead): 02.5 checked in {time.perf_counter() - start:.2f} s")
+        cold.runner.stop_spare()
     for method in methods:
-        costs = {qid: overhead(qid, method, repeat) for qid in function_questions()}
+        grader = grading.Grader(None, method=method)
+        costs = {qid: overhead(qid, grader, repeat) for qid in function_questions()}
+        grader.runner.stop_spare()
         low, high = min(costs.values()), max(costs.values())
         print(
             f"{method}: overhead per function question {low * 1e3:.1f}-{high * 1e3:.1f} ms "

@@ -30,7 +30,7 @@ that starts with "**Accepted:**" (numeric, array and coding questions; a
 choice question says "Choose one" or "Choose all that apply" instead). That
 line is not typed: it is written here, in solutions/ and so in exercises/,
 from the question's declaration in the grader's bank
-(``grading.bank.common.requirement``), and ``--check`` reports a solution
+(each question's ``requirement()``), and ``--check`` reports a solution
 whose line is not what the declaration says.
 
 Cell tags say who sees a cell in the book. A cell tagged ``remove-cell`` is
@@ -219,7 +219,6 @@ def write_accepted(solution) -> list[str]:
     """Write each question's "**Accepted:**" line in ``solution`` (a notebook, changed in place) from the
     question's declaration; the ids of the questions whose line changed."""
     from grading import QUESTIONS  # the course's grader: only this step needs it
-    from grading.bank.common import requirement
 
     changed, stated, qid = [], set(), None
     for cell in solution.cells:
@@ -238,7 +237,7 @@ def write_accepted(solution) -> list[str]:
         for n, line in enumerate(lines):
             if not line.startswith(ACCEPTED):
                 continue
-            want = requirement(QUESTIONS[qid])
+            want = QUESTIONS[qid].requirement()
             if want is None:
                 raise AuthoringError(f"question {qid} is a choice question: its text has no **Accepted:** line")
             stated.add(qid)
@@ -247,7 +246,7 @@ def write_accepted(solution) -> list[str]:
                 changed.append(qid)
         cell.source = "\n".join(lines)
     asked = {m.group(1) for c in solution.cells if c.cell_type == "markdown" for m in [QUESTION.match(c.source)] if m}
-    missing = sorted(q for q in asked - stated if requirement(QUESTIONS[q]) is not None)
+    missing = sorted(q for q in asked - stated if QUESTIONS[q].requirement() is not None)
     if missing:
         raise AuthoringError(
             f"question {', '.join(missing)} states no line starting with **Accepted:** (add one to its text; "

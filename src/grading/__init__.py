@@ -31,9 +31,9 @@ Expected answers are computed from the grader's private copy of ``posenc``
 (``grading.reference``), fixed when the grader is imported, never typed in;
 patching ``posenc`` in a notebook cannot move them. Each question states what
 it accepts (tolerance, dtype, shape) in its text, from the same parameters the
-grader uses (``grading.bank.common.requirement``). The engine (``kinds``,
-``runner``, ``feedback``) and the bank (``bank/ch01.py`` ... ``ch10.py``, one
-module per chapter) are separate. An answer left as ``...`` (the placeholder of the exercise
+grader uses (each question's ``requirement()``). The engine (``kinds``,
+``runner``, ``feedback``) and the bank (``bank/chNN.py``, one module per
+chapter, collected by ``grading.bank``) are separate. An answer left as ``...`` (the placeholder of the exercise
 notebooks) is "not answered yet". ``check`` never lets an exception of its own
 reach the learner: whatever it is given, it prints a message.
 
@@ -46,10 +46,11 @@ untried, and where the file is; ``reset()`` forgets it all.
 Every public function answers a learner's slip (no argument, None, a wrong type, an unknown id) with one printed
 line that names the argument and what it accepts, never with a traceback.
 
-The grader's state (the progress file, whether a check is running) is one ``Grader`` (``grading.grader``); each
-public function asks ``current_grader()`` to do its work, the default grader made at the first call, so that
-importing ``grading`` reads no file, prints nothing and starts no worker. Tests and tools make their own
-(``Grader(path)``, ``None`` for memory only) and put it in place with ``use_grader``.
+The grader's state (the progress file, whether a check is running) and its settings (how the worker starts, a
+time limit) are one ``Grader`` (``grading.grader``); each public function asks ``current_grader()`` to do its
+work, the default grader made at the first call, so that importing ``grading`` reads no file, prints nothing and
+starts no worker. Tests and tools make their own (``Grader(path, time_limit=..., method=...)``, ``None`` for
+memory only) and put it in place with ``use_grader``.
 """
 
 from __future__ import annotations

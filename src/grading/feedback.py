@@ -87,6 +87,24 @@ def tolerance_text(rtol=0.0, atol=0.0) -> str:
     return "within " + " + ".join(parts) if parts else "exact"
 
 
+def _power_of_ten(x) -> str:
+    """1e-07 -> $10^{-7}$, 5e-07 -> $5 \\times 10^{-7}$ (markdown with LaTeX)."""
+    mantissa, exponent = f"{x:.0e}".split("e")
+    power = f"10^{{{int(exponent)}}}"
+    return f"${power}$" if mantissa == "1" else f"${mantissa} \\times {power}$"
+
+
+def within_markdown(atol, rtol) -> str:
+    """A tolerance as a question's Accepted line states it, in markdown: "within $10^{-7}$ of the exact value"."""
+    if not atol and not rtol:
+        return "exactly equal to the right value (no tolerance)"
+    if not atol:
+        return f"within {100 * rtol:g} % of the exact value"
+    if not rtol:
+        return f"within {_power_of_ten(atol)} of the exact value"
+    return f"within {_power_of_ten(atol)[:-1]} + {_power_of_ten(rtol)[1:-1]}\\,|v|$ of the exact value $v$"
+
+
 def decade_text(error, *, percent=False) -> str:
     """The power of ten an error lies within, in words: "between 1e-4 and 1e-3", "between 0.1% and 1%"."""
     if percent:

@@ -1,13 +1,17 @@
 """The grader's state in one object, ``Grader``, and the one the public functions of ``grading`` use.
 
-A ``Grader`` holds a learner's progress (``grading.store``: the file, read at its first use) and whether one of
-its checks is running (a check called from the learner's code is then refused, once with a message). Its
-methods are the public functions: ``grading.check(...)`` is ``current_grader().check(...)``.
+A ``Grader`` holds a learner's progress (``grading.store``: the file, read at its first use), whether one of
+its checks is running (a check called from the learner's code is then refused, once with a message) and its
+settings: the runner of the learner's code (``grading.runner.Runner``: how its workers start, the time limit
+that overrides each question's, and the worker it keeps started ahead where workers are spawned). Its methods
+are the public functions: ``grading.check(...)`` is ``current_grader().check(...)``.
 
 ``current_grader()`` is the grader whose check is running, else the default one, made at the first use from
 ``$POSENC_PROGRESS`` or the home folder (``grading.store.default_path``): importing ``grading`` makes nothing,
 reads nothing and starts nothing. ``use_grader(Grader(path))`` replaces the default one for a ``with`` block:
-the tests and the maintainer's tools use it so that their checks never touch a learner's progress file.
+the tests and the maintainer's tools use it so that their checks never touch a learner's progress file, and
+give it the settings they need (``Grader(path, time_limit=1.0, method="spawn")``). Both are kept by the
+``Grader`` class itself, the one place that knows which grader the public functions reach.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import sys
 
 from grading import runner as _runner
 from grading.bank import QUESTIONS
+from grading.runner import Runner
 from grading.feedback import is_ordinary, short_error
 from grading.kinds import CORRECT, INTERRUPTED, UNANSWERED, UNCHECKABLE, WRONG
 from grading.store import Store, default_path
@@ -48,30 +53,16 @@ def _installed(distribution):
 
 _COURSE = _installed("posenc-course")  # the course's own version as this kernel imported it
 
-_default: Grader | None = None  # the grader of the public functions, made at their first use
-_running: Grader | None = None  # the grader whose check is running: the learner's code that calls check gets it
-
 
 def current_grader() -> Grader:
     """The grader the public functions use: the one whose check is running (so that a check called from the
     learner's code is refused, in a forked worker too), else the default one, made at the first call."""
-    global _default
-    if _running is not None:
-        return _running
-    if _default is None:
-        _default = Grader(default_path())
-    return _default
+    return Grader.current()
 
 
-@contextlib.contextmanager
 def use_grader(grader: Grader):
     """Make ``grader`` the default one for a ``with`` block; the previous default is back after it."""
-    global _default
-    saved, _default = _default, grader
-    try:
-        yield grader
-    finally:
-        _default = saved
+    return Grader.lent(grader)
 
 
 class Verdict:
@@ -126,11 +117,19 @@ class Grader:
     """One learner's grader: progress kept in the file ``progress_file`` (None: in memory only), read at its first
     use; ``durable=False`` skips the fsync before each write (for tests that check hundreds of answers).
 
+    Its ``runner`` runs the learner's functions: in workers started by ``method`` ("fork" or "spawn", those of
+    ``grading.runner.METHODS``; left out, the first), each given ``time_limit`` seconds over all its inputs
+    (left out: each question's own limit, stated in its Accepted line).
+
     ``checking`` is true while one of its checks runs; ``refused``, once a check called from the learner's code
     during it has been refused (and said so).
     """
 
-    def __init__(self, progress_file, *, durable: bool = True):
+    _default: Grader | None = None  # the grader of the public functions, made at their first use
+    _running: Grader | None = None  # the grader whose check is running: the learner's code that calls check gets it
+
+    def __init__(self, progress_file, *, durable: bool = True, time_limit: float | None = None, method=None):
+        self.runner = Runner(method=method, time_limit=time_limit)
         self.store = Store(progress_file)
         self.store.durable = durable
         self.loaded = False  # the file has been read (at the first use, not when the grader is made)
@@ -138,7 +137,27 @@ class Grader:
         self.refused = False
 
     def __repr__(self):
-        return f"Grader({str(self.store.path) if self.store.path else None!r})"
+        path = str(self.store.path) if self.store.path else None
+        return f"Grader({path!r}, time_limit={self.runner.time_limit!r}, method={self.runner.method!r})"
+
+    @classmethod
+    def current(cls) -> Grader:
+        """See ``current_grader``."""
+        if Grader._running is not None:
+            return Grader._running
+        if Grader._default is None:
+            Grader._default = cls(default_path())
+        return Grader._default
+
+    @staticmethod
+    @contextlib.contextmanager
+    def lent(grader: Grader):
+        """See ``use_grader``."""
+        saved, Grader._default = Grader._default, grader
+        try:
+            yield grader
+        finally:
+            Grader._default = saved
 
     # ------------------------------------------------------------------
     # What the public functions of ``grading`` do
@@ -146,7 +165,6 @@ class Grader:
 
     def check(self, qid=None, answer=NOT_GIVEN) -> Verdict:
         """Grade ``answer`` to question ``qid`` (e.g. ``check("02.3", answer)``), print feedback, record progress."""
-        global _running
         if self.checking:  # called from the learner's code while a check runs it
             if not self.refused:  # once: the learner's function may call it on every test input
                 print(
@@ -162,13 +180,13 @@ class Grader:
         if answer is NOT_GIVEN:
             print(f'check("{qid}", answer) needs your answer as its second argument.')
             return Verdict(False)
-        outer, _running = _running, self
+        outer, Grader._running = Grader._running, self
         self.checking, self.refused = True, False
         try:
             if answer is Ellipsis:
                 status, message = UNANSWERED, "replace the ... with your answer, then run this cell again."
             else:
-                status, message = question.judge(answer)
+                status, message = question.judge(answer, self.runner)
         except KeyboardInterrupt:  # the Interrupt button: the learner's code has been stopped
             status, message = INTERRUPTED, "stopped before every test input ran; run the cell again to check it."
         except Exception as exc:  # an answer too strange to read, a bug of ours, or packages changed under the kernel
@@ -189,7 +207,7 @@ class Grader:
                 "give plain numbers, a list or an array."
             )
         finally:
-            self.checking, _running = False, outer
+            self.checking, Grader._running = False, outer
         if status == UNCHECKABLE:
             message = _uncheckable(message)
         if status == UNANSWERED and self._state(qid) == SOLVED:
@@ -197,10 +215,10 @@ class Grader:
         if status != UNANSWERED:  # an unanswered cell changes nothing: "Run All" on a blank notebook loses nothing
             _save(self._progress().record(qid, status))
         print(f"{qid} {MARKS[status]}" + ("" if status == CORRECT and not message else f" {message}"))
-        if _runner.METHOD == "spawn" and not _runner._serving:
+        if self.runner.method == "spawn" and not _runner._serving:
             # Where the worker is spawned (macOS, Windows), the next check's worker imports numpy, torch and the
             # grader while the learner reads; not when grading is imported, which starts nothing.
-            _runner.warm_up()
+            self.runner.warm_up()
         return Verdict(status == CORRECT)
 
     def reveal(self, qid=None) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 import copy
 import re
 import types
@@ -12,7 +13,7 @@ from torch import nn
 import numpy as np
 import torch
 
-from grading.feedback import shown_digits, tolerance_text  # (for Numeric, Choice and Array)
+from grading.feedback import shown_digits, tolerance_text, within_markdown  # (for Numeric, Choice and Array)
 
 import posenc
 from grading import reference
@@ -37,7 +38,6 @@ from grading.feedback import (
     short_error,
     verify_array,
 )
-from grading.runner import _run
 from posenc_course import choices
 from posenc_course.arguments import ArgumentError
 from posenc_course.choices import LETTERS, ChoiceQuestion
@@ -45,12 +45,14 @@ from posenc_course.choices import LETTERS, ChoiceQuestion
 # The verdicts grading.store records (UNCHECKABLE: the grader itself failed, which says nothing about the answer)
 from grading.store import CORRECT, INTERRUPTED, UNCHECKABLE, WRONG  # noqa: F401
 
+if TYPE_CHECKING:
+    from grading.runner import Runner
+
 UNANSWERED = "unanswered"  # the placeholder, or a function that returns None: nothing is recorded
 # Seconds a learner's function may take over all its test inputs: each question's own ``limit`` (stated in its
 # Accepted line), generous enough for honest beginner code (a Python double loop filling 05.7's table, say) on a
-# slow, loaded laptop. TIME_LIMIT, when set, overrides every question's (the tests shorten it).
+# slow, loaded laptop. A grader's ``time_limit``, when set, overrides every question's (the tests shorten it).
 LIMIT = 30.0
-TIME_LIMIT = None
 
 
 @dataclass(frozen=True)
@@ -86,27 +88,30 @@ class Question:
         self.alternatives = dict(alternatives or {})
         self.covers = dict(covers or {})
         self.states = dict(states or {})
+        self.found_by = None  # (function, args) that finds it in a bank, set by the bank that registers it
 
-    def judge(self, answer) -> tuple[str, str]:
+    def judge(self, answer, runner: Runner | None = None) -> tuple[str, str]:
+        """(status, message) for ``answer``; learner code runs in ``runner``'s workers (a grader's own)."""
         raise NotImplementedError
 
     def __reduce_ex__(self, protocol):
         """A question of the bank is sent to a spawned worker by its id: the worker has its own bank."""
-        from grading.bank import QUESTIONS
-
-        if QUESTIONS.get(self.qid) is self:
-            return _bank_question, (self.qid,)
-        return object.__reduce_ex__(self, protocol)
+        return self.found_by or object.__reduce_ex__(self, protocol)
 
     def reference(self):
         """A correct answer (the tests check that it passes)."""
         raise NotImplementedError
 
+    def tolerance(self) -> dict:
+        """What the grader accepts: {"atol", "rtol", "dtype", "integer"} ({} for a choice question)."""
+        return {}
 
-def _bank_question(qid):
-    from grading.bank import QUESTIONS
-
-    return QUESTIONS[qid]
+    def requirement(self) -> str | None:
+        """The sentence, in markdown, that says what the question accepts. ``make_exercises`` puts it into the
+        question's text in solutions/ and exercises/ (tests/test_grading_bank.py checks that the grader accepts
+        just inside the tolerance and rejects just outside it). None for a choice question: its text says
+        "Choose one" or "Choose all that apply" instead."""
+        return None
 
 
 def _fixed(expected):
@@ -151,10 +156,18 @@ class Numeric(Question):
     def reference(self):
         return self._reference
 
+    def tolerance(self) -> dict:
+        return {"atol": 0.0, "rtol": 0.0 if self.integer else self.rtol, "dtype": None, "integer": self.integer}
+
+    def requirement(self) -> str:
+        if self.integer:
+            return "**Accepted:** the exact whole number."
+        return f"**Accepted:** a number {within_markdown(0.0, self.tolerance()['rtol'])}."
+
     def _hit(self, x, value) -> bool:
         return x == value if self.integer else close_enough(x, value, self.rtol)
 
-    def judge(self, answer):
+    def judge(self, answer, runner=None):
         x, problem = as_number(answer)
         if problem:
             return WRONG, problem
@@ -225,7 +238,7 @@ class Choice(Question, ChoiceQuestion):
     def reference(self):
         return "".join(sorted(self.key))
 
-    def judge(self, answer):
+    def judge(self, answer, runner=None):
         chosen, problem = self._letters(answer)
         if problem is None and chosen - set(self.letters):
             problem = self.judgement(chosen).message  # names the unknown letters
@@ -272,12 +285,21 @@ class Array(Question):
     def reference(self):
         return self._want.copy()
 
+    def tolerance(self) -> dict:
+        return {"atol": self.atol, "rtol": self.rtol, "dtype": None, "integer": False}
+
+    def requirement(self) -> str:
+        return (
+            f"**Accepted:** an array of shape `{self._want.shape}`, each element "
+            f"{within_markdown(self.atol, self.rtol)}."
+        )
+
     def _hit(self, value) -> bool:
         """Is ``value`` within the tolerance of the right answer?"""
         want = self._want
         return value.shape == want.shape and bool(np.all(np.abs(value - want) <= self.atol + self.rtol * np.abs(want)))
 
-    def judge(self, answer):
+    def judge(self, answer, runner=None):
         want = self._want
         got, problem = as_array(answer)
         if problem:
@@ -334,7 +356,7 @@ class Function(Question):
     the question's text says the function returns, e.g. "numpy array of shape
     `(n, d_model)`", without an article), the tolerance ``atol`` and ``rtol``
     and the ``dtype`` insisted on (None: any real dtype). The question's
-    "Accepted" line is written from them (``grading.bank.common.requirement``),
+    "Accepted" line is written from them (``requirement``),
     and so is its checker: each case's output must equal ``expected(*args)``
     within ``atol``, unless a ``verify(out, case, *, atol, rtol, dtype)`` of
     the question's own is given (it receives the declared tolerance).
@@ -397,7 +419,22 @@ class Function(Question):
     def reference(self):
         return self._reference
 
-    def judge(self, f):
+    def tolerance(self) -> dict:
+        return {"atol": self.atol, "rtol": self.rtol, "dtype": self.dtype, "integer": False}
+
+    def requirement(self) -> str:
+        returns = self.returns if self.dtype is None else f"{self.dtype.name} {self.returns}"
+        precision = " (float64 precision: float32 is not enough)" if 0 < self.atol < 1e-7 else ""
+        n = len(self.cases(np.random.default_rng(0)))
+        return (
+            f"**Accepted:** a {returns}, each element {within_markdown(self.atol, self.rtol)}{precision}; "
+            f"all {n} test inputs within {self.limit:g} s in total."
+        )
+
+    def judge(self, f, runner=None):
+        """``runner``: where the learner's code runs (a grader's ``runner``; required)."""
+        if runner is None:
+            raise TypeError(f"{self.qid}: a function question runs the learner's code in a grader's runner; none given")
         if isinstance(f, type) and issubclass(f, nn.Module) and f.forward is nn.Module.forward:
             return UNANSWERED, f"the class {f.__name__} has no forward method yet."
         if isinstance(self._reference, type) and isinstance(f, nn.Module):
@@ -409,9 +446,9 @@ class Function(Question):
         if not callable(f):
             return WRONG, f"expected a function, got {describe(f)}."
         cases = self.cases(np.random.default_rng(seed_for(self.qid)))
-        limit = self.limit if TIME_LIMIT is None else TIME_LIMIT
+        limit = runner.limit(self.limit)
         lines = learner_lines(f)  # read here: a spawned worker has no copy of the kernel's notebook cells
-        outcome = _run(lambda report: self._run_cases(f, cases, report, lines), limit)
+        outcome = runner.run(lambda report: self._run_cases(f, cases, report, lines), limit)
         if outcome.printed:  # the learner's own prints, sent back by the worker
             print(outcome.printed, end="" if outcome.printed.endswith("\n") else "\n")
         if outcome.unsent:

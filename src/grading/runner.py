@@ -1,15 +1,17 @@
 """Running a learner's code with a time limit, in a worker process that can be stopped for real.
 
-``_run(work, limit)`` calls ``work(report)`` (which runs the learner's function on every test input, verifies
-each output and calls ``report()`` after each input that passed) and returns an ``Outcome``: what ``work``
-returned, how many inputs were reported, and whether time ran out or the worker died.
+A ``Runner`` (each ``grading.Grader`` owns one) holds the settings: how its workers start (``method``), the time
+limit that overrides each question's own (``time_limit``, for tests and tools) and, where workers are spawned, the
+worker it keeps started ahead. ``Runner.run(work, limit)`` calls ``work(report)`` (which runs the learner's function
+on every test input, verifies each output and calls ``report()`` after each input that passed) and returns an
+``Outcome``: what ``work`` returned, how many inputs were reported, and whether time ran out or the worker died.
 
-``work`` always runs in a worker process, started one of two ways (``METHOD``):
+``work`` always runs in a worker process, started one of two ways (``Runner.method``, one of ``METHODS``):
 
 * ``"fork"`` (Linux only): a forked child inherits the learner's function and the question; nothing is sent.
 * ``"spawn"`` (every OS; the only one off Linux, where fork is unavailable, on Windows, or unsafe, on macOS): a
   fresh interpreter (``sys.executable``) that has imported the grader before it is needed (from the first check
-  on, one worker is kept started ahead, ``_spare``), and receives ``work`` by value, pickled with cloudpickle:
+  on, the runner keeps one worker started ahead, its spare), and receives ``work`` by value, pickled with cloudpickle:
   functions and classes defined in a notebook (``__main__``) travel with the globals they use, bank questions by
   their id (the worker has its own bank, whose expected values are fixed at its import, as in the kernel).
 
@@ -33,7 +35,7 @@ for a worker still importing), then ends the worker and everything it started (`
 3. the worker itself is killed and reaped.
 
 This runs however the check ends (passed, wrong, refused, raised, timed out, interrupted, the worker died): so
-after ``_run`` returns, no process the learner's code started is alive, whatever it catches (``except
+after ``run`` returns, no process the learner's code started is alive, whatever it catches (``except
 Exception``, a bare ``except``), however long a single call holds the GIL, and whether it forks, forks in a
 loop or leaves its session. A worker that dies without a verdict (a crash, ``os._exit`` in the learner's code,
 the out-of-memory killer) is reported as such. The worker ignores Ctrl-C (the parent handles it), uses one
@@ -63,6 +65,7 @@ import ctypes
 import faulthandler
 import io
 import json
+import math
 import os
 import queue
 import signal
@@ -72,9 +75,9 @@ import sys
 import threading
 import time
 import warnings
+import weakref
 
-METHODS = ("fork", "spawn") if sys.platform == "linux" else ("spawn",)
-METHOD = METHODS[0]  # fork where it exists: measurably cheaper per check (tools/grading_overhead.py)
+METHODS = ("fork", "spawn") if sys.platform == "linux" else ("spawn",)  # the first: a runner's default
 PRINT_LIMIT = 2000  # characters of the learner's prints shown
 STARTUP = 1.0  # seconds a busy machine may take to start a forked worker, on top of the limit
 SPAWN_STARTUP = 60.0  # ... and a spawned one that is still importing numpy, torch and the grader
@@ -98,13 +101,6 @@ class Outcome:
     printed: str = ""  # the learner's prints, cut after PRINT_LIMIT characters
     unsent: str = ""  # why ``work`` could not be sent to a spawned worker, if it could not
     started: bool = False  # the worker sent its start message (it had received ``work``)
-
-
-def _run(work, limit) -> Outcome:
-    """Run ``work(report)`` for at most ``limit`` seconds; see the module docstring."""
-    if METHOD not in METHODS:
-        raise ValueError(f"grading.runner.METHOD must be one of {', '.join(METHODS)} here, not {METHOD!r}")
-    return (_run_forked if METHOD == "fork" else _run_spawned)(work, limit)
 
 
 # --------------------------------------------------------------------------
@@ -236,8 +232,9 @@ class _Capture(io.TextIOBase):
         return len(text)
 
 
-def _serve():
-    """The spawned worker's program: import the grader, wait for one job, run it, leave."""
+def _serve(grader):
+    """The spawned worker's program, once it has imported the grader (numpy, torch and the bank, before the job
+    arrives; ``grader`` is its default one): wait for one job, run it, leave."""
     message_fd = os.dup(1)  # the messages go to the parent on the original stdout ...
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)  # ... and C-level writes to fd 1 go nowhere, so they cannot garble them
@@ -246,11 +243,10 @@ def _serve():
         import msvcrt
 
         msvcrt.setmode(message_fd, os.O_BINARY)
-    import grading  # numpy, torch and the bank, before the job arrives
     import cloudpickle  # noqa: F401
 
     # as in the kernel while it waits: a check called from the learner's code is refused
-    grading.current_grader().checking = True
+    grader.checking = True
     _become_worker(message_fd)
     _send(message_fd, _READY)
     jobs = sys.stdin.buffer
@@ -335,9 +331,6 @@ def _run_forked(work, limit) -> Outcome:
     return outcome
 
 
-_spare = None  # a spawned worker started ahead, importing the grader, waiting for its job
-
-
 def _start_worker() -> subprocess.Popen:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))
@@ -346,8 +339,9 @@ def _start_worker() -> subprocess.Popen:
         if sys.platform == "win32"
         else {"start_new_session": True}
     )
+    program = "import grading; from grading import runner; runner._serve(grading.current_grader())"
     return subprocess.Popen(
-        [sys.executable, "-c", "from grading import runner; runner._serve()", "--grading-worker"],
+        [sys.executable, "-c", program, "--grading-worker"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -357,82 +351,118 @@ def _start_worker() -> subprocess.Popen:
     )
 
 
-def _take_worker() -> subprocess.Popen:
-    global _spare
-    worker, _spare = _spare, None
-    if worker is None or worker.poll() is not None:
-        worker = _start_worker()
-    return worker
+class Runner:
+    """Runs learner code in worker processes started by ``method`` ("fork" or "spawn", ``METHODS``; left out, the
+    first of them), each given ``time_limit`` seconds when it is set (None: each question's own ``limit``).
 
+    Where workers are spawned it keeps one started ahead, its spare, from its first run on (making a runner
+    starts nothing), so that a check does not wait for numpy, torch and the grader to import.
+    """
 
-def spare_pid():
-    """The pid of the spawned worker kept ready for the next check, if there is one (it runs no learner code)."""
-    return _spare.pid if _spare is not None and _spare.poll() is None else None
+    def __init__(self, method=None, time_limit=None):
+        if method is None:
+            method = METHODS[0]  # fork where it exists: measurably cheaper per check (tools/grading_overhead.py)
+        if method not in METHODS:
+            raise ValueError(f"method must be one of {', '.join(METHODS)} here, not {method!r}")
+        if time_limit is not None and not (
+            isinstance(time_limit, (int, float)) and not isinstance(time_limit, bool) and 0 < time_limit < math.inf
+        ):
+            raise ValueError(
+                f"time_limit must be a positive number of seconds (or None: each question's own), not {time_limit!r}"
+            )
+        self.method, self.time_limit = method, time_limit
+        self._spare = None  # a spawned worker started ahead, importing the grader, waiting for its job
+        _RUNNERS.add(self)
 
+    def __repr__(self):
+        return f"Runner(method={self.method!r}, time_limit={self.time_limit!r})"
 
-def warm_up() -> None:
-    """Start the spawned worker of the next check now, if there is none (``Grader.check`` calls this after each
-    check where workers are spawned, so that the next one does not wait for numpy, torch and the grader to
-    import; importing ``grading`` starts none)."""
-    global _spare
-    if _spare is None or _spare.poll() is not None:
-        _spare = _start_worker()
+    def limit(self, own: float) -> float:
+        """The seconds a check gets: ``time_limit`` if set, else the question's ``own``."""
+        return own if self.time_limit is None else self.time_limit
 
+    def run(self, work, limit) -> Outcome:
+        """Run ``work(report)`` for at most ``limit`` seconds; see the module docstring."""
+        return _run_forked(work, limit) if self.method == "fork" else self._run_spawned(work, limit)
 
-def wait_for_spare(timeout=120.0) -> bool:
-    """Wait until the spare worker has imported the grader (POSIX; for tools and tests). True if it has."""
-    import select
+    # ------------------------------------------------------------------
+    # The spare worker (spawned workers only)
+    # ------------------------------------------------------------------
 
-    if _spare is None:
-        return False
-    return bool(select.select([_spare.stdout], [], [], timeout)[0])
+    def spare_pid(self):
+        """The pid of the spawned worker kept ready for the next check, if there is one (it runs no learner
+        code)."""
+        return self._spare.pid if self._spare is not None and self._spare.poll() is None else None
 
+    def warm_up(self) -> None:
+        """Start the spawned worker of the next check now, if there is none (``Grader.check`` calls this after
+        each check where workers are spawned, so that the next one does not wait for numpy, torch and the grader
+        to import; importing ``grading`` starts none)."""
+        if self._spare is None or self._spare.poll() is not None:
+            self._spare = _start_worker()
 
-def _stop_spare():
-    global _spare
-    if _spare is not None:
-        _spare.kill()
-        _spare.wait()
-        _spare = None
+    def wait_for_spare(self, timeout=120.0) -> bool:
+        """Wait until the spare worker has imported the grader (POSIX; for tools and tests). True if it has."""
+        import select
 
+        if self._spare is None:
+            return False
+        return bool(select.select([self._spare.stdout], [], [], timeout)[0])
 
-atexit.register(_stop_spare)
+    def stop_spare(self) -> None:
+        """End the spare worker, if there is one (at exit, and for tools and tests)."""
+        spare, self._spare = self._spare, None
+        if spare is not None:
+            spare.kill()
+            spare.wait()
 
+    def _take_worker(self) -> subprocess.Popen:
+        worker, self._spare = self._spare, None
+        if worker is None or worker.poll() is not None:
+            worker = _start_worker()
+        return worker
 
-def _run_spawned(work, limit) -> Outcome:
-    import cloudpickle
+    def _run_spawned(self, work, limit) -> Outcome:
+        import cloudpickle
 
-    try:
-        job = cloudpickle.dumps(work)
-    except Exception as exc:  # a lock, an open file, a generator ... in what the function refers to
-        return Outcome(unsent=f"{type(exc).__name__}: {exc}")
-    outcome = _run_job(job, limit)
-    if outcome.died and not outcome.started:  # the spare died before it got the job (killed while idle ...)
-        outcome = _run_job(job, limit)  # with the spare the first try has just started
-    return outcome
-
-
-def _run_job(job, limit) -> Outcome:
-    global _spare
-    popen = _take_worker()
-    worker = _Worker(popen.pid, popen)
-    reader = _Reader(os.dup(popen.stdout.fileno()))  # the reader's own descriptor, closed by the reader
-    popen.stdout.close()
-    try:
         try:
-            popen.stdin.write(_frame(json.dumps(sys.path).encode()) + _frame(job))
-            popen.stdin.close()
-        except OSError:  # it died while starting; _collect reports it
-            pass
-        outcome = _collect(reader, worker, limit, SPAWN_STARTUP)
-    finally:
-        _end(worker)
-        reader.finish()
-        if _spare is None:
-            _spare = _start_worker()  # the next check's worker imports while the learner reads
-    if outcome.died:
-        outcome.died = worker.how_it_ended()
-    return outcome
+            job = cloudpickle.dumps(work)
+        except Exception as exc:  # a lock, an open file, a generator ... in what the function refers to
+            return Outcome(unsent=f"{type(exc).__name__}: {exc}")
+        outcome = self._run_job(job, limit)
+        if outcome.died and not outcome.started:  # the spare died before it got the job (killed while idle ...)
+            outcome = self._run_job(job, limit)  # with the spare the first try has just started
+        return outcome
+
+    def _run_job(self, job, limit) -> Outcome:
+        popen = self._take_worker()
+        worker = _Worker(popen.pid, popen)
+        reader = _Reader(os.dup(popen.stdout.fileno()))  # the reader's own descriptor, closed by the reader
+        popen.stdout.close()
+        try:
+            try:
+                popen.stdin.write(_frame(json.dumps(sys.path).encode()) + _frame(job))
+                popen.stdin.close()
+            except OSError:  # it died while starting; _collect reports it
+                pass
+            outcome = _collect(reader, worker, limit, SPAWN_STARTUP)
+        finally:
+            _end(worker)
+            reader.finish()
+            if self._spare is None:
+                self._spare = _start_worker()  # the next check's worker imports while the learner reads
+        if outcome.died:
+            outcome.died = worker.how_it_ended()
+        return outcome
+
+
+_RUNNERS: weakref.WeakSet[Runner] = weakref.WeakSet()  # every runner alive: their spares end when Python does
+
+
+@atexit.register
+def _stop_spares():
+    for runner in list(_RUNNERS):
+        runner.stop_spare()
 
 
 class _Reader:

@@ -44,7 +44,6 @@ from torch import nn
 
 import grading
 from grading import QUESTIONS
-from grading.bank.common import tolerance
 from grading.kinds import Lazy
 
 GRADER = Path(grading.__file__).resolve().parent  # the grader's own code: engine and bank
@@ -59,7 +58,7 @@ class Try:
     make: Callable[[], object]  # builds the answer when the try runs (some are large)
     group: str = ""  # the class of input ("missing", "non-finite", "function that raises", ...)
     words: str = ""  # words the feedback must contain (the known mistakes)
-    limit: float | None = None  # grading.kinds.TIME_LIMIT for this try (None: the question's own)
+    limit: float | None = None  # the grader's time_limit for this try (None: the question's own)
     evil: bool = False  # an object whose own methods raise or lie about its type
 
     @property
@@ -94,7 +93,7 @@ def _const(value):
 
 
 def numeric_tries(qid, q):
-    want, tol = float(q.reference()), tolerance(q)
+    want, tol = float(q.reference()), q.tolerance()
     if q.integer:
         n = int(want)
         correct = {
@@ -202,7 +201,7 @@ def _cast_within(want, tol, dtype):
 
 
 def array_tries(qid, q):
-    want, tol = np.asarray(q.reference(), dtype=np.float64), tolerance(q)
+    want, tol = np.asarray(q.reference(), dtype=np.float64), q.tolerance()
     allowed = _allowed(want, tol)
     correct = {
         "numpy float64": want,
@@ -338,7 +337,7 @@ def own_code_answer(qid):
 
 
 def function_tries(qid, q):
-    tol = tolerance(q)
+    tol = q.tolerance()
     reference = own_code_answer(qid)  # what the other forms below are built from
     alternatives = q.alternatives
     layer = isinstance(q.reference(), type)  # the answer is a class (a torch layer), not a function
@@ -793,16 +792,20 @@ def judge(t: Try, verdict, out: str, raised=None, warned=()) -> Result:
     return Result(None, fallback)
 
 
+_GRADERS: dict = {}  # time limit -> the grader of the tries with it (one runner each: spawned workers are reused)
+
+
 def run(t: Try) -> Result:
     """Put ``t`` to ``grading.check`` (looked up when called) with a fresh record of progress and judge it.
 
     Progress is kept in memory only while it runs: the tries must not touch a learner's progress file."""
-    with grading.use_grader(grading.Grader(None)):
+    if t.limit not in _GRADERS:
+        _GRADERS[t.limit] = grading.Grader(None, time_limit=t.limit)
+    with grading.use_grader(_GRADERS[t.limit]):
         return _run(t)
 
 
 def _run(t: Try) -> Result:
-    limit, grading.kinds.TIME_LIMIT = grading.kinds.TIME_LIMIT, t.limit
     verdict = raised = None
     out = io.StringIO()
     start = time.perf_counter()
@@ -818,7 +821,6 @@ def _run(t: Try) -> Result:
             except BaseException as exc:  # nothing may get out of check
                 raised = exc
     finally:
-        grading.kinds.TIME_LIMIT = limit
         grading.reset()
     ours = [w for w in caught if Path(w.filename).resolve().is_relative_to(GRADER)]
     result = judge(t, verdict, out.getvalue(), raised, ours)

@@ -7,7 +7,6 @@ import math
 import numpy as np
 
 from grading.reference import posenc
-from grading.bank import _add
 from grading.kinds import Array, Choice, Function, Lazy, Numeric
 from grading.bank.learner_code import PI2, doubled_frequencies, doubled_table, float32_table, loop_table, torch_table
 from grading.feedback import matches_model
@@ -28,6 +27,9 @@ from grading.bank.common import (
     _shifted,
     _table,
 )
+
+QUESTIONS: list = []  # this chapter's questions, in order: grading.bank collects them
+_add = QUESTIONS.append
 
 
 _PAIRS_03 = [0, 64, 128, 192, 255]
