@@ -7,7 +7,6 @@ see (``grading.reveal``), explains every option. The bank holds every chapter mo
 each under its own chapter's id, and no module of the grader imports one that imports it back.
 """
 
-import ast
 import importlib
 import itertools
 from pathlib import Path
@@ -117,47 +116,6 @@ def test_a_question_outside_its_chapter_or_declared_twice_is_refused():
     with pytest.raises(ValueError, match=r"^ch04\.py declares question 04\.2 twice$"):
         collect([("ch04", [numeric("04.2"), numeric("04.2")])])
     assert list(collect([("ch04", [numeric("04.1")]), ("ch05", [numeric("05.1")])])) == ["04.1", "05.1"]
-
-
-def imported(path: Path, package: str, modules) -> set[str]:
-    """Which of ``modules`` the module at ``path`` (in ``package``) imports, where it runs (inside functions
-    too), but not for type checkers only (``if TYPE_CHECKING:``). ``from grading import runner`` imports the
-    module grading.runner; the package grading is counted only for a name that is not a module of it."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and getattr(node.test, "id", "") == "TYPE_CHECKING":
-            node.body = []
-    names = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names |= {a.name for a in node.names}
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")
-                base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
-            named = {f"{base}.{a.name}" for a in node.names}
-            names |= named if named <= set(modules) else named | {base}
-    return names & set(modules)
-
-
-def test_no_module_of_the_grader_imports_one_that_imports_it_back():
-    modules = {}
-    for path in GRADER.rglob("*.py"):
-        parts = path.relative_to(GRADER.parent).with_suffix("").parts
-        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-        modules[name] = (path, name if path.name == "__init__.py" else name.rpartition(".")[0])
-    graph = {name: imported(path, package, modules) - {name} for name, (path, package) in modules.items()}
-
-    def reaches(start, goal, seen):
-        for m in graph[start] - seen:
-            seen.add(m)
-            if m == goal or reaches(m, goal, seen):
-                return True
-        return False
-
-    assert len(graph) > 10
-    assert sorted(name for name in graph if reaches(name, name, set())) == []  # the modules in a circle
 
 
 def test_a_function_question_runs_the_learners_code_only_in_a_graders_runner():

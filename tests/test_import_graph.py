@@ -9,28 +9,36 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = {"book_build": ROOT / "book_build"}
+PACKAGES = {"book_build": ROOT / "book_build", "grading": ROOT / "src" / "grading", "tools": ROOT / "tools"}
 
 
 def imports_within(package: str, folder: Path) -> dict[str, set[str]]:
-    """For each module of ``package`` (a dotted name rooted at ``folder``), the modules of ``package`` it imports,
-    at any depth of its code."""
+    """For each module of ``package`` (a dotted name rooted at ``folder``), the modules of ``package`` it imports
+    where it runs (inside functions too), not for type checkers only (``if TYPE_CHECKING:``). ``from grading import
+    runner`` imports the module grading.runner; the package itself is counted only for a name that is not a module
+    of it."""
     modules = {
         ".".join((package, *path.relative_to(folder).with_suffix("").parts)).removesuffix(".__init__"): path
         for path in folder.rglob("*.py")
     }
     graph = {}
     for name, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.If) and getattr(node.test, "id", "") == "TYPE_CHECKING":
+                node.body = []
+        here = name if path.name == "__init__.py" else name.rpartition(".")[0]
         found = set()
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 found |= {alias.name for alias in node.names}
             elif isinstance(node, ast.ImportFrom):
                 base = node.module or ""
                 if node.level:  # relative: from the module's own package
-                    here = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
-                    base = ".".join(here[: len(here) - node.level + 1] + ([base] if base else []))
-                found |= {base} | {f"{base}.{alias.name}" for alias in node.names}
+                    parts = here.split(".")
+                    base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
+                named = {f"{base}.{alias.name}" for alias in node.names}
+                found |= named if named <= set(modules) else named | {base}
         graph[name] = {m for m in found if m in modules and m != name}
     return graph
 
@@ -72,6 +80,8 @@ def test_the_scan_finds_a_planted_circle(tmp_path):
     (tmp_path / "b.py").write_text("def f():\n    from . import c\n")
     (tmp_path / "c.py").write_text("import pkg.a\n")
     (tmp_path / "d.py").write_text("from pkg.a import x\n")
+    (tmp_path / "e.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg import d\n")
+    (tmp_path / "f.py").write_text("from pkg import e\n")  # the package's module e, not the package
     assert circles(imports_within("pkg", tmp_path)) == [["pkg.a", "pkg.b", "pkg.c"]]
 
 
