@@ -247,8 +247,8 @@ def test_ipython_shows_one_line_and_no_traceback():
         check=True,
     ).stdout
     assert out.splitlines() == [
-        "ArgumentError: check_yourself: chapter must be one of '01', '02', '03', '04', '05', '06', '07', '08', '09', "
-        "'10', '11', '12', '13' (the chapters with a quiz), not '99'.",
+        f"ArgumentError: check_yourself: chapter must be one of {', '.join(map(repr, quizzes.QUIZZES))} (the chapters "
+        "with a quiz), not '99'.",
         "ArgumentError: train needs model: a TinyTransformer.",
     ]
 

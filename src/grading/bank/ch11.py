@@ -65,7 +65,6 @@ _add(
             ),
             (lambda: _PROMPT, "that is the position of the first generated token; five have been generated since."),
         ],
-        known_mistakes=[(43, "count from 0"), (5, "prompt's tokens"), (84, "twice"), (41, "last token"), (37, "first")],
     )
 )
 
@@ -185,13 +184,6 @@ _add(
                 "the cached keys were rotated again when they were read; they are stored rotated, once.",
             ),
         ],
-        known_mistakes=[
-            (lambda q, k, v, p: decode_loop(q, k, v, p, where=lambda t, cache: 0), "position 0"),
-            (lambda q, k, v, p: decode_loop(q, k, v, p, where=lambda t, cache: t - p), "restart after the prompt"),
-            (lambda q, k, v, p: decode_loop(q, k, v, p, where=lambda t, cache: cache + 1), "one position too far"),
-            (lambda q, k, v, p: decode_loop(q, k, v, p, reread=True), "rotated again"),
-            (lambda q, k, v, p: decode_loop(q, k, v, p, where=lambda t, cache: cache + t), "counted twice"),
-        ],
         alternatives={
             "the given loop, fixed": decode_loop,
             "no cache: all tokens at once": lambda q, k, v, p: _causal(q, k, v),
@@ -229,9 +221,6 @@ _add(
             ),
         ],
         known_mistakes=[
-            (list(range(9)), "restart"),
-            ([1, 2, 3, 4, 1, 2, 1, 2, 3], "starts at position 0"),
-            ([0, 0, 0, 0, 1, 1, 2, 2, 2], "number the documents"),
             ([0, 1, 2, 3, 0, 1, 0, 1], "shape"),
         ],
     )
@@ -291,14 +280,6 @@ def packed_buggy(q, k, v, lengths, restart=False):
     return _softmax_rows(np.where(visible, scores, -np.inf)) @ v
 
 
-def packed_plain_causal(q, k, v, lengths):
-    """Positions restarted, but the mask only causal: the later documents see the earlier ones."""
-    n, d = q.shape
-    positions = np.concatenate([np.arange(m) for m in lengths])
-    scores = posenc.apply_rope(q, positions) @ posenc.apply_rope(k, positions).T / np.sqrt(d)
-    return _softmax_rows(np.where(np.tri(n, dtype=bool), scores, -np.inf)) @ v
-
-
 def packed_per_document(q, k, v, lengths):
     out, start = [], 0
     for m in lengths:
@@ -331,11 +312,6 @@ _add(
                 matches_model(lambda q, k, v, m: _packed_with(q, k, v, m, causal=False)),
                 "inside its document a token still sees only the tokens before it: keep the mask causal.",
             ),
-        ],
-        known_mistakes=[
-            (packed_buggy, "own document"),
-            (packed_plain_causal, "own document"),
-            (lambda q, k, v, m: _packed_with(q, k, v, m, causal=False), "causal"),
         ],
         alternatives={
             "the given code, fixed": lambda q, k, v, m: packed_buggy(q, k, v, m, restart=True),
@@ -403,13 +379,6 @@ def _padding_cases(rng):
     return cases
 
 
-def add_positions_buggy(x, mask):
-    """The question's code: one position per column."""
-    batch, seq, d = x.shape
-    pe = posenc.sinusoidal(seq, d)
-    return x + pe[None] * mask[..., None]
-
-
 def add_positions_cumsum(x, mask, start=-1, pads_too=False):
     """A learner's answer: positions from the mask; ``start=0`` forgets the -1, ``pads_too`` the mask."""
     batch, seq, d = x.shape
@@ -448,11 +417,6 @@ _add(
                 matches_model(lambda x, m: _padded_with(x, m, pads_too=True)),
                 "the pad slots changed: return them as they are, without an encoding.",
             ),
-        ],
-        known_mistakes=[
-            (add_positions_buggy, "columns"),
-            (lambda x, m: add_positions_cumsum(x, m, start=0), "start at 1"),
-            (lambda x, m: add_positions_cumsum(x, m, pads_too=True), "pad slots"),
         ],
         alternatives={
             "positions from the mask": add_positions_cumsum,
@@ -525,9 +489,6 @@ _add(
             ),
         ],
         known_mistakes=[
-            ([10, 9, 4, 3, 2, 1, 0], "original positions"),
-            ([0, 1, 2, 3, 4, 5, 6], "minus the key's"),
-            ([-6, -5, -4, -3, -2, -1, 0], "sign"),
             ([5, 4, 3, 2, 1, 0], "shape"),
         ],
     )
