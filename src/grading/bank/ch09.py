@@ -10,6 +10,7 @@ import torch
 
 from grading.reference import posenc
 from grading.bank import _add
+from grading.bank.common import fixed_then_random
 from grading.kinds import Array, Case, Choice, Function, Lazy, Numeric
 from grading.feedback import matches_model
 
@@ -167,13 +168,13 @@ def _on_a_boundary(k, n, m):
 
 def _bucket_cases(rng):
     fixed = [(32, 128), (8, 16), (2, 2), (9, 40), (64, 1000), (17, 27), (3, 5), (33, 500)]
+
+    def draw(rng):
+        n = int(rng.integers(2, 65))
+        return n, int(rng.integers(n // 2 + 1, 2001))
+
     cases = []
-    for c in range(20):
-        if c < len(fixed):
-            n, m = fixed[c]
-        else:
-            n = int(rng.integers(2, 65))
-            m = int(rng.integers(n // 2 + 1, 2001))
+    for c, (n, m) in enumerate(fixed_then_random(rng, 20, fixed, draw)):
         e = n // 2
         if c % 4 == 1:  # a whole matrix of offsets p - s, as a model builds it
             length = int(rng.integers(5, 60))

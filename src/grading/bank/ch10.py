@@ -8,6 +8,7 @@ import numpy as np
 
 from grading.reference import posenc
 from grading.bank import _add
+from grading.bank.common import fixed_then_random
 from grading.kinds import Case, Choice, Function, Lazy, Numeric, Array
 from grading.feedback import matches_model
 
@@ -149,15 +150,14 @@ def _yarn_cases(rng):
         (128, 5e5, 8.0, 131072),
         (232, 1e7, 48.0, 120000),
     ]
+
+    def draw(rng):
+        d = 2 * int(rng.integers(2, 129))
+        base = float(10 ** rng.uniform(2, 7))
+        return d, base, float(rng.uniform(1, 64)), int(rng.integers(64, 131073))
+
     cases = []
-    for k in range(20):
-        if k < len(fixed):
-            d, base, factor, original = fixed[k]
-        else:
-            d = 2 * int(rng.integers(2, 129))
-            base = float(10 ** rng.uniform(2, 7))
-            factor = float(rng.uniform(1, 64))
-            original = int(rng.integers(64, 131073))
+    for d, base, factor, original in fixed_then_random(rng, 20, fixed, draw):
         cases.append(
             Case(
                 (d, base, factor, original),

@@ -9,6 +9,7 @@ import torch
 
 from grading.reference import posenc
 from grading.bank import _add
+from grading.bank.common import fixed_then_random
 from grading.kinds import Array, Case, Choice, Function, Numeric
 from grading.feedback import matches_model
 
@@ -93,13 +94,13 @@ def _decoded(q, k, v, prefill, position=lambda t, prefill: t, reread=False):
 
 def _decode_cases(rng):
     fixed = [(1, 1, 4), (12, 1, 8), (12, 12, 8), (30, 7, 16), (9, 3, 2), (44, 25, 32), (5, 2, 6)]
+
+    def draw(rng):
+        n, d = int(rng.integers(2, 49)), 2 * int(rng.integers(1, 17))
+        return n, int(rng.integers(1, n + 1)), d
+
     cases = []
-    for i in range(20):
-        if i < len(fixed):
-            n, prefill, d = fixed[i]
-        else:
-            n, d = int(rng.integers(2, 49)), 2 * int(rng.integers(1, 17))
-            prefill = int(rng.integers(1, n + 1))
+    for n, prefill, d in fixed_then_random(rng, 20, fixed, draw):
         q, k = (1.5 * rng.normal(size=(n, d)) for _ in range(2))  # sharp attention: a wrong offset shows
         v = rng.normal(size=(n, d))
         cases.append(Case((q, k, v, prefill), f"n = {n} tokens of width d = {d} and a prompt of {prefill}"))
@@ -249,9 +250,12 @@ def _packed_with(q, k, v, lengths, *, restart=True, block=True, causal=True):
 
 def _packed_cases(rng):
     fixed = [[7], [3, 4], [1, 1, 1], [5, 1, 6, 2], [12, 12], [2, 9, 1, 4, 3]]
+
+    def draw(rng):
+        return [int(m) for m in rng.integers(1, 13, size=int(rng.integers(1, 6)))]
+
     cases = []
-    for i in range(16):
-        lengths = fixed[i] if i < len(fixed) else [int(m) for m in rng.integers(1, 13, size=int(rng.integers(1, 6)))]
+    for lengths in fixed_then_random(rng, 16, fixed, draw):
         n, d = sum(lengths), 2 * int(rng.integers(1, 17))
         q, k = (1.5 * rng.normal(size=(n, d)) for _ in range(2))
         v = rng.normal(size=(n, d))
@@ -358,13 +362,13 @@ def _padding_cases(rng):
         (4, 7, 1, ["right", "left", "left", "none"]),
         (2, 20, 33, ["left", "right"]),
     ]
+
+    def draw(rng):
+        rows, seq, d = int(rng.integers(1, 7)), int(rng.integers(2, 25)), int(rng.integers(1, 34))
+        return rows, seq, d, [str(s) for s in rng.choice(["left", "right", "none"], size=rows)]
+
     cases = []
-    for i in range(16):
-        if i < len(fixed):
-            rows, seq, d, sides = fixed[i]
-        else:
-            rows, seq, d = int(rng.integers(1, 7)), int(rng.integers(2, 25)), int(rng.integers(1, 34))
-            sides = [str(s) for s in rng.choice(["left", "right", "none"], size=rows)]
+    for rows, seq, d, sides in fixed_then_random(rng, 16, fixed, draw):
         mask = np.zeros((rows, seq), dtype=np.int64)
         for row, side in zip(mask, sides):
             real = seq if side == "none" else int(rng.integers(1, seq))

@@ -8,6 +8,7 @@ import numpy as np
 import torch
 
 from grading.bank import _add
+from grading.bank.common import fixed_then_random
 from grading.feedback import matches_model
 from grading.kinds import Array, Case, Choice, Function, Numeric
 from grading.reference import posenc
@@ -87,16 +88,16 @@ def _fused_cases(rng):
         (32, 8, 8, 1),
         (2, 2, 2, 3),
     ]
+
+    def draw(rng):
+        kv = int(rng.integers(1, 5))
+        heads = kv * int(rng.integers(1, 5))
+        ratio = heads // kv  # the keys cut into the queries' count: pairs of 2 channels or more
+        head = 4 * ratio * int(rng.integers(1, 3)) if ratio > 1 else 2 * int(rng.integers(1, 9))
+        return heads, kv, head, int(rng.integers(1, 9))
+
     cases = []
-    for i in range(16):
-        if i < len(fixed):
-            heads, kv, head, cols = fixed[i]
-        else:
-            kv = int(rng.integers(1, 5))
-            heads = kv * int(rng.integers(1, 5))
-            ratio = heads // kv  # the keys cut into the queries' count: pairs of 2 channels or more
-            head = 4 * ratio * int(rng.integers(1, 3)) if ratio > 1 else 2 * int(rng.integers(1, 9))
-            cols = int(rng.integers(1, 9))
+    for heads, kv, head, cols in fixed_then_random(rng, 16, fixed, draw):
         w = rng.normal(size=((heads + kv) * head, cols))
         cases.append(
             Case((w, heads, kv), f"{heads} query heads and {kv} key-value heads of {head} channels, {cols} inputs")

@@ -9,6 +9,7 @@ import torch
 
 from grading.reference import posenc
 from grading.bank import _add
+from grading.bank.common import fixed_then_random
 from grading.bank.ch11 import _causal, _softmax_rows
 from grading.kinds import Case, Choice, Function, Numeric
 from grading.feedback import matches_model
@@ -218,12 +219,12 @@ def _head_reference(q, k, v, start):
 
 def _head_cases(rng):
     fixed = [(1, 2, 0), (5, 4, 1), (12, 16, 7), (9, 8, 100_000), (30, 32, 1000), (3, 6, 0), (40, 2, 12_345)]
+
+    def draw(rng):
+        return int(rng.integers(1, 41)), 2 * int(rng.integers(1, 17)), int(rng.integers(0, 10**5))
+
     cases = []
-    for i in range(16):
-        if i < len(fixed):
-            n, d, start = fixed[i]
-        else:
-            n, d, start = int(rng.integers(1, 41)), 2 * int(rng.integers(1, 17)), int(rng.integers(0, 10**5))
+    for n, d, start in fixed_then_random(rng, 16, fixed, draw):
         q, k = (1.5 * rng.normal(size=(n, d)) for _ in range(2))
         v = rng.normal(size=(n, d))
         cases.append(Case((q, k, v, start), f"n = {n} tokens of width d = {d}, first position {start}"))

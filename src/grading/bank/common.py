@@ -162,6 +162,14 @@ def _pe_cases(rng, n_cases=24, max_pos=10**6, max_n=120, layouts=False):
     return cases
 
 
+def fixed_then_random(rng, total, fixed, draw):
+    """The parameters of a question's ``total`` test inputs, one by one: the ``fixed`` ones first (the cases its text
+    promises, and the edges), then ``draw(rng)`` for each of the others. A generator: each draw happens when the
+    caller's loop reaches it, between the caller's own draws from ``rng``."""
+    for i in range(total):
+        yield fixed[i] if i < len(fixed) else draw(rng)
+
+
 def _pe(p, d, **kw):
     return posenc.sinusoidal([p], d, **kw)[0]
 
