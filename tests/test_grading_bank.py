@@ -148,7 +148,7 @@ def _perturbed(qid, change):
     """A learner's function: a correct answer (own code where the question asks for it), with ``change(out)``
     applied to each result."""
     reference = own_code_answer(qid)
-    if qid == "05.7":  # a class: perturb what forward returns
+    if isinstance(reference, type):  # a class: perturb what forward returns
 
         class Perturbed(reference):
             def forward(self, tokens):
