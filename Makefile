@@ -9,7 +9,7 @@ HTML   := _build/html/index.html
 # The maintainer tools (tools/) and the book's build code (book_build/) are packages that are never installed:
 # `python -m tools.NAME` runs them from here, the repository's root.
 
-.PHONY: book book-strict check colab-cell reading-time lint lock lock-check test screenshots lab bench pdf exercises clean help
+.PHONY: book book-strict check colab-cell reading-time quiz-sections lint lock lock-check test screenshots lab bench pdf exercises clean help
 
 help:
 	@echo "make book   build the HTML book into _build/html"
@@ -107,6 +107,10 @@ colab-cell: $(STAMP)
 # the time table of how_to_take_this_course.md, from the notebooks
 reading-time: $(STAMP)
 	$(BIN)/python -m tools.reading_time
+
+# quizzes.SECTIONS (where each section a quiz links is), from the chapters
+quiz-sections: $(STAMP)
+	$(BIN)/python -m tools.quiz_sections
 
 exercises: $(STAMP)
 	$(BIN)/python -m tools.make_exercises $(if $(FORCE),--force,)

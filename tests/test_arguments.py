@@ -247,8 +247,8 @@ def test_ipython_shows_one_line_and_no_traceback():
         check=True,
     ).stdout
     assert out.splitlines() == [
-        "ArgumentError: check_yourself: chapter must be one of '01', '02', '03', '04', '05', '06', '07', '08', '09', "
-        "'10', '11', '12', '13' (the chapters with a quiz), not '99'.",
+        f"ArgumentError: check_yourself: chapter must be one of {', '.join(map(repr, quizzes.QUIZZES))} (the chapters "
+        "with a quiz), not '99'.",
         "ArgumentError: train needs model: a TinyTransformer.",
     ]
 
@@ -389,8 +389,11 @@ GOOD = {  # arguments that work, as a function: some calls change what they are 
     ),
     "toy_transformer.train": lambda: dict(model=_tiny(), length=6, offset=1, steps=1, batch_size=2, lr=1e-3, seed=0),
     "toy_transformer.evaluate": lambda: dict(model=_tiny(), length=6, offset=1, n_seq=2, seed=0),
+    "bug_zoo.doubled_frequencies": lambda: dict(d_model=8, base=100.0),
     "bug_zoo.doubled_exponent": lambda: dict(n=8, d_model=8, base=100.0),
+    "bug_zoo.recipe_frequencies": lambda: dict(d_model=8, base=100.0, dtype=torch.float32),
     "bug_zoo.tutorial_recipe": lambda: dict(n=8, d_model=8, base=100.0, dtype=torch.float32),
+    "bug_zoo.recipe_angles_table": lambda: dict(positions=[0, 5], d_model=7, base=100.0, dtype=torch.float32),
     "bug_zoo.recipe_fixed": lambda: dict(n=8, d_model=8, base=100.0),
     "bug_zoo.cosine_own_frequency": lambda: dict(n=8, d_model=8, base=100.0),
     "bug_zoo.seq_first_table": lambda: dict(max_len=8, d_model=8),

@@ -13,6 +13,7 @@ import torch
 from hypothesis import given, settings, strategies as st
 
 import posenc
+from posenc_course import bug_zoo
 
 mpmath.mp.dps = 40
 
@@ -191,11 +192,7 @@ def test_float32_table_accuracy_over_a_long_run():
 def test_the_common_float32_recipe_is_not_accurate():
     """The baseline we replace: angles formed in float32 drift at large p."""
     d_model = 64
-    p = torch.tensor([[1_000_000.0]])
-    div = torch.exp(torch.arange(0, d_model, 2).float() * (-math.log(10000.0) / d_model))
-    recipe = torch.zeros(1, d_model)
-    recipe[:, 0::2] = torch.sin(p * div)
-    recipe[:, 1::2] = torch.cos(p * div)
+    recipe = bug_zoo.tutorial_recipe([1_000_000], d_model)  # the recipe's own arithmetic, at one position
     err_recipe = np.abs(recipe.numpy()[0] - exact_row(1_000_000, d_model)).max()
     ours = posenc.sinusoidal([1_000_000], d_model, dtype=np.float32)[0]
     err_ours = np.abs(ours - exact_row(1_000_000, d_model)).max()

@@ -8,13 +8,14 @@ from pathlib import Path
 
 import nbformat
 import pytest
-import yaml
 
 from posenc_course import quizzes
 from posenc_course.quizzes import Choice, Question, Quiz, check_yourself, render
 from book_build.strict_build import HTML
 from tests.support.book import strict_build
 from tests.test_cross_references import PLAIN_REFERENCE, prose
+from tools import quiz_sections
+from tools.quiz_sections import chapter_sections
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
@@ -32,46 +33,6 @@ def quiz_texts():
         for q in questions:
             for text in (q.prompt, *(t for c in q.choices for t in (c.text, c.why))):
                 yield key, " ".join(text.split())
-
-
-def chapter_sections() -> dict[str, dict]:
-    """Every labelled heading of the chapters: label -> its notebook, cell id, heading and section number.
-
-    The number is the one Sphinx gives the heading: the chapter's place in the numbered Chapters part of
-    _toc.yml, then the heading's place among the headings of its level (every heading counts, labelled or not).
-    """
-    parts = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))["parts"]
-    files = next(part for part in parts if part["caption"] == "Chapters")["chapters"]
-    found = {}
-    for n, entry in enumerate(files, 1):
-        path = ROOT / f"{entry['file']}.ipynb"
-        numbers = [n]
-        for cell in nbformat.read(path, as_version=4).cells:
-            if cell.cell_type != "markdown":
-                continue
-            fenced, label = False, None
-            for line in cell.source.splitlines():
-                if line.lstrip().startswith(("```", "~~~")):
-                    fenced = not fenced
-                if fenced or not line.strip() or line.lstrip().startswith(("```", "~~~")):
-                    continue
-                if m := re.fullmatch(r"\(([\w-]+)\)=\s*", line):
-                    label = m.group(1)
-                    continue
-                if m := re.fullmatch(r"(#{1,6})\s+(.*?)\s*", line):
-                    level = len(m.group(1))
-                    if level > 1:
-                        numbers = (numbers + [0] * level)[:level]
-                        numbers[-1] += 1
-                    if label:
-                        found[label] = {
-                            "notebook": path.stem,
-                            "cell": cell.id,
-                            "heading": m.group(2),
-                            "number": ".".join(map(str, numbers)),
-                        }
-                label = None
-    return found
 
 
 HOW_TO = (
@@ -125,7 +86,9 @@ def test_bad_keys_and_chapters_are_refused():
         render('x" onload="alert(1)', [q])
     with pytest.raises(ValueError, match="at least one"):
         render("x", [])
-    with pytest.raises(ValueError, match=r"chapter must be one of '01', .*'13' \(the chapters with a quiz\), not '99'"):
+    first, last = (re.escape(repr(key)) for key in (min(quizzes.QUIZZES), max(quizzes.QUIZZES)))
+    said = rf"chapter must be one of {first}, .*{last} \(the chapters with a quiz\), not '99'"
+    with pytest.raises(ValueError, match=said):
         check_yourself("99")
 
 
@@ -174,8 +137,9 @@ def test_dollar_math_becomes_mathjax_spans_and_is_escaped():
 
 
 def test_every_section_a_quiz_names_is_a_labelled_heading_of_the_chapters():
-    """Each {ref}`text <label>` names a label of the chapters, shows that section's number (or, for a chapter,
-    its number), and quizzes.SECTIONS has its notebook and cell as they are now."""
+    """Each {ref}`text <label>` names a label of the chapters and shows that section's number (or, for a chapter,
+    its number), and quizzes.SECTIONS, which tools/quiz_sections.py writes, has its notebook and cell as they are
+    now."""
     sections = chapter_sections()
     wrong, named = [], set()
     for key, text in quiz_texts():
@@ -189,13 +153,21 @@ def test_every_section_a_quiz_names_is_a_labelled_heading_of_the_chapters():
                     f"quiz {key}: {shown!r} links {label!r}, which is section {found['number']} ({found['heading']!r})"
                 )
     assert not wrong, "\n".join(wrong)
-    expected = {label: (sections[label]["notebook"], sections[label]["cell"]) for label in named}
-    in_order = sorted(expected, key=lambda label: [int(n) for n in re.findall(r"\d+", label)])
-    entries = "".join(f'    "{label}": {expected[label]!r},\n'.replace("'", '"') for label in in_order)
-    assert quizzes.SECTIONS == expected, (
-        "quizzes.SECTIONS is not where the chapters hold the sections the quizzes name; write it as\n"
-        f"SECTIONS = {{\n{entries}}}"
-    )
+    assert set(quizzes.SECTIONS) == named  # the tool reads the same labels from the source as the quizzes show
+    assert quiz_sections.main(["--check"]) == 0, "quizzes.SECTIONS is stale: run make quiz-sections"
+
+
+def test_the_sections_tool_rewrites_a_stale_block_and_its_check_fails_on_it(tmp_path, capsys):
+    module = tmp_path / quiz_sections.MODULE
+    module.parent.mkdir(parents=True)
+    current = (ROOT / quiz_sections.MODULE).read_text(encoding="utf-8")
+    module.write_text(current.replace('"ch01-05"', '"moved"'), encoding="utf-8")
+    (tmp_path / "_toc.yml").symlink_to(ROOT / "_toc.yml")
+    (tmp_path / "chapters").symlink_to(ROOT / "chapters")
+    assert quiz_sections.main(["--check"], root=tmp_path) == 1 and "make quiz-sections" in capsys.readouterr().out
+    assert quiz_sections.main([], root=tmp_path) == 0
+    assert module.read_text(encoding="utf-8") == current
+    assert quiz_sections.main(["--check"], root=tmp_path) == 0
 
 
 def test_chapter_6_cast_table_question_keys_the_only_true_choice():

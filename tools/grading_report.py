@@ -10,9 +10,10 @@ prints
 then every try that went wrong, and how many hostile inputs (all objects whose own methods raise or lie
 about their type) got the engine's last resort "the grader could not inspect your answer (<their error>)".
 A correct answer counts as rejected unless it gets its one "✓ correct" line; a wrong answer counts as
-accepted unless it gets one "✗" line (with its hint's words, for the known mistakes); a hostile input is
-handled when it gets one line of feedback and no verdict of correct. Anything ``check`` lets out, a
-traceback, a second line or a warning from the grader's code counts against the grader in every category.
+accepted unless it gets one "✗" line (with its hint's words, for the known mistakes and the models of
+mistakes); a hostile input is handled when it gets one line of feedback and no verdict of correct. Anything
+``check`` lets out, a traceback, a second line or a warning from the grader's code counts against the grader
+in every category.
 ``main()`` returns 1 if any correct answer was rejected, any wrong answer accepted or any hostile input
 not handled, else 0. ``make bench`` calls it; the test suite runs a compact set of the same tries
 (tests/test_grading.py) and checks this counting (tests/test_grading_report.py).

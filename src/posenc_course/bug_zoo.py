@@ -4,16 +4,17 @@ Chapter 7 ("Implementations") shows every bug, the check that catches it and the
 versions are written the way people write them; do not use them for anything
 else.
 
-====  ==========================================  =========================================
-bug   buggy                                       fixed
-====  ==========================================  =========================================
-1     ``doubled_exponent``                        ``posenc.sinusoidal``
-2     ``tutorial_recipe`` (odd ``d_model``)       ``recipe_fixed``
-3     ``cosine_own_frequency``                    ``posenc.sinusoidal``
-4     ``add_along_batch`` (batch-first input)     ``add_along_seq``
-5     ``ParameterTable`` + ``init_all_parameters``  ``posenc.SinusoidalPositionalEncoding``
-6     ``HalfAngleEncoding`` after ``.half()``     ``posenc.SinusoidalPositionalEncoding``
-====  ==========================================  =========================================
+====  ==============================================  =========================================
+bug   buggy                                           fixed
+====  ==============================================  =========================================
+1     ``doubled_frequencies``, ``doubled_exponent``   ``posenc.sinusoidal``
+2     ``tutorial_recipe`` (odd ``d_model``),          ``recipe_fixed``
+      ``recipe_angles_table`` (its float32 angles)
+3     ``cosine_own_frequency``                        ``posenc.sinusoidal``
+4     ``add_along_batch`` (batch-first input)         ``add_along_seq``
+5     ``ParameterTable`` + ``init_all_parameters``    ``posenc.SinusoidalPositionalEncoding``
+6     ``HalfAngleEncoding`` after ``.half()``         ``posenc.SinusoidalPositionalEncoding``
+====  ==============================================  =========================================
 
 The checks that catch them:
 
@@ -29,6 +30,19 @@ given torch dtype, ``phase_error`` compares it with the exact angle.
 
 Layout variants: ``VARIANTS``, ``variant_table``, ``identify_variant`` and
 ``mystery_table`` (a table from a variant the caller is not told).
+
+This module is the one gallery of these bugs: the chapters, the grader's bank
+(its models of mistakes and the wrong answers it is tested with), the tests
+and the benchmarks all import them from here, and none writes them again.
+The bank may: this module ships in the same wheel as ``grading`` (which
+imports ``posenc_course`` already), so the grader's worker, forked or
+spawned, imports it wherever the bank runs. The bank only names mistakes
+with it: the grader's expected values never come from here but from its
+private copy of ``posenc`` (``grading.reference``). So that a notebook that
+patches ``posenc`` cannot move a model of a mistake either, the bugs use
+numpy and torch only, never ``posenc`` (the checks and the fixes below may).
+A home inside ``grading`` would not do: the chapters would then import the
+grader's internals to show a bug.
 """
 
 from __future__ import annotations
@@ -44,8 +58,11 @@ import posenc
 from posenc_course.arguments import Array, InstanceOf, Int, OneOf, Positions, Real, Tensor, accepts, refuse
 
 __all__ = [
+    "doubled_frequencies",
     "doubled_exponent",
+    "recipe_frequencies",
     "tutorial_recipe",
+    "recipe_angles_table",
     "recipe_fixed",
     "cosine_own_frequency",
     "seq_first_table",
@@ -91,27 +108,42 @@ def _interleave(sin: torch.Tensor, cos: torch.Tensor, d_model: int) -> torch.Ten
     return out[:, :d_model]
 
 
+def _positions(positions, dtype: torch.dtype) -> torch.Tensor:
+    """A count ``n`` as the positions 0 ... n-1, or the list of positions given, in ``dtype``."""
+    if isinstance(positions, (int, np.integer)):
+        return torch.arange(int(positions), dtype=dtype)
+    return torch.as_tensor(np.asarray(positions, dtype=np.float64)).to(dtype)
+
+
 # --------------------------------------------------------------------------
 # Bug 1: the doubled exponent
 # --------------------------------------------------------------------------
 
 
-@accepts(n=N, d_model=D_MODEL, base=BASE)
+@accepts(d_model=D_MODEL, base=BASE)
+def doubled_frequencies(d_model, base=10000.0) -> np.ndarray:
+    """Bug 1 itself: the frequencies of a loop over channels
+    ``c = 0, 2, 4, ...`` that still writes ``2 * c / d``."""
+    out = []
+    for c in range(0, d_model, 2):  # c = 0, 2, 4, ... is a CHANNEL index
+        out.append(base ** (-2 * c / d_model))  # bug: 2 * c = 4 i
+    return np.array(out)
+
+
+@accepts(n=Positions(), d_model=D_MODEL, base=BASE)
 def doubled_exponent(n, d_model, base=10000.0) -> np.ndarray:
-    """Bug 1. Loops over channels ``c = 0, 2, 4, ...`` and still writes
-    ``2 * c / d``.
+    """Bug 1. The table of ``doubled_frequencies``, for positions
+    ``0 ... n-1`` (or the list of positions ``n``).
 
     ``c`` already is ``2i``, so pair ``i`` gets ``base ** (-4i/d)``: the
     frequency of pair ``2i``. Right shape, values in [-1, 1], wrong numbers.
     Fix: ``posenc.sinusoidal`` (or ``c // 2`` in the exponent).
     """
-    pe = np.zeros((n, d_model))
-    position = np.arange(n, dtype=np.float64)
-    for c in range(0, d_model, 2):
-        angle = position / base ** (2 * c / d_model)
-        pe[:, c] = np.sin(angle)
-        if c + 1 < d_model:
-            pe[:, c + 1] = np.cos(angle)
+    position = _positions(n, torch.float64).numpy()
+    angle = np.outer(position, doubled_frequencies(d_model, base))
+    pe = np.zeros((len(position), d_model))
+    pe[:, 0::2] = np.sin(angle)
+    pe[:, 1::2] = np.cos(angle)[:, : d_model // 2]
     return pe
 
 
@@ -120,7 +152,20 @@ def doubled_exponent(n, d_model, base=10000.0) -> np.ndarray:
 # --------------------------------------------------------------------------
 
 
-@accepts(n=N, d_model=D_MODEL, base=BASE, dtype=DTYPE)
+@accepts(d_model=D_MODEL, base=BASE, dtype=DTYPE)
+def recipe_frequencies(
+    d_model,
+    base=10000.0,
+    dtype=torch.float32,
+) -> torch.Tensor:
+    """The common torch recipe's frequencies (its ``div_term``): the
+    exponent and the ``exp`` both in ``dtype``, a few roundings off in
+    float32."""
+    step = -math.log(base) / d_model
+    return torch.exp(torch.arange(0, d_model, 2, dtype=dtype) * step)
+
+
+@accepts(n=Positions(), d_model=D_MODEL, base=BASE, dtype=DTYPE)
 def tutorial_recipe(
     n,
     d_model,
@@ -136,13 +181,21 @@ def tutorial_recipe(
     into an empty slice). In float32 the angles are off by up to a few times
     ``p * omega * 6e-8`` radians.
     """
-    pe = torch.zeros(n, d_model, dtype=dtype)
-    position = torch.arange(n, dtype=dtype).unsqueeze(1)
-    step = -math.log(base) / d_model
-    div_term = torch.exp(torch.arange(0, d_model, 2, dtype=dtype) * step)
+    position = _positions(n, dtype).unsqueeze(1)  # 0 ... n-1, or the list n
+    pe = torch.zeros(len(position), d_model, dtype=dtype)
+    div_term = recipe_frequencies(d_model, base, dtype)
     pe[:, 0::2] = torch.sin(position * div_term)
     pe[:, 1::2] = torch.cos(position * div_term)
     return pe
+
+
+@accepts(positions=Positions(), d_model=D_MODEL, base=BASE, dtype=DTYPE)
+def recipe_angles_table(positions, d_model, base=10000.0, dtype=torch.float32) -> torch.Tensor:
+    """The recipe's precision without its shape error: positions and
+    ``recipe_frequencies`` in ``dtype``, every width (the cosines cut to the
+    ``d_model // 2`` odd columns), for the positions ``0 ... n-1`` or a list."""
+    angle = _positions(positions, dtype)[:, None] * recipe_frequencies(d_model, base, dtype)
+    return _interleave(torch.sin(angle), torch.cos(angle), d_model)
 
 
 @accepts(n=N, d_model=D_MODEL, base=BASE)

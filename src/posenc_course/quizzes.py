@@ -44,7 +44,8 @@ the script only shows the feedback a click picks.
   renders it, before the output's script can run, so the link Jupyter follows is the one written
   here. On a page Sphinx built, the script puts the book's page and the anchor Sphinx gives the
   label instead (``data-book``, ``02_sinusoidal_formula.html#sec-2-5``). A label and a cell id stay
-  put when a heading is reworded; ``tests/test_quizzes.py`` checks every label, cell id and section
+  put when a heading is reworded; ``tools/quiz_sections.py`` writes ``SECTIONS`` from the chapters
+  (``make quiz-sections``), and ``tests/test_quizzes.py`` checks that it is current, every section
   number against the chapters, and every link against the built book.
 
 Nothing is graded or recorded: the graded practice lives in ``exercises/``.
@@ -69,8 +70,8 @@ STYLE = Path(__file__).with_name("quizzes.css")
 SCRIPT = Path(__file__).with_name("quizzes.js")
 
 # Where each section a quiz names is: its MyST label -> (the chapter notebook's name, the id of the cell holding the
-# label and its heading). The learner's package has no chapters to look in, so the quizzes carry this much of them;
-# tests/test_quizzes.py compares it with chapters/ and prints the entries to write when a cell or a label moved.
+# label and its heading). The learner's package has no chapters to look in, so the quizzes carry this much of them.
+# BEGIN SECTIONS, written by `make quiz-sections` (tools/quiz_sections.py) from the chapters: do not edit
 SECTIONS: dict[str, tuple[str, str]] = {
     "ch-1": ("01_order_problem", "ch01-00"),
     "sec-1-2": ("01_order_problem", "ch01-05"),
@@ -130,6 +131,7 @@ SECTIONS: dict[str, tuple[str, str]] = {
     "sec-13-2": ("13_positions_while_serving", "ch13-16"),
     "sec-13-3": ("13_positions_while_serving", "ch13-23"),
 }
+# END SECTIONS
 
 # {ref}`text <label>`, as in the chapters' prose; any other role is refused
 _REFERENCE = re.compile(r"\{ref\}`([^`<>]*?)\s*<([\w-]+)>`")

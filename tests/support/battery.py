@@ -11,8 +11,9 @@ Three categories, each try one ``check(qid, answer)`` call:
   float32 where the tolerance allows; "ac", "A, C", ["C", "A"]), and for coding questions the question's
   ``alternatives`` (loops, torch, closed forms) and variations of a right function;
 * ``wrong``: the question's ``known_mistakes`` (each with words its feedback must contain), the bank's own
-  models of mistakes, perturbations just outside the tolerance, every other set of letters, and, for coding
-  questions, functions that are right except on the inputs the question promises to cover (``covers``);
+  models of mistakes (each made into a wrong answer whose feedback must give that model's hint), perturbations
+  just outside the tolerance, every other set of letters, and, for coding questions, functions that are right
+  except on the inputs the question promises to cover (``covers``);
 * ``hostile``: None, strings, NaN, inf, huge arrays, objects whose ``__eq__``/``__array__``/``__len__`` raise,
   functions that raise, loop forever or return junk; grouped in classes (``Try.group``).
 
@@ -28,6 +29,7 @@ Nothing is built at import: ``tries(qid)`` and ``all_tries()`` build the tries w
 from __future__ import annotations
 
 import contextlib
+import copy
 import io
 import itertools
 import os
@@ -44,6 +46,7 @@ from torch import nn
 
 import grading
 from grading import QUESTIONS
+from grading.feedback import Model
 from grading.kinds import Lazy
 
 GRADER = Path(grading.__file__).resolve().parent  # the grader's own code: engine and bank
@@ -141,7 +144,6 @@ def numeric_tries(qid, q):
             float(f"{want:.1g}"),
         ]
         is_wrong = lambda x: abs(x - want) > r * abs(want)  # noqa: E731
-    wrong += [value() for value, _ in q.mistakes]
     tries = [Try(qid, "correct", label, _const(answer)) for label, answer in correct.items()]
     tries += [Try(qid, "wrong", f"{x!r}", _const(x)) for x in dict.fromkeys(wrong) if is_wrong(float(x))]
     return tries
@@ -241,7 +243,7 @@ def array_tries(qid, q):
     if _within(bf16.double().numpy(), want, tol):
         tries.append(Try(qid, "correct", "torch bfloat16", _const(bf16)))
 
-    wrong = {f"mistake {n}": np.asarray(value(), dtype=np.float64) for n, (value, _) in enumerate(q.mistakes)}
+    wrong = {}  # the models of mistakes are tries of their own (mistake_tries), each with its hint
     for index in np.ndindex(want.shape):
         off = want.copy()
         off[index] += 3 * allowed[index]
@@ -725,6 +727,48 @@ def hostile_tries(qid, q):
 # --------------------------------------------------------------------------
 
 
+def _making(mistake, reference, dtype):
+    """A learner's function with the mistake that ``mistake`` (a ``Model``) models: what the model returns, in the
+    question's dtype, and the right answer where the model does not apply (it returns None or raises)."""
+
+    def answer(*args, **kwargs):
+        try:
+            made = mistake.make(*copy.deepcopy(args), **copy.deepcopy(kwargs))
+        except Exception:  # the mistake cannot be made with these inputs
+            made = None
+        if made is None:
+            return reference(*args, **kwargs)
+        made = np.asarray(made)
+        return made if dtype is None else made.astype(dtype)
+
+    return answer
+
+
+def mistake_tries(qid, q) -> list[Try]:
+    """Every model of a mistake the question declares (its ``mistakes``) as a wrong answer that makes that mistake,
+    whose feedback must give that model's hint: the value itself (numeric and array questions), or a function
+    returning what the model returns (function questions; a hint given by a predicate on the output, or a layer
+    to write, has no answer to build from it)."""
+    tries = []
+    for n, (mistake, hint) in enumerate(getattr(q, "mistakes", ())):
+        if q.kind == "function":
+            if not isinstance(mistake, Model) or isinstance(q.reference(), type):
+                continue
+            make = _const(_making(mistake, own_code_answer(qid), q.dtype))
+        elif q.kind == "numeric":
+            value, want = float(mistake()), float(q.reference())
+            if value == want if q.integer else abs(value - want) <= q.rtol * abs(want):
+                continue  # within the tolerance: not a wrong answer, and the grader drops its hint
+            make = _const(value)
+        else:
+            value = np.asarray(mistake(), dtype=np.float64)
+            if _within(value, q.reference(), q.tolerance()):
+                continue
+            make = _const(value)
+        tries.append(Try(qid, "wrong", f"model of mistake {n}", make, group="mistake model", words=hint))
+    return tries
+
+
 def known_mistakes(qid):
     """The realistic wrong answers, each with the words its feedback must contain."""
     return [
@@ -746,7 +790,7 @@ BUILDERS = {"numeric": numeric_tries, "choice": choice_tries, "array": array_tri
 def tries(qid) -> list[Try]:
     """Every try of question ``qid``: correct forms, wrong answers (the known mistakes among them), hostile inputs."""
     q = QUESTIONS[qid]
-    return BUILDERS[q.kind](qid, q) + known_mistakes(qid) + hostile_tries(qid, q)
+    return BUILDERS[q.kind](qid, q) + mistake_tries(qid, q) + known_mistakes(qid) + hostile_tries(qid, q)
 
 
 def all_tries() -> list[Try]:
@@ -787,6 +831,8 @@ def judge(t: Try, verdict, out: str, raised=None, warned=()) -> Result:
         return Result(f"wrong answer not marked wrong: {line}", fallback)
     if t.words and t.words not in line:
         return Result(f"feedback lacks {t.words!r}: {line}", fallback)
+    if t.group == "mistake model" and not line.endswith(t.words):  # the model's hint, last, and no other
+        return Result(f"feedback does not end with the hint {t.words!r}: {line}", fallback)
     if "✗" not in line and "not answered yet" not in line:
         return Result(f"no verdict in: {line}", fallback)
     return Result(None, fallback)

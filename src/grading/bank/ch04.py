@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from grading.reference import posenc
-from grading.kinds import Array, Case, Choice, Function, Lazy, Numeric
+from grading.kinds import Array, Case, Choice, Function, Numeric
 from grading.bank.learner_code import doubled_frequencies
 from grading.feedback import matches_model
 from grading.bank.common import (
@@ -47,12 +47,7 @@ _add(
             (lambda: _rotation_block(3, posenc.frequencies(8)[1], swap=True), _SWAP_T),
         ],
         known_mistakes=[
-            (Lazy(lambda: posenc.rotation(3, 8)[2:4, 2:4].T), "transpose"),
-            (Lazy(lambda: posenc.rotation(3, 2)), "k radians"),
-            (Lazy(lambda: rotation_doubled(3, 8)[2:4, 2:4]), "doubled"),
             (np.eye(2).ravel(), "shape"),
-            (Lazy(lambda: rotation_degrees(3, 8)[2:4, 2:4]), "degrees"),
-            (Lazy(lambda: rotation_swapped(3, 8)[2:4, 2:4]), "swapped"),
         ],
     )
 )
@@ -276,14 +271,6 @@ _add(
             (lambda: float(np.sum(np.cos(7 * _doubled_omega(64)))), DOUBLED_HINT),
             (lambda: 0.0, COSINE_HINT + " (Without them PE(0) is the zero vector.)"),
         ],
-        known_mistakes=[
-            (32.0, "offset 0"),
-            (
-                Lazy(lambda: float(posenc.sinusoidal([0], 64)[0] @ posenc.sinusoidal([7], 64)[0]) / 32),
-                "cosine similarity",
-            ),
-            (Lazy(lambda: float(np.sum(np.cos(7 * doubled_frequencies(64))))), "doubled"),
-        ],
     )
 )
 
@@ -325,11 +312,6 @@ _add(
                 "you permuted the wrong way (with the inverse permutation).",
             ),
             (lambda: _ch04_concat().T, "this is the transpose, T(-2)."),
-        ],
-        known_mistakes=[
-            (Lazy(lambda: posenc.rotation(2, 6)), "interleaved"),
-            (Lazy(lambda: posenc.rotation(2, 6)[np.ix_(*[np.argsort(posenc.layout_permutation(6))] * 2)]), "wrong way"),
-            (Lazy(lambda: posenc.rotation(2, 6, layout="concatenated").T), "transpose"),
         ],
     )
 )

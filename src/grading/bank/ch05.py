@@ -101,7 +101,6 @@ _add(
             ),
             (lambda: 0, "every position from 1024 on has no row in the table."),
         ],
-        known_mistakes=[(475, "off by one"), (477, "off by one"), (0, "every position from 1024")],
     )
 )
 
@@ -121,7 +120,6 @@ _add(
             (lambda: 0, "that is the sinusoidal encoding's count; the learned table is trained."),
             (lambda: 2 * 512 * 768, "one table, not two."),
         ],
-        known_mistakes=[(512 + 768, "multiply"), (0, "sinusoidal"), (2 * 512 * 768, "one table")],
     )
 )
 
@@ -360,6 +358,23 @@ class SwappedLayer(TutorialFloat32):
         return self.tok(tokens) * math.sqrt(self.d) + table
 
 
+class SineTwiceLayer(TutorialFloat32):
+    """The cosine channels hold the sine again."""
+
+    def forward(self, tokens):
+        table = torch.from_numpy(_table(np.arange(tokens.shape[1]), self.d, cosine="sin")).float()
+        return self.tok(tokens) * math.sqrt(self.d) + table
+
+
+class DegreesLayer(TutorialFloat32):
+    """The angles p·ω converted as if they were degrees."""
+
+    def forward(self, tokens):
+        omega = _degrees(posenc.frequencies(self.d))
+        table = torch.from_numpy(_table(np.arange(tokens.shape[1]), self.d, omega)).float()
+        return self.tok(tokens) * math.sqrt(self.d) + table
+
+
 class Clamped(FixedMaxLen):
     """Past max_len, reuse the last row: silently wrong."""
 
@@ -492,6 +507,8 @@ _add(
             (MaxLen5000, "no length limit"),
             (TutorialFloat32, "float32"),
             (SwappedLayer, "swapped"),
+            (SineTwiceLayer, COSINE_HINT),
+            (DegreesLayer, DEGREES_HINT),
             (Lazy(lambda: MaxLen5000(10, 4)), "pass the class itself"),
         ],
         alternatives={"cached table": CachedLayer, "torch operations": TorchOpsLayer, "posenc module": PosencLayer},

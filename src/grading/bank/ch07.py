@@ -9,7 +9,7 @@ import torch
 
 from grading.reference import posenc
 from grading.kinds import Array, Case, Choice, Function, Numeric
-from grading.bank.learner_code import doubled_table, float32_table, loop_table, swapped_table, torch_table
+from grading.bank.learner_code import loop_table, torch_table
 from grading.feedback import matches_model
 from grading.bank.common import (
     CONCAT_HINT,
@@ -157,9 +157,6 @@ _add(
         known_mistakes=[
             (buggy_07, "(2i+1)/d"),
             (exponent_fixed_odd_breaks, "IndexError"),
-            (lambda p, d: doubled_table(p, d), "doubled"),
-            (float32_table, "float32"),
-            (swapped_table, "swapped"),
         ],
         alternatives={
             "loop": loop_table,
@@ -203,10 +200,6 @@ def _along_batch(x):
 
 
 # A learner's 07.4 gone wrong
-
-
-def along_batch_07(x):
-    return x + posenc.sinusoidal(x.shape[0], x.shape[2])[:, None, :]
 
 
 def flat_table_batch_slice(x):
@@ -256,12 +249,8 @@ _add(
             ),
         ],
         known_mistakes=[
-            (along_batch_07, "axis 1"),
-            (lambda x: x + posenc.sinusoidal(1, x.shape[2]), "PE(0)"),
             (flat_table_batch_slice, "raised ValueError"),
             (in_place_batch_first, "changed its input"),
-            (lambda x: x + posenc.sinusoidal(x.shape[1], x.shape[2], layout="concatenated"), "concatenated"),
-            (lambda x: np.broadcast_to(posenc.sinusoidal(x.shape[1], x.shape[2]), x.shape).copy(), "encoding alone"),
         ],
         alternatives={
             "broadcast": lambda x: x + posenc.sinusoidal(x.shape[1], x.shape[2]),
@@ -298,12 +287,6 @@ _add(
             (lambda: _fairseq_omega(4), "that is pair 4's frequency; pair i = 5 has the exponent -5/15."),
         ],
         states={"0.0464": lambda: _fairseq_omega(5), "0.0562": lambda: posenc.frequencies(32)[5]},
-        known_mistakes=[
-            (10000 ** (-10 / 32), "paper"),
-            (2 * math.pi * 10000 ** (5 / 15), "wavelength"),
-            (10000 ** (-6 / 15), "count from 0"),
-            (10000 ** (-4 / 15), "pair 4"),
-        ],
     )
 )
 
@@ -330,8 +313,6 @@ _add(
             ),
         ],
         known_mistakes=[
-            ([0, 4, 1, 5, 2, 6, 3, 7], "inverse"),
-            ([1, 3, 5, 7, 0, 2, 4, 6], "cosines first"),
             ([0, 2, 4, 6, 1, 3, 5], "shape"),
         ],
     )

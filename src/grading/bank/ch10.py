@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from grading.reference import posenc
+from grading.bank.common import fixed_then_random
 from grading.kinds import Case, Choice, Function, Lazy, Numeric, Array
 from grading.feedback import matches_model
 
@@ -43,11 +44,6 @@ _add(
             ),
         ],
         states={"34.98": lambda: 64 * math.log(8192 / (2 * math.pi)) / math.log(500000.0)},
-        known_mistakes=[
-            (29, "never complete a turn"),
-            (Lazy(lambda: int(np.sum(1 / posenc.frequencies(128, 5e5) <= 8192))), "2π/ω_i"),
-            (Lazy(lambda: int(np.sum(2 * np.pi * 5e5 ** (4 * np.arange(64) / 128) <= 8192))), "doubled"),
-        ],
     )
 )
 
@@ -72,12 +68,6 @@ _add(
                 lambda: math.sqrt(1 + math.log(16) / math.log(4096)),
                 "that is LongRoPE's attention factor; YaRN's is 0.1 ln s + 1.",
             ),
-        ],
-        known_mistakes=[
-            ((0.1 * math.log(16) + 1) ** 2, "square"),
-            (0.1 * math.log10(16) + 1, "natural one"),
-            (1.4, "log base 2"),
-            (math.sqrt(1 + math.log(16) / math.log(4096)), "LongRoPE"),
         ],
     )
 )
@@ -132,8 +122,6 @@ _add(
             ),
         ],
         known_mistakes=[
-            (Lazy(lambda: posenc.frequencies(16) / 8), "position interpolation"),
-            (Lazy(lambda: posenc.frequencies(16)), "as trained"),
             (Lazy(lambda: posenc.frequencies(16)[:4]), "shape"),
         ],
     )
@@ -164,15 +152,14 @@ def _yarn_cases(rng):
         (128, 5e5, 8.0, 131072),
         (232, 1e7, 48.0, 120000),
     ]
+
+    def draw(rng):
+        d = 2 * int(rng.integers(2, 129))
+        base = float(10 ** rng.uniform(2, 7))
+        return d, base, float(rng.uniform(1, 64)), int(rng.integers(64, 131073))
+
     cases = []
-    for k in range(20):
-        if k < len(fixed):
-            d, base, factor, original = fixed[k]
-        else:
-            d = 2 * int(rng.integers(2, 129))
-            base = float(10 ** rng.uniform(2, 7))
-            factor = float(rng.uniform(1, 64))
-            original = int(rng.integers(64, 131073))
+    for d, base, factor, original in fixed_then_random(rng, 20, fixed, draw):
         cases.append(
             Case(
                 (d, base, factor, original),
@@ -228,9 +215,6 @@ _add(
             ),
         ],
         known_mistakes=[
-            (lambda d, b, s, L: posenc.frequencies(d, b) / s, "position interpolation"),
-            (lambda d, b, s, L: yarn_10(d, b, s, L, reverse=True), "wrong way"),
-            (lambda d, b, s, L: yarn_10(d, b, s, L, truncate=False), "outwards"),
             (lambda d, b, s, L: yarn_10(d, b, s, L).astype(np.float32), "float32"),
         ],
         alternatives={
@@ -324,11 +308,6 @@ _add(
             (lambda: 10000.0, "n = 16,384 is longer than L = 4,096, so the base does change."),
             (lambda: 10000.0 * 8.0 ** (128 / 126), "the bracket subtracts factor - 1: 2 · 4 - 1 = 7."),
         ],
-        known_mistakes=[
-            (10000.0 * 4.0 ** (128 / 126), "ignores factor"),
-            (10000.0 * 7.0 ** (126 / 128), "upside down"),
-            (10000.0, "does change"),
-        ],
     )
 )
 
@@ -349,11 +328,6 @@ _add(
             ),
             (lambda: 10000.0 * 4.0 ** (126 / 128), "the exponent is upside down: d/(d-2), not (d-2)/d."),
             (lambda: 10000.0 / 4, "the base must grow: a larger base means slower pairs and longer wavelengths."),
-        ],
-        known_mistakes=[
-            (40000, "d/(d-2) makes it exactly s"),
-            (1e4 * 4 ** (126 / 128), "upside down"),
-            (2500, "must grow"),
         ],
     )
 )
@@ -400,6 +374,5 @@ _add(
                 "that is 1 / L_new, which would squeeze every position into [0, 1); the factor is L_train / L_new.",
             ),
         ],
-        known_mistakes=[(4, "squeezes"), (12288, "difference"), (1 / 16384, "L_train / L_new")],
     )
 )

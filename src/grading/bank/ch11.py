@@ -8,6 +8,7 @@ import numpy as np
 import torch
 
 from grading.reference import posenc
+from grading.bank.common import fixed_then_random
 from grading.kinds import Array, Case, Choice, Function, Numeric
 from grading.feedback import matches_model
 
@@ -67,7 +68,6 @@ _add(
             ),
             (lambda: _PROMPT, "that is the position of the first generated token; five have been generated since."),
         ],
-        known_mistakes=[(43, "count from 0"), (5, "prompt's tokens"), (84, "twice"), (41, "last token"), (37, "first")],
     )
 )
 
@@ -96,13 +96,13 @@ def _decoded(q, k, v, prefill, position=lambda t, prefill: t, reread=False):
 
 def _decode_cases(rng):
     fixed = [(1, 1, 4), (12, 1, 8), (12, 12, 8), (30, 7, 16), (9, 3, 2), (44, 25, 32), (5, 2, 6)]
+
+    def draw(rng):
+        n, d = int(rng.integers(2, 49)), 2 * int(rng.integers(1, 17))
+        return n, int(rng.integers(1, n + 1)), d
+
     cases = []
-    for i in range(20):
-        if i < len(fixed):
-            n, prefill, d = fixed[i]
-        else:
-            n, d = int(rng.integers(2, 49)), 2 * int(rng.integers(1, 17))
-            prefill = int(rng.integers(1, n + 1))
+    for n, prefill, d in fixed_then_random(rng, 20, fixed, draw):
         q, k = (1.5 * rng.normal(size=(n, d)) for _ in range(2))  # sharp attention: a wrong offset shows
         v = rng.normal(size=(n, d))
         cases.append(Case((q, k, v, prefill), f"n = {n} tokens of width d = {d} and a prompt of {prefill}"))
@@ -187,13 +187,6 @@ _add(
                 "the cached keys were rotated again when they were read; they are stored rotated, once.",
             ),
         ],
-        known_mistakes=[
-            (lambda q, k, v, p: decode_loop(q, k, v, p, where=lambda t, cache: 0), "position 0"),
-            (lambda q, k, v, p: decode_loop(q, k, v, p, where=lambda t, cache: t - p), "restart after the prompt"),
-            (lambda q, k, v, p: decode_loop(q, k, v, p, where=lambda t, cache: cache + 1), "one position too far"),
-            (lambda q, k, v, p: decode_loop(q, k, v, p, reread=True), "rotated again"),
-            (lambda q, k, v, p: decode_loop(q, k, v, p, where=lambda t, cache: cache + t), "counted twice"),
-        ],
         alternatives={
             "the given loop, fixed": decode_loop,
             "no cache: all tokens at once": lambda q, k, v, p: _causal(q, k, v),
@@ -231,9 +224,6 @@ _add(
             ),
         ],
         known_mistakes=[
-            (list(range(9)), "restart"),
-            ([1, 2, 3, 4, 1, 2, 1, 2, 3], "starts at position 0"),
-            ([0, 0, 0, 0, 1, 1, 2, 2, 2], "number the documents"),
             ([0, 1, 2, 3, 0, 1, 0, 1], "shape"),
         ],
     )
@@ -262,9 +252,12 @@ def _packed_with(q, k, v, lengths, *, restart=True, block=True, causal=True):
 
 def _packed_cases(rng):
     fixed = [[7], [3, 4], [1, 1, 1], [5, 1, 6, 2], [12, 12], [2, 9, 1, 4, 3]]
+
+    def draw(rng):
+        return [int(m) for m in rng.integers(1, 13, size=int(rng.integers(1, 6)))]
+
     cases = []
-    for i in range(16):
-        lengths = fixed[i] if i < len(fixed) else [int(m) for m in rng.integers(1, 13, size=int(rng.integers(1, 6)))]
+    for lengths in fixed_then_random(rng, 16, fixed, draw):
         n, d = sum(lengths), 2 * int(rng.integers(1, 17))
         q, k = (1.5 * rng.normal(size=(n, d)) for _ in range(2))
         v = rng.normal(size=(n, d))
@@ -291,14 +284,6 @@ def packed_buggy(q, k, v, lengths, restart=False):
     visible = np.tri(n, dtype=bool) & (document[:, None] == document[None, :])
     scores = posenc.apply_rope(q, positions) @ posenc.apply_rope(k, positions).T / np.sqrt(d)
     return _softmax_rows(np.where(visible, scores, -np.inf)) @ v
-
-
-def packed_plain_causal(q, k, v, lengths):
-    """Positions restarted, but the mask only causal: the later documents see the earlier ones."""
-    n, d = q.shape
-    positions = np.concatenate([np.arange(m) for m in lengths])
-    scores = posenc.apply_rope(q, positions) @ posenc.apply_rope(k, positions).T / np.sqrt(d)
-    return _softmax_rows(np.where(np.tri(n, dtype=bool), scores, -np.inf)) @ v
 
 
 def packed_per_document(q, k, v, lengths):
@@ -333,11 +318,6 @@ _add(
                 matches_model(lambda q, k, v, m: _packed_with(q, k, v, m, causal=False)),
                 "inside its document a token still sees only the tokens before it: keep the mask causal.",
             ),
-        ],
-        known_mistakes=[
-            (packed_buggy, "own document"),
-            (packed_plain_causal, "own document"),
-            (lambda q, k, v, m: _packed_with(q, k, v, m, causal=False), "causal"),
         ],
         alternatives={
             "the given code, fixed": lambda q, k, v, m: packed_buggy(q, k, v, m, restart=True),
@@ -384,13 +364,13 @@ def _padding_cases(rng):
         (4, 7, 1, ["right", "left", "left", "none"]),
         (2, 20, 33, ["left", "right"]),
     ]
+
+    def draw(rng):
+        rows, seq, d = int(rng.integers(1, 7)), int(rng.integers(2, 25)), int(rng.integers(1, 34))
+        return rows, seq, d, [str(s) for s in rng.choice(["left", "right", "none"], size=rows)]
+
     cases = []
-    for i in range(16):
-        if i < len(fixed):
-            rows, seq, d, sides = fixed[i]
-        else:
-            rows, seq, d = int(rng.integers(1, 7)), int(rng.integers(2, 25)), int(rng.integers(1, 34))
-            sides = [str(s) for s in rng.choice(["left", "right", "none"], size=rows)]
+    for rows, seq, d, sides in fixed_then_random(rng, 16, fixed, draw):
         mask = np.zeros((rows, seq), dtype=np.int64)
         for row, side in zip(mask, sides):
             real = seq if side == "none" else int(rng.integers(1, seq))
@@ -403,13 +383,6 @@ def _padding_cases(rng):
             Case((x, mask), f"{rows} rows of {seq} tokens, d_model = {d}, padding per row: {', '.join(sides)}")
         )
     return cases
-
-
-def add_positions_buggy(x, mask):
-    """The question's code: one position per column."""
-    batch, seq, d = x.shape
-    pe = posenc.sinusoidal(seq, d)
-    return x + pe[None] * mask[..., None]
 
 
 def add_positions_cumsum(x, mask, start=-1, pads_too=False):
@@ -450,11 +423,6 @@ _add(
                 matches_model(lambda x, m: _padded_with(x, m, pads_too=True)),
                 "the pad slots changed: return them as they are, without an encoding.",
             ),
-        ],
-        known_mistakes=[
-            (add_positions_buggy, "columns"),
-            (lambda x, m: add_positions_cumsum(x, m, start=0), "start at 1"),
-            (lambda x, m: add_positions_cumsum(x, m, pads_too=True), "pad slots"),
         ],
         alternatives={
             "positions from the mask": add_positions_cumsum,
@@ -527,9 +495,6 @@ _add(
             ),
         ],
         known_mistakes=[
-            ([10, 9, 4, 3, 2, 1, 0], "original positions"),
-            ([0, 1, 2, 3, 4, 5, 6], "minus the key's"),
-            ([-6, -5, -4, -3, -2, -1, 0], "sign"),
             ([5, 4, 3, 2, 1, 0], "shape"),
         ],
     )

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import torch
 
+from grading.bank.common import fixed_then_random
 from grading.feedback import matches_model
 from grading.kinds import Array, Case, Choice, Function, Numeric
 from grading.reference import posenc
@@ -54,10 +55,6 @@ _add(
             (lambda: np.arange(_KV_HEADS * _HEAD), "those are the rows unconverted: every row in its place."),
         ],
         known_mistakes=[
-            (list(range(16)), "unconverted"),
-            ([0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15], "one head"),
-            ([0, 2, 1, 3, 4, 6, 5, 7, 8, 10, 9, 11, 12, 14, 13, 15], "queries' number of heads"),
-            ([0, 4, 1, 5, 2, 6, 3, 7, 8, 12, 9, 13, 10, 14, 11, 15], "other direction"),
             ([0, 2, 4, 6, 1, 3, 5, 7], "shape"),
         ],
     )
@@ -93,31 +90,21 @@ def _fused_cases(rng):
         (32, 8, 8, 1),
         (2, 2, 2, 3),
     ]
+
+    def draw(rng):
+        kv = int(rng.integers(1, 5))
+        heads = kv * int(rng.integers(1, 5))
+        ratio = heads // kv  # the keys cut into the queries' count: pairs of 2 channels or more
+        head = 4 * ratio * int(rng.integers(1, 3)) if ratio > 1 else 2 * int(rng.integers(1, 9))
+        return heads, kv, head, int(rng.integers(1, 9))
+
     cases = []
-    for i in range(16):
-        if i < len(fixed):
-            heads, kv, head, cols = fixed[i]
-        else:
-            kv = int(rng.integers(1, 5))
-            heads = kv * int(rng.integers(1, 5))
-            ratio = heads // kv  # the keys cut into the queries' count: pairs of 2 channels or more
-            head = 4 * ratio * int(rng.integers(1, 3)) if ratio > 1 else 2 * int(rng.integers(1, 9))
-            cols = int(rng.integers(1, 9))
+    for heads, kv, head, cols in fixed_then_random(rng, 16, fixed, draw):
         w = rng.normal(size=((heads + kv) * head, cols))
         cases.append(
             Case((w, heads, kv), f"{heads} query heads and {kv} key-value heads of {head} channels, {cols} inputs")
         )
     return cases
-
-
-def fused_buggy(w, n_heads, n_kv_heads):
-    """The question's code: the keys are cut into the queries' number of heads."""
-    head = w.shape[0] // (n_heads + n_kv_heads)
-    order = posenc.layout_permutation(head)
-    q = w[: n_heads * head].reshape(n_heads, head, -1)[:, order]
-    k = w[n_heads * head :]
-    k = k.reshape(n_heads, len(k) // n_heads, -1)[:, posenc.layout_permutation(len(k) // n_heads)]
-    return np.concatenate([q.reshape(-1, w.shape[1]), k.reshape(-1, w.shape[1])])
 
 
 def fused_fixed(w, n_heads, n_kv_heads):
@@ -173,12 +160,6 @@ _add(
                 matches_model(lambda w, h, kv: _convert_fused(w, h, kv, keys=False)),
                 "the queries are converted and the keys are not: both are rotated, so both are permuted.",
             ),
-        ],
-        known_mistakes=[
-            (fused_buggy, "queries' number of heads"),
-            (lambda w, h, kv: _convert_fused(w, h, kv, whole=True), "within each head"),
-            (lambda w, h, kv: _convert_fused(w, h, kv, inverse=True), "other direction"),
-            (lambda w, h, kv: _convert_fused(w, h, kv, keys=False), "keys are not"),
         ],
         alternatives={
             "the given code, fixed": fused_fixed,
@@ -242,18 +223,6 @@ def _loader_cases(rng):
     return cases
 
 
-def loader_buggy(config):
-    """The question's code: it knows rope_type only."""
-    block = dict(config.get("rope_parameters") or config.get("rope_scaling") or {})
-    rule = block.pop("rope_type", "default")
-    block.pop("type", None)
-    base = block.pop("rope_theta", config.get("rope_theta", 10_000.0))
-    head = config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
-    if rule == "default":
-        block = {}
-    return posenc.rope_parameters(head, base, rule, **block)[0]
-
-
 def _loader_with(config, *, legacy_type=True, base_inside=True, base_beside=True, head_default=False):
     block = dict(config.get("rope_parameters") or config.get("rope_scaling") or {})
     rule = block.pop("rope_type", None) or (block.pop("type", None) if legacy_type else None) or "default"
@@ -293,11 +262,6 @@ _add(
                 "a version-4 config states its base as rope_theta beside the scaling block; yours used the "
                 "default there.",
             ),
-        ],
-        known_mistakes=[
-            (loader_buggy, "key type"),
-            (lambda c: _loader_with(c, base_inside=False), "block's rope_theta"),
-            (lambda c: _loader_with(c, base_beside=False), "beside the scaling block"),
         ],
         alternatives={
             "the given code, fixed": lambda c: _loader_with(c),
@@ -378,8 +342,6 @@ _add(
             ),
         ],
         known_mistakes=[
-            (_diverge_at(off_by_one=1), "last position"),
-            (_diverge_at(smallest=True), "smallest change"),
             (1, "too low"),
         ],
         states={"10,000": lambda: _BASE, "4,096": lambda: _ORIGINAL, "0.05": lambda: _ATOL},

@@ -6,11 +6,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import torch
 
 from grading.reference import posenc
 from grading.feedback import Model
 from grading.kinds import Case
+from posenc_course import bug_zoo
 
 
 def _table(positions, d, omega=None, *, layout="interleaved", swap=False, cosine="cos"):
@@ -29,8 +29,8 @@ def _table(positions, d, omega=None, *, layout="interleaved", swap=False, cosine
 
 
 def _doubled_omega(d, base=10000.0):
-    """The loop ``for i in range(0, d, 2)`` with ``2 * i / d``: i is already 2k."""
-    return base ** (-2.0 * np.arange(0, d, 2) / d)
+    """The loop ``for i in range(0, d, 2)`` with ``2 * i / d``: i is already 2k (the bug zoo's bug 1)."""
+    return bug_zoo.doubled_frequencies(d, base)
 
 
 def _shifted(d, base=10000.0):
@@ -48,13 +48,8 @@ def _positions_ignored(positions):
 
 
 def _float32_angles(positions, d, layout="interleaved"):
-    """The common PyTorch recipe: positions and angles in float32."""
-    pos = torch.as_tensor(np.asarray(positions), dtype=torch.float32)[:, None]
-    div = torch.exp(torch.arange(0, d, 2, dtype=torch.float32) * (-math.log(10000.0) / d))
-    out = torch.zeros(pos.shape[0], d)
-    out[:, 0::2] = torch.sin(pos * div)
-    out[:, 1::2] = torch.cos(pos * div)[:, : d // 2]
-    out = out.double().numpy()
+    """The common PyTorch recipe: positions and angles in float32 (the bug zoo's), float64 result."""
+    out = bug_zoo.recipe_angles_table(positions, d).double().numpy()
     return out[:, posenc.layout_permutation(d)] if layout == "concatenated" else out
 
 
@@ -165,6 +160,14 @@ def _pe_cases(rng, n_cases=24, max_pos=10**6, max_n=120, layouts=False):
         else:
             cases.append(Case((positions, d), label, note=odd))
     return cases
+
+
+def fixed_then_random(rng, total, fixed, draw):
+    """The parameters of a question's ``total`` test inputs, one by one: the ``fixed`` ones first (the cases its text
+    promises, and the edges), then ``draw(rng)`` for each of the others. A generator: each draw happens when the
+    caller's loop reaches it, between the caller's own draws from ``rng``."""
+    for i in range(total):
+        yield fixed[i] if i < len(fixed) else draw(rng)
 
 
 def _pe(p, d, **kw):

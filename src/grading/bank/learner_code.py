@@ -13,49 +13,31 @@ import numpy as np
 import torch
 
 from grading.reference import posenc
+from grading.bank.common import _table
+from posenc_course import bug_zoo
+from posenc_course.bug_zoo import doubled_frequencies  # noqa: F401  (the bank's chapters import it from here)
 
 PI2 = 2 * math.pi
 
 
-def doubled_frequencies(d_model, base=10000.0):
-    """Loop over channels 0, 2, 4, ... and still put 2 * i in the exponent."""
-    return np.array([1.0 / base ** (2 * i / d_model) for i in range(0, d_model, 2)])
-
-
 def doubled_table(positions, d_model):
-    pe = np.zeros((len(positions), d_model))
-    for row, pos in enumerate(positions):
-        for i in range(0, d_model, 2):
-            angle = pos / 10000 ** (2 * i / d_model)
-            pe[row, i] = math.sin(angle)
-            if i + 1 < d_model:
-                pe[row, i + 1] = math.cos(angle)
-    return pe
+    """The doubled exponent (the bug zoo's bug 1), for given positions."""
+    return bug_zoo.doubled_exponent(positions, d_model)
 
 
 def float32_table(positions, d_model):
-    """The PyTorch tutorial recipe, computed for given positions (odd d_model patched)."""
-    position = torch.as_tensor(np.asarray(positions), dtype=torch.float32).unsqueeze(1)
-    div_term = torch.exp(torch.arange(0, d_model, 2).float() * (-math.log(10000.0) / d_model))
-    pe = torch.zeros(len(positions), d_model)
-    pe[:, 0::2] = torch.sin(position * div_term)
-    pe[:, 1::2] = torch.cos(position * div_term)[:, : d_model // 2]
-    return pe.numpy()
+    """The PyTorch tutorial recipe's float32 angles (the bug zoo's), for given positions, returned in float32."""
+    return bug_zoo.recipe_angles_table(positions, d_model).numpy()
 
 
 def tutorial_table(positions, d_model):
-    """The tutorial recipe as is: breaks for odd d_model."""
-    position = np.asarray(positions, dtype=np.float64)[:, None]
-    div_term = np.exp(np.arange(0, d_model, 2) * (-math.log(10000.0) / d_model))
-    pe = np.zeros((len(position), d_model))
-    pe[:, 0::2] = np.sin(position * div_term)
-    pe[:, 1::2] = np.cos(position * div_term)
-    return pe
+    """The tutorial recipe as is, in float64: breaks for odd d_model."""
+    return bug_zoo.tutorial_recipe(positions, d_model, dtype=torch.float64).numpy()
 
 
 def swapped_table(positions, d_model):
-    angles = np.outer(positions, np.repeat(posenc.frequencies(d_model), 2)[:d_model])
-    return np.where(np.arange(d_model) % 2 == 0, np.cos(angles), np.sin(angles))
+    """Sine and cosine swapped (the bank's model of that mistake)."""
+    return _table(positions, d_model, swap=True)
 
 
 def loop_table(positions, d, layout="interleaved"):
