@@ -1,7 +1,7 @@
 """The grader: right answers pass in the forms learners write them, known-wrong answers fail with the right
 hint, hostile input gets one line of feedback (never an exception), and progress is reported honestly.
 
-The tries come from the battery (tests/support/battery.py), built from each question's declaration in the
+The tries come from the battery (tools/grading_battery.py), built from each question's declaration in the
 bank; the maintainer's report (tools/grading_report.py) runs it in full and counts. Here they are grouped: one
 test item per question for its correct forms, its known mistakes and its other wrong answers, and one per class
 of hostile input. The fast tier puts each class's first input to every question and all of its inputs to one
@@ -23,7 +23,7 @@ from torch import nn
 import grading
 import posenc
 from grading import QUESTIONS, check
-from tests.support.battery import HOSTILE_GROUPS, SLOW_GROUP, run, tries
+from tools.grading_battery import HOSTILE_GROUPS, SLOW_GROUP, run, tries
 from posenc_course import bug_zoo
 from tests.support.grading_session import feedback
 

@@ -6,7 +6,7 @@ written there by ``make_exercises`` from the question's declaration; the grader 
 inside that tolerance and rejects answers just outside it, in the stated dtype
 only. The test inputs cover what the texts promise, and the hints of 08.6 say
 the right numbers. Each question declares its own test data (known mistakes,
-alternative answers, promised coverage), from which tests/support/battery.py
+alternative answers, promised coverage), from which tools/grading_battery.py
 builds its tries.
 """
 
@@ -25,7 +25,7 @@ import posenc
 from grading import QUESTIONS, check
 from grading.bank import common
 from grading.kinds import Array, Choice, Function, Numeric
-from tests.support.battery import known_mistakes, mistake_tries, own_code_answer
+from tools.grading_battery import known_mistakes, mistake_tries, own_code_answer
 
 pytestmark = pytest.mark.usefixtures("fresh_progress")  # every test: progress of its own
 

@@ -19,7 +19,7 @@ import torch
 
 import grading
 import posenc
-from tests.support.battery import LyingArray  # the battery's lying subclass: one definition
+from tools.grading_battery import LyingArray  # the battery's lying subclass: one definition
 from grading import QUESTIONS, check, runner
 from tests.support.grading_session import feedback
 from grading import feedback as feedback_module

@@ -11,7 +11,7 @@ import pytest
 
 import grading
 from tools import grading_report
-from tests.support import battery
+from tools import grading_battery as battery
 
 QIDS = ["01.2", "01.1"]  # a numeric and a choice question: a few hundred tries in well under a second
 FIGURES = re.compile(

@@ -88,3 +88,16 @@ def test_the_scan_finds_a_planted_circle(tmp_path):
 @pytest.mark.parametrize("package", sorted(PACKAGES))
 def test_no_import_circle(package):
     assert circles(imports_within(package, PACKAGES[package])) == []
+
+
+@pytest.mark.parametrize("folder", ["book_build", "tools", "src"])
+def test_nothing_outside_the_tests_imports_them(folder):
+    """The tools, the book's build and the course use what the tests use, never the other way round."""
+    found = []
+    for path in sorted((ROOT / folder).rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""]
+            found += [f"{path.relative_to(ROOT)}: {n}" for n in names if n == "tests" or n.startswith("tests.")]
+    assert found == []

@@ -1,4 +1,4 @@
-"""How the grader holds up, counted: every try of the battery (tests/support/battery.py) put to ``check``, one
+"""How the grader holds up, counted: every try of the battery (tools/grading_battery.py) put to ``check``, one
 by one.
 
     .venv/bin/python -m tools.grading_report [-v] [QID ...]
@@ -26,8 +26,8 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from tests.support import battery
-from tests.support.battery import CATEGORIES, Result, Try
+from tools import grading_battery as battery
+from tools.grading_battery import CATEGORIES, Result, Try
 
 
 @dataclass

@@ -71,7 +71,7 @@ class Question:
     question asks for the learner's own code, those that call the posenc function it tests are wrong);
     ``covers``: {label: predicate on a call's arguments}, what the question's text promises its test inputs
     include. Every kind takes them as keyword arguments (``**declared``), next to its own ``mistakes``. The
-    grader does not use them: the battery of tries (tests/support/battery.py) is built from them.
+    grader does not use them: the battery of tries (tools/grading_battery.py) is built from them.
 
     ``states``: {a number as the question's texts type it: a function computing it}, for every result the
     learner reads about the question (its stem, options and Why in the notebook, its feedback here), e.g.

@@ -5,7 +5,7 @@ calls) and imports nothing from this package's ``__init__``; this registry impor
 package, in the order of their numbers, and collects their questions into ``QUESTIONS`` (id -> question). To add a
 question to chapter 04, open ``ch04.py`` and ``_add(...)`` it there, with its test data in the same declaration
 (``known_mistakes``, ``alternatives``, ``covers``: see ``grading.kinds.Question``), from which
-tests/support/battery.py builds the tries, and the results its texts report (``states``), which
+tools/grading_battery.py builds the tries, and the results its texts report (``states``), which
 tests/test_numbers_in_prose.py checks. A new chapter is a new ``chNN.py``, found here by its name.
 ``grading.kinds`` has the four kinds, ``common.py`` what chapters share, ``learner_code.py`` the code written as
 learners write it that several chapters' test data use.

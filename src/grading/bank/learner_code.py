@@ -1,7 +1,7 @@
 """Code written the way learners write it, shared by several chapters' known mistakes and alternative answers.
 
 The grader never calls these: they are test data, the answers a question declares (``known_mistakes``,
-``alternatives``) and the battery of tries (tests/support/battery.py) puts to ``check``. Defining them costs
+``alternatives``) and the battery of tries (tools/grading_battery.py) puts to ``check``. Defining them costs
 nothing at import; each runs only when its try does.
 """
 
