@@ -369,7 +369,7 @@ def test_a_question_s_test_data_is_declared_with_it_and_names_no_other_question(
 
 def test_the_battery_is_about_no_question_in_particular():
     """The battery of tries is generic: what is particular to a question is in its declaration."""
-    battery = (ROOT / "tests" / "support" / "battery.py").read_text(encoding="utf-8")
+    battery = (ROOT / "tools" / "grading_battery.py").read_text(encoding="utf-8")
     assert QID.findall(battery) == []
 
 
