@@ -44,7 +44,7 @@ def test_the_wheel_is_named_as_pip_requires_and_lies_under_downloads(downloads):
     assert wheel == out / "_downloads" / book_kit.wheel_name()
     assert wheel.name.startswith("posenc_course-0.1.0-") and wheel.name.endswith("-py3-none-any.whl")
     with zipfile.ZipFile(wheel) as z:
-        assert "posenc.py" in z.namelist() and "grading/__init__.py" in z.namelist()
+        assert "posenc/__init__.py" in z.namelist() and "grading/__init__.py" in z.namelist()
 
 
 def test_the_kit_holds_the_books_notebooks_in_its_folders_the_wheel_and_a_readme(downloads):
