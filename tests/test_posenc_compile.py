@@ -189,11 +189,12 @@ def test_torch_and_numpy_tables_agree():
         assert np.abs(torch_table - numpy_table).max() < 1e-13
 
 
-# The grader executes the posenc package a second time under a private name (grading/reference.py). Two registrations of one
-# op name make torch destroy the first (torch._library.custom_ops.get_library_allowing_overwrite), and the first
-# module's op then reads freed dispatcher memory when compiled code calls it: in the fast tier, depending on what was
-# imported before, "Dynamo failed to run FX node with fake tensors: call_function posenc.turns.default(...): got
-# ValueError('vector::reserve')". A fresh process per import order, so that what this process imported cannot matter.
+# The grader executes the posenc package a second time under a private name (grading/reference.py). Two
+# registrations of one op name make torch destroy the first (torch._library.custom_ops.get_library_allowing_overwrite),
+# and the first module's op then reads freed dispatcher memory when compiled code calls it: in the fast tier, depending
+# on what was imported before, "Dynamo failed to run FX node with fake tensors: call_function posenc.turns.default(...):
+# got ValueError('vector::reserve')". A fresh process per import order, so that what this process imported cannot
+# matter.
 TWO_COPIES = """
 import sys
 import torch
