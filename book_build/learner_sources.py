@@ -18,7 +18,7 @@ def learner_code(root: Path = ROOT) -> list[Path]:
 
     Read from ``pyproject.toml`` (``py-modules``, the packages listed or found under ``package-dir``,
     their ``package-data`` patterns), so the list is the wheel's and cannot drift from it:
-    ``src/posenc.py``, ``src/grading/**``, ``src/posenc_course/*.py`` and its package data (``*.js``, ``*.css``)
+    ``src/posenc/*.py``, ``src/grading/**``, ``src/posenc_course/*.py`` and its package data (``*.js``, ``*.css``)
     (tests/test_wheel.py checks the wheel holds exactly these). The book's build code and the
     maintainer tools are not in it.
     """

@@ -49,7 +49,7 @@ def test_learner_code_is_every_file_under_src_and_nothing_else():
     }
     assert listed == on_disk
     assert {
-        "src/posenc.py",
+        "src/posenc/__init__.py",
         "src/grading/bank/ch01.py",
         "src/posenc_course/explorers.js",
         "src/posenc_course/quizzes.js",
@@ -60,7 +60,8 @@ def test_learner_code_is_every_file_under_src_and_nothing_else():
 @pytest.mark.parametrize(
     "changed",
     [
-        "src/posenc.py",
+        "src/posenc/__init__.py",
+        "src/posenc/_engine.py",
         "src/grading/bank/ch06.py",
         "src/grading/kinds.py",
         "src/posenc_course/explorers.js",

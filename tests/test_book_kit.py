@@ -46,7 +46,7 @@ def test_the_wheel_is_named_as_pip_requires_and_lies_under_downloads(downloads):
     version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
     assert wheel.name.startswith(f"posenc_course-{version}-") and wheel.name.endswith("-py3-none-any.whl")
     with zipfile.ZipFile(wheel) as z:
-        assert "posenc.py" in z.namelist() and "grading/__init__.py" in z.namelist()
+        assert "posenc/__init__.py" in z.namelist() and "grading/__init__.py" in z.namelist()
         (metadata,) = (n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
         assert f"\nVersion: {version}\n" in z.read(metadata).decode()  # what the grader reads as installed
 

@@ -50,14 +50,17 @@ def test_the_bank_computes_with_its_own_copy_of_posenc():
 
     assert private is not posenc and private.__file__ == posenc.__file__
     assert private.frequencies is not posenc.frequencies
+    assert private._engine is not posenc._engine and private._checks is not posenc._checks  # its own private modules
 
 
 def test_patching_posenc_makes_no_wrong_answer_right_and_no_right_answer_wrong(monkeypatch, capsys):
     right_row = posenc.sinusoidal([4], 6)[0]
     # every frequency 0.5 (turns per position 0.5 / 2 pi, as the split hi + lo = 0 + f)
-    monkeypatch.setattr(posenc, "_turns", lambda d, base: ((0.0,) * ((d + 1) // 2), (0.25 / np.pi,) * ((d + 1) // 2)))
+    monkeypatch.setattr(
+        posenc._engine, "turns", lambda d, base: ((0.0,) * ((d + 1) // 2), (0.25 / np.pi,) * ((d + 1) // 2))
+    )
     patched_row = posenc.sinusoidal([4], 6)[0]
-    # a patched helper reaches posenc.sinusoidal through its globals: references to the functions would not help
+    # a patched helper of the engine reaches posenc.sinusoidal: references to the functions would not help
     assert not np.allclose(patched_row, right_row)
     monkeypatch.setattr(posenc, "frequencies", fake_frequencies)
 

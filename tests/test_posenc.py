@@ -1,4 +1,4 @@
-"""Tests for posenc (src/posenc.py): the formula, its accuracy, the modules, bad input.
+"""Tests for posenc (src/posenc/): the formula, its accuracy, the modules, bad input.
 
 The reference implementations below are deliberately naive (a double loop in
 float64, or mpmath at 40 digits) and share no code with posenc.
@@ -14,6 +14,7 @@ from hypothesis import given, settings, strategies as st
 
 import posenc
 from posenc_course import bug_zoo
+from posenc_course.arguments import ArgumentError
 
 mpmath.mp.dps = 40
 
@@ -464,58 +465,90 @@ def test_exact_sinusoidal_is_the_formula_at_40_digits(d_model, base, layout):
 
 
 @pytest.mark.parametrize(
-    "call, exc, pattern",
+    "call, function, pattern",
     [
-        (lambda: posenc.sinusoidal(5, 0), ValueError, "d_model.*>= 1"),
-        (lambda: posenc.sinusoidal(5, -3), ValueError, "d_model"),
-        (lambda: posenc.sinusoidal(5, 4.0), TypeError, "d_model.*integer"),
-        (lambda: posenc.sinusoidal(5, "8"), TypeError, "d_model"),
-        (lambda: posenc.sinusoidal(5, True), TypeError, "d_model"),
-        (lambda: posenc.sinusoidal(5, 8, base=1.0), ValueError, "base.*> 1"),
-        (lambda: posenc.sinusoidal(5, 8, base=0.5), ValueError, "base.*> 1"),
-        (lambda: posenc.sinusoidal(5, 8, base=float("inf")), ValueError, "base.*finite"),
-        (lambda: posenc.sinusoidal(5, 8, base=float("nan")), ValueError, "base"),
-        (lambda: posenc.sinusoidal(5, 8, base="10000"), TypeError, "base"),
-        (lambda: posenc.sinusoidal(-1, 8), ValueError, "positions.*>= 0"),
-        (lambda: posenc.sinusoidal([0.0, float("nan")], 8), ValueError, "positions.*finite"),
-        (lambda: posenc.sinusoidal([0.0, float("inf")], 8), ValueError, "positions.*finite"),
-        (lambda: posenc.sinusoidal(np.zeros((2, 3)), 8), ValueError, "positions.*1-D.*\\(2, 3\\)"),
-        (lambda: posenc.sinusoidal(["a", "b"], 8), TypeError, "positions"),
+        (lambda: posenc.sinusoidal(5, 0), "sinusoidal", "d_model must be an integer >= 1, not 0"),
+        (lambda: posenc.sinusoidal(5, -3), "sinusoidal", "d_model.*not -3"),
+        (lambda: posenc.sinusoidal(5, 4.0), "sinusoidal", "d_model must be an integer"),
+        (lambda: posenc.sinusoidal(5, "8"), "sinusoidal", "d_model.*not '8'"),
+        (lambda: posenc.sinusoidal(5, True), "sinusoidal", "d_model.*not True"),
+        (lambda: posenc.sinusoidal(5, 8, base=1.0), "sinusoidal", "base must be a finite number > 1, not 1.0"),
+        (lambda: posenc.sinusoidal(5, 8, base=0.5), "sinusoidal", "base.*> 1"),
+        (lambda: posenc.sinusoidal(5, 8, base=float("inf")), "sinusoidal", "base.*> 1, not inf"),
+        (lambda: posenc.sinusoidal(5, 8, base=float("nan")), "sinusoidal", "base.*not nan"),
+        (lambda: posenc.sinusoidal(5, 8, base="10000"), "sinusoidal", "base"),
+        (lambda: posenc.sinusoidal(-1, 8), "sinusoidal", "positions must be a count n >= 0.*not -1"),
+        (lambda: posenc.sinusoidal([0.0, float("nan")], 8), "sinusoidal", "positions.*finite"),
+        (lambda: posenc.sinusoidal([0.0, float("inf")], 8), "sinusoidal", "positions.*finite"),
+        (lambda: posenc.sinusoidal(np.zeros((2, 3)), 8), "sinusoidal", "positions.*1-D.*\\(2, 3\\)"),
+        (lambda: posenc.sinusoidal(["a", "b"], 8), "sinusoidal", "positions"),
         # uint64 above 2**63 wrapped around to negative positions as int64: a wrong table, silently
         (
             lambda: posenc.sinusoidal(np.array([3, 2**63 + 5], dtype=np.uint64), 8),
-            ValueError,
-            "positions must be below 2\\*\\*63, got 9223372036854775813",
+            "sinusoidal",
+            "positions must be below 2\\*\\*63, not 9223372036854775813",
         ),
-        (lambda: posenc.sinusoidal(5.0, 8), ValueError, "positions.*1-D"),
-        (lambda: posenc.sinusoidal(5, 8, layout="sincos"), ValueError, "layout.*interleaved"),
-        (lambda: posenc.sinusoidal(5, 8, dtype=np.int32), TypeError, "dtype"),
-        (lambda: posenc.frequencies(0), ValueError, "d_model"),
-        (lambda: posenc.wavelengths(8, base=-2), ValueError, "base"),
-        (lambda: posenc.rotation(float("nan"), 8), ValueError, "k must be"),
-        (lambda: posenc.SinusoidalPositionalEncoding(0), ValueError, "d_model"),
-        (lambda: posenc.SinusoidalPositionalEncoding(8, dropout=1.5), ValueError, "dropout"),
-        (lambda: posenc.SinusoidalPositionalEncoding(8)(torch.zeros(5, 8)), ValueError, "3 dimensions.*\\(5, 8\\)"),
-        (lambda: posenc.SinusoidalPositionalEncoding(8)(torch.zeros(1, 5, 9)), ValueError, "d_model=8.*9"),
-        (lambda: posenc.SinusoidalPositionalEncoding(8)(np.zeros((1, 5, 8))), TypeError, "torch.Tensor"),
-        (lambda: posenc.SinusoidalPositionalEncoding(8)(torch.zeros(1, 5, 8, dtype=torch.long)), TypeError, "floating"),
-        (lambda: posenc.LearnedPositionalEmbedding(0, 8), ValueError, "max_len"),
-        (lambda: posenc.LearnedPositionalEmbedding(4, 8)(torch.zeros(1, 4, 7)), ValueError, "d_model=8"),
+        (lambda: posenc.sinusoidal(5.0, 8), "sinusoidal", "positions.*1-D"),
+        (lambda: posenc.sinusoidal(5, 8, layout="sincos"), "sinusoidal", "layout.*interleaved.*not 'sincos'"),
+        (lambda: posenc.sinusoidal(5, 8, dtype=np.int32), "sinusoidal", "dtype must be one of float16"),
+        (lambda: posenc.sinusoidal(5), "sinusoidal", "needs d_model"),
+        (lambda: posenc.sinusoidal(5, 8, "x", "y"), "sinusoidal", "at most 3 positional arguments"),
+        (lambda: posenc.frequencies(0), "frequencies", "d_model"),
+        (lambda: posenc.wavelengths(8, base=-2), "wavelengths", "base"),
+        (lambda: posenc.rotation(float("nan"), 8), "rotation", "k must be a finite real offset"),
+        (lambda: posenc.rotation(1, 7), "rotation", "needs an even d_model, not 7"),
+        (lambda: posenc.SinusoidalPositionalEncoding(0), "SinusoidalPositionalEncoding", "d_model"),
+        (lambda: posenc.SinusoidalPositionalEncoding(8, dropout=1.5), "SinusoidalPositionalEncoding", "dropout"),
+        (
+            lambda: posenc.SinusoidalPositionalEncoding(8)(torch.zeros(5, 8)),
+            "SinusoidalPositionalEncoding",
+            "3 dimensions.*\\(5, 8\\)",
+        ),
+        (
+            lambda: posenc.SinusoidalPositionalEncoding(8)(torch.zeros(1, 5, 9)),
+            "SinusoidalPositionalEncoding",
+            "d_model=8.*not 9",
+        ),
+        (
+            lambda: posenc.SinusoidalPositionalEncoding(8)(np.zeros((1, 5, 8))),
+            "SinusoidalPositionalEncoding",
+            "x must be a torch tensor",
+        ),
+        (
+            lambda: posenc.SinusoidalPositionalEncoding(8)(torch.zeros(1, 5, 8, dtype=torch.long)),
+            "SinusoidalPositionalEncoding",
+            "floating",
+        ),
+        (lambda: posenc.LearnedPositionalEmbedding(0, 8), "LearnedPositionalEmbedding", "max_len"),
+        (
+            lambda: posenc.LearnedPositionalEmbedding(4, 8)(torch.zeros(1, 4, 7)),
+            "LearnedPositionalEmbedding",
+            "d_model=8",
+        ),
+        (
+            lambda: posenc.LearnedPositionalEmbedding(4, 8)(torch.zeros(1, 5, 8)),
+            "LearnedPositionalEmbedding",
+            "length 5, which exceeds max_len=4",
+        ),
         (
             lambda: posenc.self_attention(np.zeros(4), np.zeros((4, 2)), np.zeros((4, 2)), np.zeros((4, 2))),
-            ValueError,
+            "self_attention",
             "x must",
         ),
         (
             lambda: posenc.self_attention(np.zeros((3, 4)), np.zeros((5, 2)), np.zeros((4, 2)), np.zeros((4, 2))),
-            ValueError,
+            "self_attention",
             "w_q",
         ),
     ],
 )
-def test_bad_input_is_named(call, exc, pattern):
-    with pytest.raises(exc, match=pattern):
+def test_bad_input_is_one_line_naming_the_function_and_the_argument(call, function, pattern):
+    """The course's one error: an ArgumentError (a ValueError and a TypeError) that starts with the function's name."""
+    with pytest.raises(ArgumentError, match=pattern) as info:
         call()
+    assert isinstance(info.value, ValueError) and isinstance(info.value, TypeError)
+    assert str(info.value).startswith(function) and "\n" not in str(info.value)
+    assert info.value._render_traceback_() == [f"ArgumentError: {info.value}"]  # what Jupyter shows: this line
 
 
 # --------------------------------------------------------------------------
@@ -538,7 +571,7 @@ def test_resize_grid_keeps_a_grid_of_the_same_size_and_refuses_bad_input():
     np.testing.assert_allclose(posenc.resize_grid(grid, 5, 3), grid, atol=1e-15)
     with pytest.raises(ValueError, match="shape \\(h, w, d\\)"):
         posenc.resize_grid(grid[0], 2, 2)
-    with pytest.raises(ValueError, match="height must be a positive integer"):
+    with pytest.raises(ValueError, match="height must be an integer >= 1"):
         posenc.resize_grid(grid, 0, 2)
     with pytest.raises(ValueError, match="finite"):
         posenc.resize_grid(np.full((2, 2, 1), np.nan), 3, 3)

@@ -28,7 +28,7 @@ posenc.SinusoidalPositionalEncoding(16)(x)
 posenc.SinusoidalPositionalEncoding(15, layout="concatenated")(torch.zeros(1, 9, 15, dtype=torch.float64))
 posenc.LearnedPositionalEmbedding(50, 16)(x)
 posenc.apply_rope(x)
-posenc._table_torch(30, 8, 10000.0, "interleaved", "cpu")
+posenc._engine.table_torch(30, 8, 10000.0, "interleaved", "cpu")
 """
 
 

@@ -69,8 +69,11 @@ def test_no_type_wider_than_float64_in_src():
 
 def test_the_core_reads_no_precision_switch():
     """Simulating another platform is the tests' business: the course's code reads no environment variable for it."""
-    text = (ROOT / "src" / "posenc.py").read_text()
-    assert "environ" not in text and "getenv" not in text
+    files = sorted((ROOT / "src" / "posenc").glob("*.py"))
+    assert {f.name for f in files} >= {"__init__.py", "_engine.py", "_checks.py"}
+    for path in files:
+        text = path.read_text()
+        assert "environ" not in text and "getenv" not in text, path.name
 
 
 def test_ruff_bans_the_wider_types_in_src():

@@ -87,7 +87,7 @@ def test_rope_torch_keeps_type_and_matches_numpy(dtype):
 
 @pytest.mark.parametrize("rope", [posenc.apply_rope, posenc.apply_rope_complex])
 def test_rope_bad_input(rope):
-    with pytest.raises(ValueError, match="even last dimension d, got 5"):
+    with pytest.raises(ValueError, match="even last dimension d, not 5"):
         rope(np.zeros((3, 5)))
     with pytest.raises(ValueError, match="positions has 2 entries.*seq=3"):
         rope(np.zeros((3, 4)), [0, 1])

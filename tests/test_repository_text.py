@@ -102,7 +102,7 @@ FILES = text_files()
 
 def test_the_scan_sees_the_repository():
     names = {p.relative_to(ROOT).as_posix() for p in FILES}
-    assert {"Makefile", "README.md", "src/posenc.py", ".ci/run", "tests/support/browser.py"} <= names
+    assert {"Makefile", "README.md", "src/posenc/__init__.py", ".ci/run", "tests/support/browser.py"} <= names
 
 
 # The samples are filled in when the tests run (TRACKER_WORDS), so that this file itself holds no reference
@@ -135,7 +135,7 @@ def test_no_tracker_numbers_in_code_or_comments():
 
 
 def test_a_stale_path_is_caught():
-    assert missing_paths("see `src/posenc.py`, tests/test_browser_*.py and chapters/01_order_problem") == []
+    assert missing_paths("see `src/posenc/__init__.py`, tests/test_browser_*.py and chapters/01_order_problem") == []
     assert missing_paths("see `src/explorers.js` and tests/conftest.py") == ["src/explorers.js", "tests/conftest.py"]
 
 

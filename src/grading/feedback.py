@@ -494,14 +494,11 @@ def _not_the_learners() -> tuple[str, ...]:
     grader, posenc and the course package (wherever they are installed from)."""
     places = {sysconfig.get_paths().get(key) for key in ("stdlib", "platstdlib", "purelib", "platlib")}
     places |= {sys.prefix, sys.base_prefix, sys.exec_prefix}
-    for name in ("grading", "posenc_course"):
+    # the packages' folders (the grader's private copy of posenc runs from posenc's)
+    for name in ("grading", "posenc_course", "posenc", "grading._posenc_reference"):
         module = sys.modules.get(name)
         if module is not None and getattr(module, "__file__", None):
             places.add(os.path.dirname(module.__file__))
-    for name in ("posenc", "grading._posenc_reference"):
-        module = sys.modules.get(name)
-        if module is not None and getattr(module, "__file__", None):
-            places.add(module.__file__)
     return tuple(os.path.normcase(os.path.abspath(p)) for p in places if p)
 
 
