@@ -56,10 +56,11 @@ import tempfile
 from fnmatch import fnmatch
 from pathlib import Path
 
-from book_build import book_figures, icon_fonts
-from book_build.learner_sources import cache_stamp, code_changed_since_build, sources_digest
 from docutils import nodes
 from sphinx.util import logging as sphinx_logging
+
+from book_build import book_figures, icon_fonts
+from book_build.learner_sources import cache_stamp, code_changed_since_build, sources_digest
 
 TEX_PAGES = "html-tex"  # next to the output directory: the pages before typesetting, for make bench
 FONTAWESOME_SCRIPT = re.compile(

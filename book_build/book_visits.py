@@ -20,8 +20,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from book_build import book_timing
-from book_build import icon_fonts
+from book_build import book_timing, icon_fonts
 from book_build.book_server import CHROMIUM_ARGS
 from book_build.page_guard import Guard
 from book_build.strict_build import ROOT, toc_pages, toc_parts

@@ -30,8 +30,7 @@ from torch import nn
 
 import posenc
 import posenc_course
-from posenc_course import arguments, bug_zoo, choices, explorers, quizzes
-from posenc_course import toy_transformer as tt
+from posenc_course import arguments, bug_zoo, choices, explorers, quizzes, toy_transformer as tt
 from posenc_course.arguments import (
     ArgumentError,
     Bool,

@@ -54,7 +54,6 @@ import pytest
 
 from book_build import icon_fonts
 from book_build.book_server import serve
-from tests.support.book_checks import EveryPageInEachMode
 from book_build.book_visits import (
     AXE_MODE,
     EXPLORER_PAGES,
@@ -66,6 +65,8 @@ from book_build.book_visits import (
     icon_face,
     visit_all,
 )
+from book_build.page_guard import Guard
+from tests.support.book_checks import EveryPageInEachMode
 from tests.support.book_visits import (
     alt_failures,
     baseline_failures,
@@ -78,9 +79,7 @@ from tests.support.book_visits import (
     math_failures,
     menu_failures,
 )
-from book_build.page_guard import Guard
 from tests.support.browser import compare_numbers, new_context
-
 
 # Display formulas that may be wider than their room on a phone, where they scroll sideways with only a fade at the
 # edge to say so: {wide_formula_key: why it cannot be split into lines, shortened, or have a definition moved out}.

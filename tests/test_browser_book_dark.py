@@ -15,7 +15,6 @@ import io
 import pytest
 
 from book_build.book_figures import dark_svg
-from tests.support.book_checks import EveryPageInEachMode
 from book_build.book_visits import (
     FIGURE_SHADES,
     MAX_LIGHT_NEUTRAL,
@@ -25,6 +24,7 @@ from book_build.book_visits import (
     SHADE_ARGS,
     light_share,
 )
+from tests.support.book_checks import EveryPageInEachMode
 from tests.support.book_visits import dark_twin_failures, luminance
 
 

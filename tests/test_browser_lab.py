@@ -30,10 +30,10 @@ import json
 import os
 import re
 import secrets
-import statistics
 import shutil
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import time

@@ -20,10 +20,10 @@ import re
 import nbformat
 import pytest
 
-from posenc_course import quizzes
 from book_build.book_visits import SCREENSHOTS
 from book_build.page_guard import Guard
 from book_build.strict_build import ROOT
+from posenc_course import quizzes
 from tests.support.browser import chromium_executable, new_context
 from tests.test_browser_lab import jupyterlab, wait_for_idle_kernel
 

@@ -9,8 +9,8 @@ import pytest
 import torch
 from torch import nn
 
-from posenc_course import bug_zoo
 import posenc
+from posenc_course import bug_zoo
 
 mpmath.mp.dps = 40
 WIDTHS = [1, 2, 3, 7, 8, 64, 65]

@@ -27,14 +27,14 @@ import ipywidgets as widgets
 import numpy as np
 import pytest
 
-from posenc_course import explorers
-from posenc_course.arguments import ArgumentError
 import posenc
 from book_build.book_server import serve
-from tests.support.explorer_settings import DATA, EXPLORERS, python_values, settings_for
 from book_build.book_visits import SCREENSHOTS
 from book_build.strict_build import ROOT
+from posenc_course import explorers
+from posenc_course.arguments import ArgumentError
 from tests.support.browser import chromium_executable, compare_numbers, explorer_layout_failures, new_context
+from tests.support.explorer_settings import DATA, EXPLORERS, python_values, settings_for
 
 SHOT_DIR = SCREENSHOTS / "explorers"
 PYDATA_CSS = next(

@@ -23,9 +23,9 @@ from torch import nn
 import grading
 import posenc
 from grading import QUESTIONS, check
-from tools.grading_battery import HOSTILE_GROUPS, SLOW_GROUP, run, tries
 from posenc_course import bug_zoo
 from tests.support.grading_session import feedback
+from tools.grading_battery import HOSTILE_GROUPS, SLOW_GROUP, run, tries
 
 pytestmark = pytest.mark.usefixtures("fresh_progress")  # every test: progress of its own
 

@@ -20,11 +20,11 @@ import numpy as np
 import pytest
 import torch
 
-from tools import make_exercises
 import posenc
 from grading import QUESTIONS, check
 from grading.bank import common
 from grading.kinds import Array, Choice, Function, Numeric
+from tools import make_exercises
 from tools.grading_battery import known_mistakes, mistake_tries, own_code_answer
 
 pytestmark = pytest.mark.usefixtures("fresh_progress")  # every test: progress of its own

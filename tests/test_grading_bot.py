@@ -8,8 +8,8 @@ could not read feedback would fail here.
 import pytest
 
 import grading
-from tools import grading_bot
 from grading import QUESTIONS
+from tools import grading_bot
 
 pytestmark = pytest.mark.usefixtures("fresh_progress")  # every test: progress of its own
 

@@ -3,15 +3,15 @@ notebook's reach, numeric feedback that does not give the answer away, every rea
 read and complex values refused, messages that are right and specific, chapter
 arguments normalised. Each test starts from an input a learner may well give."""
 
-from collections import Counter
 import copy
-from fractions import Fraction
 import itertools
 import linecache
 import math
 import os
 import re
 import zlib
+from collections import Counter
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -19,12 +19,11 @@ import torch
 
 import grading
 import posenc
-from tools.grading_battery import LyingArray  # the battery's lying subclass: one definition
-from grading import QUESTIONS, check, runner
-from tests.support.grading_session import feedback
-from grading import feedback as feedback_module
+from grading import QUESTIONS, check, feedback as feedback_module, runner
 from grading.feedback import Model, verify_array
 from grading.kinds import CORRECT, WRONG, Array, Numeric
+from tests.support.grading_session import feedback
+from tools.grading_battery import LyingArray  # the battery's lying subclass: one definition
 
 pytestmark = pytest.mark.usefixtures("fresh_progress")  # every test: progress of its own
 

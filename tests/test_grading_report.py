@@ -10,8 +10,7 @@ import re
 import pytest
 
 import grading
-from tools import grading_report
-from tools import grading_battery as battery
+from tools import grading_battery as battery, grading_report
 
 QIDS = ["01.2", "01.1"]  # a numeric and a choice question: a few hundred tries in well under a second
 FIGURES = re.compile(

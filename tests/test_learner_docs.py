@@ -16,9 +16,9 @@ import nbformat
 import pytest
 import yaml
 
+import grading
 from book_build import book_kit
 from tools import colab_cell
-import grading
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "how_to_take_this_course.md"

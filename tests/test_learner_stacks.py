@@ -27,9 +27,9 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.specifiers import Specifier
 from packaging.utils import canonicalize_name
-from tests.support import learner_env
 
 from book_build import book_kit
+from tests.support import learner_env
 from tools import colab_cell
 
 pytestmark = [pytest.mark.slow, pytest.mark.environments]  # (conftest: its tier starts the second worker)

@@ -17,6 +17,7 @@ from pathlib import Path
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
+
 from tests.support import learner_env
 
 REPO = Path(__file__).resolve().parents[1]

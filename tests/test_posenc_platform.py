@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from tests.support.pytest_run import run_tests
 
 ROOT = Path(__file__).resolve().parents[1]

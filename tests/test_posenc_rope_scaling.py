@@ -52,8 +52,7 @@ def _library():
     global transformers, LlamaConfig, Qwen2VLTextConfig, rope_utils, modeling_llama, modeling_qwen2_vl
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     transformers = pytest.importorskip("transformers")
-    from transformers import LlamaConfig, Qwen2VLTextConfig
-    from transformers import modeling_rope_utils as rope_utils
+    from transformers import LlamaConfig, Qwen2VLTextConfig, modeling_rope_utils as rope_utils
     from transformers.models.llama import modeling_llama
     from transformers.models.qwen2_vl import modeling_qwen2_vl
 

@@ -9,8 +9,7 @@ from decimal import Decimal
 import numpy as np
 import pytest
 import torch
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from posenc_course.arguments import ArgumentError
 from posenc_course.prose import ProseMismatch, number, says

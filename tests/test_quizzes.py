@@ -9,9 +9,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from book_build.strict_build import HTML
 from posenc_course import quizzes
 from posenc_course.quizzes import Choice, Question, Quiz, check_yourself, render
-from book_build.strict_build import HTML
 from tests.support.book import strict_build
 from tests.test_cross_references import PLAIN_REFERENCE, prose
 from tools import quiz_sections

@@ -27,9 +27,9 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from tests.support import learner_env
 
 from book_build import book_kit
+from tests.support import learner_env
 
 pytestmark = pytest.mark.slow
 

@@ -226,8 +226,8 @@ def bench_explorers(steps: int = 60, width: int = 1280) -> None:
     import tempfile
     from pathlib import Path
 
-    from posenc_course import explorers
     from book_build.book_server import CHROMIUM_ARGS, serve
+    from posenc_course import explorers
 
     executable = shutil.which("chromium") or shutil.which("chromium-browser")
     if executable is None:

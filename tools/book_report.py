@@ -21,8 +21,8 @@ from book_build.book_visits import (
     PRINT_PAGES,
     SHOT_DIR,
     VISIT_GROUPS,
-    visit_group,
     light_share,
+    visit_group,
 )
 from book_build.strict_build import HTML, outcome
 

@@ -56,8 +56,14 @@ memory only) and put it in place with ``use_grader``.
 from __future__ import annotations
 
 from grading.bank import QUESTIONS
-from grading.grader import NOT_GIVEN as _NOT_GIVEN, STATES as STATES, Grader, Verdict, current_grader
-from grading.grader import use_grader as use_grader
+from grading.grader import (
+    NOT_GIVEN as _NOT_GIVEN,
+    STATES as STATES,
+    Grader,
+    Verdict,
+    current_grader,
+    use_grader as use_grader,
+)
 
 __all__ = ["check", "summary", "assert_all_correct", "progress", "reveal", "reset", "QUESTIONS"]
 

@@ -23,9 +23,9 @@ import sys
 
 from grading import runner as _runner
 from grading.bank import QUESTIONS
-from grading.runner import Runner
 from grading.feedback import is_ordinary, short_error
 from grading.kinds import CORRECT, INTERRUPTED, UNANSWERED, UNCHECKABLE, WRONG
+from grading.runner import Runner
 from grading.store import Store, default_path
 from posenc_course.arguments import shown as _shown
 

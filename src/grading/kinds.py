@@ -2,48 +2,49 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
 import copy
 import re
 import types
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from torch import nn
 import numpy as np
 import torch
-
-from grading.feedback import shown_digits, tolerance_text, within_markdown  # (for Numeric, Choice and Array)
+from torch import nn
 
 import posenc
 from grading import reference
-from grading.feedback import (
+from grading.feedback import (  # (for Numeric, Choice and Array)
     Model,
     as_array,
-    decade_text,
     as_number,
-    learner_lines,
     close_enough,
     code_objects,
+    decade_text,
     describe,
-    is_filled,
     how_far,
     index_text,
+    is_filled,
     is_ordinary,
+    learner_lines,
     plain_value,
     raised_at,
     safely,
     same_value,
     seed_for,
     short_error,
+    shown_digits,
+    tolerance_text,
     verify_array,
+    within_markdown,
 )
-from posenc_course import choices
-from posenc_course.arguments import ArgumentError
-from posenc_course.choices import LETTERS, ChoiceQuestion
 
 # The verdicts grading.store records (UNCHECKABLE: the grader itself failed, which says nothing about the answer)
 from grading.store import CORRECT, INTERRUPTED, UNCHECKABLE, WRONG  # noqa: F401
+from posenc_course import choices
+from posenc_course.arguments import ArgumentError
+from posenc_course.choices import LETTERS, ChoiceQuestion
 
 if TYPE_CHECKING:
     from grading.runner import Runner

@@ -59,7 +59,6 @@ subreaper, so a grandchild whose parent has already exited may escape; on macOS 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 import atexit
 import ctypes
 import faulthandler
@@ -76,6 +75,7 @@ import threading
 import time
 import warnings
 import weakref
+from dataclasses import dataclass
 
 METHODS = ("fork", "spawn") if sys.platform == "linux" else ("spawn",)  # the first: a runner's default
 PRINT_LIMIT = 2000  # characters of the learner's prints shown

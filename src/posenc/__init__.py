@@ -94,8 +94,10 @@ from ._checks import (
     COUNT,
     D_MODEL,
     DTYPE,
+    DTYPES as DTYPES,  # the dtypes and layouts the functions accept
     INV_FREQ,
     LAYOUT,
+    LAYOUTS as LAYOUTS,
     LENGTH_OR_NONE,
     MATRIX,
     POSITIONS,
@@ -104,8 +106,6 @@ from ._checks import (
     T5_SETTINGS,
     refuse,
 )
-from ._checks import DTYPES as DTYPES  # the dtypes and layouts the functions accept
-from ._checks import LAYOUTS as LAYOUTS
 
 __all__ = [
     "frequencies",

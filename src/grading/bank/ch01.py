@@ -7,10 +7,6 @@ import math
 import numpy as np
 import torch
 
-from grading.reference import posenc
-from grading.kinds import Case, Choice, Function, Numeric
-from grading.bank.learner_code import loop_table, tutorial_table
-from grading.feedback import Model, matches_model
 from grading.bank.common import (
     CONCAT_HINT,
     COSINE_HINT,
@@ -27,6 +23,10 @@ from grading.bank.common import (
     _shifted,
     _table,
 )
+from grading.bank.learner_code import loop_table, tutorial_table
+from grading.feedback import Model, matches_model
+from grading.kinds import Case, Choice, Function, Numeric
+from grading.reference import posenc
 
 QUESTIONS: list = []  # this chapter's questions, in order: grading.bank collects them
 _add = QUESTIONS.append

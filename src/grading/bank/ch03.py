@@ -6,10 +6,6 @@ import math
 
 import numpy as np
 
-from grading.reference import posenc
-from grading.kinds import Array, Choice, Function, Numeric
-from grading.bank.learner_code import PI2, loop_table, torch_table
-from grading.feedback import matches_model
 from grading.bank.common import (
     CONCAT_HINT,
     COSINE_HINT,
@@ -27,6 +23,10 @@ from grading.bank.common import (
     _shifted,
     _table,
 )
+from grading.bank.learner_code import PI2, loop_table, torch_table
+from grading.feedback import matches_model
+from grading.kinds import Array, Choice, Function, Numeric
+from grading.reference import posenc
 
 QUESTIONS: list = []  # this chapter's questions, in order: grading.bank collects them
 _add = QUESTIONS.append

@@ -6,10 +6,6 @@ import math
 
 import numpy as np
 
-from grading.reference import posenc
-from grading.kinds import Array, Case, Choice, Function, Numeric
-from grading.bank.learner_code import doubled_frequencies
-from grading.feedback import matches_model
 from grading.bank.common import (
     COSINE_HINT,
     DEGREES_HINT,
@@ -20,6 +16,10 @@ from grading.bank.common import (
     _pe,
     _shifted,
 )
+from grading.bank.learner_code import doubled_frequencies
+from grading.feedback import matches_model
+from grading.kinds import Array, Case, Choice, Function, Numeric
+from grading.reference import posenc
 
 QUESTIONS: list = []  # this chapter's questions, in order: grading.bank collects them
 _add = QUESTIONS.append

@@ -4,14 +4,10 @@ from __future__ import annotations
 
 import math
 
-from torch import nn
 import numpy as np
 import torch
+from torch import nn
 
-from grading.reference import posenc
-from grading.kinds import Case, Choice, Function, Lazy, Numeric
-from grading.bank.learner_code import float32_table, swapped_table, torch_table, tutorial_table
-from grading.feedback import describe, index_text
 from grading.bank.common import (
     CONCAT_HINT,
     COSINE_HINT,
@@ -22,6 +18,10 @@ from grading.bank.common import (
     _float32_angles,
     _table,
 )
+from grading.bank.learner_code import float32_table, swapped_table, torch_table, tutorial_table
+from grading.feedback import describe, index_text
+from grading.kinds import Case, Choice, Function, Lazy, Numeric
+from grading.reference import posenc
 
 QUESTIONS: list = []  # this chapter's questions, in order: grading.bank collects them
 _add = QUESTIONS.append

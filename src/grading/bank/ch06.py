@@ -7,10 +7,6 @@ import math
 import numpy as np
 import torch
 
-from grading.reference import posenc
-from grading.kinds import Choice, Function, Numeric
-from grading.bank.learner_code import float32_table, loop_table, torch_table
-from grading.feedback import Model, matches_model
 from grading.bank.common import (
     CONCAT_HINT,
     COSINE_HINT,
@@ -22,10 +18,12 @@ from grading.bank.common import (
     _real_array,
     _table,
 )
-
+from grading.bank.learner_code import float32_table, loop_table, torch_table
+from grading.feedback import Model, matches_model
+from grading.kinds import Choice, Function, Numeric
+from grading.reference import posenc
 
 # ---- Chapter 06: precision ------------------------------------------------
-
 from posenc_course import bug_zoo
 
 QUESTIONS: list = []  # this chapter's questions, in order: grading.bank collects them

@@ -7,10 +7,6 @@ import math
 import numpy as np
 import torch
 
-from grading.reference import posenc
-from grading.kinds import Array, Case, Choice, Function, Numeric
-from grading.bank.learner_code import loop_table, torch_table
-from grading.feedback import matches_model
 from grading.bank.common import (
     CONCAT_HINT,
     COSINE_HINT,
@@ -28,10 +24,12 @@ from grading.bank.common import (
     _shifted,
     _table,
 )
-
+from grading.bank.learner_code import loop_table, torch_table
+from grading.feedback import matches_model
+from grading.kinds import Array, Case, Choice, Function, Numeric
+from grading.reference import posenc
 
 # ---- Chapter 07: implementations ------------------------------------------
-
 from posenc_course import bug_zoo
 
 QUESTIONS: list = []  # this chapter's questions, in order: grading.bank collects them

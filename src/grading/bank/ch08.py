@@ -7,10 +7,6 @@ import math
 import numpy as np
 import torch
 
-from grading.reference import posenc
-from grading.kinds import Array, Case, Choice, Function, Lazy, Numeric
-from grading.feedback import Model, matches_model
-from posenc_course import bug_zoo
 from grading.bank.common import (
     DEGREES_HINT,
     DOUBLED_HINT,
@@ -22,6 +18,10 @@ from grading.bank.common import (
     _real_array,
     _shifted,
 )
+from grading.feedback import Model, matches_model
+from grading.kinds import Array, Case, Choice, Function, Lazy, Numeric
+from grading.reference import posenc
+from posenc_course import bug_zoo
 
 QUESTIONS: list = []  # this chapter's questions, in order: grading.bank collects them
 _add = QUESTIONS.append

@@ -6,10 +6,10 @@ import math
 
 import numpy as np
 
-from grading.reference import posenc
 from grading.bank.common import fixed_then_random
-from grading.kinds import Case, Choice, Function, Lazy, Numeric, Array
 from grading.feedback import matches_model
+from grading.kinds import Array, Case, Choice, Function, Lazy, Numeric
+from grading.reference import posenc
 
 QUESTIONS: list = []  # this chapter's questions, in order: grading.bank collects them
 _add = QUESTIONS.append

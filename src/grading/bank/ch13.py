@@ -7,11 +7,11 @@ import math
 import numpy as np
 import torch
 
-from grading.reference import posenc
-from grading.bank.common import fixed_then_random
 from grading.bank.ch11 import _causal, _softmax_rows
-from grading.kinds import Case, Choice, Function, Numeric
+from grading.bank.common import fixed_then_random
 from grading.feedback import matches_model
+from grading.kinds import Case, Choice, Function, Numeric
+from grading.reference import posenc
 
 QUESTIONS: list = []  # this chapter's questions, in order: grading.bank collects them
 _add = QUESTIONS.append

@@ -7,9 +7,9 @@ import math
 
 import numpy as np
 
-from grading.reference import posenc
 from grading.feedback import Model
 from grading.kinds import Case
+from grading.reference import posenc
 from posenc_course import bug_zoo
 
 

@@ -12,8 +12,8 @@ import math
 import numpy as np
 import torch
 
-from grading.reference import posenc
 from grading.bank.common import _table
+from grading.reference import posenc
 from posenc_course import bug_zoo
 from posenc_course.bug_zoo import doubled_frequencies  # noqa: F401  (the bank's chapters import it from here)
 
