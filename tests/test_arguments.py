@@ -47,6 +47,7 @@ from posenc_course.arguments import (
     accepts,
     refuse,
 )
+from tests.support.argument_sweep import outcome
 
 SRC = Path(posenc_course.__file__).parents[1]
 
@@ -228,7 +229,8 @@ def test_an_inner_function_error_is_told_as_the_outer_call():
 
 
 def test_ipython_shows_one_line_and_no_traceback():
-    """What a learner sees in Jupyter: IPython prints the line _render_traceback_ gives, no frames."""
+    """What a learner sees in Jupyter: IPython prints the line _render_traceback_ gives, no frames (the course's
+    helpers, and posenc's functions, a module's constructor and its forward)."""
     script = textwrap.dedent("""
         from IPython.core.interactiveshell import InteractiveShell
         shell = InteractiveShell.instance()
@@ -236,6 +238,10 @@ def test_ipython_shows_one_line_and_no_traceback():
         result = shell.run_cell("check_yourself('99')")
         assert type(result.error_in_exec).__name__ == "ArgumentError"
         shell.run_cell("from posenc_course.toy_transformer import train\\ntrain()")
+        shell.run_cell("import posenc, torch")
+        shell.run_cell("posenc.sinusoidal(5, 'x')")
+        shell.run_cell("posenc.SinusoidalPositionalEncoding(8, dropout=1)")
+        shell.run_cell("posenc.SinusoidalPositionalEncoding(8)(torch.zeros(2, 3, 9))")
     """)
     out = subprocess.run(
         [sys.executable, "-c", script],
@@ -249,6 +255,10 @@ def test_ipython_shows_one_line_and_no_traceback():
         f"ArgumentError: check_yourself: chapter must be one of {', '.join(map(repr, quizzes.QUIZZES))} (the chapters "
         "with a quiz), not '99'.",
         "ArgumentError: train needs model: a TinyTransformer.",
+        "ArgumentError: sinusoidal: d_model must be an integer >= 1, not 'x'.",
+        "ArgumentError: SinusoidalPositionalEncoding: dropout must be a probability in [0, 1), not 1.",
+        "ArgumentError: SinusoidalPositionalEncoding: x must have last dimension d_model=8, the module's width, "
+        "not 9 (x has shape (2, 3, 9)).",
     ]
 
 
@@ -474,22 +484,6 @@ def _parameters(obj) -> list[inspect.Parameter]:
     return [p for p in inspect.signature(obj).parameters.values() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
 
 
-def _outcome(call, named: str | None):
-    """None if the call worked; else a complaint unless it raised the one-line error naming ``named``."""
-    try:
-        call()
-    except ArgumentError as error:
-        message = str(error)
-        if "\n" in message:
-            return f"more than one line: {message!r}"
-        if named is not None and named not in message:
-            return f"does not name {named}: {message!r}"
-        return None
-    except Exception as error:
-        return f"{type(error).__name__} escaped: {error}"
-    return None
-
-
 @pytest.mark.parametrize("name", sorted(GOOD))
 def test_bad_arguments_get_one_line_naming_them(name, capsys):
     obj = PUBLIC[name]
@@ -497,16 +491,16 @@ def test_bad_arguments_get_one_line_naming_them(name, capsys):
     problems = []
     with mpl.rc_context():  # apply_style changes matplotlib's settings: keep them to this test
         good = GOOD[name]()
-        assert _outcome(lambda: obj(**good), None) is None, "the GOOD arguments must work"
+        assert outcome(lambda: obj(**good), None) is None, "the GOOD arguments must work"
         required = [p.name for p in params if p.default is p.empty]
-        problem = _outcome(lambda: obj(), required[0] if required else None)
+        problem = outcome(lambda: obj(), required[0] if required else None)
         if problem:
             problems.append(f"{name}(): {problem}")
         for p in params:
             for bad in BAD:
                 kwargs = {**GOOD[name](), p.name: bad}
                 start = time.perf_counter()
-                problem = _outcome(lambda: obj(**kwargs), p.name)  # noqa: B023 - called at once
+                problem = outcome(lambda: obj(**kwargs), p.name)  # noqa: B023 - called at once
                 if problem:
                     problems.append(f"{name}({p.name}={arguments.shown(bad)}): {problem}")
                 elif time.perf_counter() - start > 5:

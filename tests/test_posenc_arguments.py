@@ -9,10 +9,6 @@ one-line ArgumentError that names the function and the argument; no other except
 from __future__ import annotations
 
 import inspect
-import os
-import subprocess
-import sys
-import textwrap
 import traceback
 from pathlib import Path
 
@@ -23,6 +19,7 @@ import torch
 import posenc
 from posenc_course import arguments
 from posenc_course.arguments import ArgumentError
+from tests.support.argument_sweep import outcome
 
 SRC = Path(posenc.__file__).parents[1]
 
@@ -104,38 +101,20 @@ def test_every_public_name_is_swept_and_declares_its_arguments():
         assert hasattr(obj.__init__ if inspect.isclass(obj) else obj, "__accepts__"), name
 
 
-def _outcome(call, function: str, named: str | None):
-    """None if the call worked; else a complaint unless it raised the one-line error naming ``named``."""
-    try:
-        call()
-    except ArgumentError as error:
-        message = str(error)
-        if "\n" in message:
-            return f"more than one line: {message!r}"
-        if not message.startswith(function):
-            return f"does not start with {function}: {message!r}"
-        if named is not None and named not in message:
-            return f"does not name {named}: {message!r}"
-        return None
-    except Exception as error:
-        return f"{type(error).__name__} escaped: {error}"
-    return None
-
-
 @pytest.mark.parametrize("name", CALLABLES)
 def test_bad_arguments_get_one_line_naming_them(name):
     obj = getattr(posenc, name)
     params = [p for p in inspect.signature(obj).parameters.values() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
-    assert _outcome(lambda: obj(**GOOD[name]()), name, None) is None, "the GOOD arguments must work"
+    assert outcome(lambda: obj(**GOOD[name]()), None, name) is None, "the GOOD arguments must work"
     problems = []
     required = [p.name for p in params if p.default is p.empty]
-    problem = _outcome(lambda: obj(), name, required[0] if required else None)
+    problem = outcome(lambda: obj(), required[0] if required else None, name)
     if problem:
         problems.append(f"{name}(): {problem}")
     for p in params:
         for bad in BAD:
             kwargs = {**GOOD[name](), p.name: bad}
-            problem = _outcome(lambda: obj(**kwargs), name, p.name)  # noqa: B023 - called at once
+            problem = outcome(lambda: obj(**kwargs), p.name, name)  # noqa: B023 - called at once
             if problem:
                 problems.append(f"{name}({p.name}={arguments.shown(bad)}): {problem}")
     assert not problems, "\n".join(problems)
@@ -158,33 +137,6 @@ def test_a_config_parameter_is_told_as_rope_parameters():
         posenc.rope_parameters(64, rope_type="yarn", factor=2.0, original_max_position_embeddings=64, beta_fast=-1)
     with pytest.raises(ArgumentError, match=r"^rope_parameters: rope_type 'linear' takes no parameter \['beta'\]"):
         posenc.rope_parameters(64, rope_type="linear", factor=2.0, beta=1)
-
-
-def test_ipython_shows_one_line_and_no_traceback():
-    """What a learner sees in Jupyter for a bad argument to posenc, a module's constructor and its forward."""
-    script = textwrap.dedent("""
-        from IPython.core.interactiveshell import InteractiveShell
-        shell = InteractiveShell.instance()
-        shell.run_cell("import posenc, torch")
-        result = shell.run_cell("posenc.sinusoidal(5, 'x')")
-        assert type(result.error_in_exec).__name__ == "ArgumentError"
-        shell.run_cell("posenc.SinusoidalPositionalEncoding(8, dropout=1)")
-        shell.run_cell("posenc.SinusoidalPositionalEncoding(8)(torch.zeros(2, 3, 9))")
-    """)
-    out = subprocess.run(
-        [sys.executable, "-c", script],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "PYTHONPATH": str(SRC)},
-        check=True,
-    ).stdout
-    assert out.splitlines() == [
-        "ArgumentError: sinusoidal: d_model must be an integer >= 1, not 'x'.",
-        "ArgumentError: SinusoidalPositionalEncoding: dropout must be a probability in [0, 1), not 1.",
-        "ArgumentError: SinusoidalPositionalEncoding: x must have last dimension d_model=8, the module's width, "
-        "not 9 (x has shape (2, 3, 9)).",
-    ]
 
 
 def test_the_private_copy_raises_the_same_error_class():

@@ -90,7 +90,7 @@ def test_a_stale_table_is_caught_and_rewritten(tmp_path, capsys):
     assert stale != current
     page.write_text(stale, encoding="utf-8")
     assert reading_time.main(["--check"], root=tmp_path) == 1
-    assert "not the one the notebooks give" in capsys.readouterr().out
+    assert "the time table is not current (run: make reading-time)" in capsys.readouterr().out
     assert reading_time.main([], root=tmp_path) == 0
     assert reading_time.main(["--check"], root=tmp_path) == 0
     assert page.read_text(encoding="utf-8") == (ROOT / reading_time.PAGE).read_text(encoding="utf-8")

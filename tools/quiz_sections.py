@@ -13,7 +13,6 @@ the Chapters part of _toc.yml. The block sits between two comment lines (``BEGIN
 
 from __future__ import annotations
 
-import argparse
 import ast
 import re
 import sys
@@ -21,6 +20,8 @@ from pathlib import Path
 
 import nbformat
 import yaml
+
+from tools import generated_block
 
 ROOT = Path(__file__).resolve().parent.parent
 MODULE = Path("src") / "posenc_course" / "quizzes.py"
@@ -98,27 +99,18 @@ def generated(root: Path = ROOT) -> str:
     return "\n".join([*lines, "}"])
 
 
-def rewritten(text: str, block: str) -> str:
-    """``text`` with what is between the BEGIN and END lines replaced by ``block``."""
-    start, end = text.index(BEGIN + "\n") + len(BEGIN) + 1, text.index("\n" + END)
-    return text[:start] + block + text[end:]
-
-
 def main(argv=None, root: Path = ROOT) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.quiz_sections", description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="only say whether quizzes.SECTIONS is current")
-    args = parser.parse_args(argv)
-    module = root / MODULE
-    text = module.read_text(encoding="utf-8")
-    new = rewritten(text, generated(root))
-    if new == text:
-        return 0
-    if args.check:
-        print(f"{MODULE}: SECTIONS is not where the chapters hold the quizzes' sections (run: make quiz-sections)")
-        return 1
-    module.write_text(new, encoding="utf-8")
-    print(f"{MODULE}: SECTIONS rewritten")
-    return 0
+    return generated_block.main(
+        argv,
+        prog="python -m tools.quiz_sections",
+        description=__doc__.splitlines()[0],
+        path=root / MODULE,
+        block=lambda: generated(root),
+        begin=BEGIN,
+        end=END,
+        what="quizzes.SECTIONS",
+        make="quiz-sections",
+    )
 
 
 if __name__ == "__main__":

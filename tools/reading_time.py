@@ -12,14 +12,13 @@ generated text sits between two MyST comment lines (``BEGIN`` and ``END``) of th
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 from pathlib import Path
 
 import nbformat
 
-from tools import make_exercises
+from tools import generated_block, make_exercises
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = "how_to_take_this_course.md"
@@ -110,27 +109,18 @@ def generated(root: Path = ROOT) -> str:
     return "\n".join(lines)
 
 
-def rewritten(text: str, table: str) -> str:
-    """``text`` with what is between the BEGIN and END lines replaced by ``table``."""
-    start, end = text.index(BEGIN + "\n") + len(BEGIN) + 1, text.index("\n" + END)
-    return text[:start] + table + text[end:]
-
-
 def main(argv=None, root: Path = ROOT) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.reading_time", description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="only say whether the page's table is current")
-    args = parser.parse_args(argv)
-    page = root / PAGE
-    text = page.read_text(encoding="utf-8")
-    new = rewritten(text, generated(root))
-    if new == text:
-        return 0
-    if args.check:
-        print(f"{PAGE}: the time table is not the one the notebooks give (run: make reading-time)")
-        return 1
-    page.write_text(new, encoding="utf-8")
-    print(f"{PAGE}: time table rewritten")
-    return 0
+    return generated_block.main(
+        argv,
+        prog="python -m tools.reading_time",
+        description=__doc__.splitlines()[0],
+        path=root / PAGE,
+        block=lambda: generated(root),
+        begin=BEGIN,
+        end=END,
+        what="the time table",
+        make="reading-time",
+    )
 
 
 if __name__ == "__main__":
