@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import shutil
 import threading
 import time
@@ -47,14 +48,12 @@ BASELINE_PX = 1.0  # inline math may sit this far off the text's baseline
 AUDIT = (Path(__file__).parent / "page_audit.js").read_text()
 FRAME_MS = 16.0  # one frame at 60 Hz, the budget of one slider step
 STEPS_PER_SLIDER = 3  # key presses per slider
+# the pages whose notebook imports the explorers: each shows at least one, live
+EXPLORERS_IMPORTED = re.compile(r"from posenc_course(?:\.explorers import| import [^\n]*\bexplorers\b)")
 EXPLORER_PAGES = [
-    "chapters/02_sinusoidal_formula",
-    "chapters/03_frequency_analysis",
-    "chapters/04_linearity",
-    "chapters/06_precision",
-    "chapters/09_relative_biases",
-    "chapters/10_rope_in_practice",
-    "exercises/02_sinusoidal_formula_exercises",
+    page
+    for page in PAGES
+    if (ROOT / f"{page}.ipynb").exists() and EXPLORERS_IMPORTED.search((ROOT / f"{page}.ipynb").read_text())
 ]
 SCREENSHOTS = ROOT / "_build" / "screenshots"  # what a person looks at: tools/book_report.py, the lab's tests
 EXPLORER_SHOTS = SCREENSHOTS / "explorers"  # every explorer of the book, per mode: book-<mode>/<page>-<n>.png
