@@ -79,7 +79,7 @@ def test_a_quiz_link_opens_the_chapter_at_its_section(lab, chromium):
 
         assert not tab.evaluate(IN_VIEW, "Layers without positions")
         here.click()
-        tab.wait_for_function(IN_VIEW, arg="Layers without positions", timeout=15000)
+        tab.wait_for_function(IN_VIEW, arg="Layers without positions", timeout=60000)
 
         # the other chapter opens; JupyterLab 4.6 applies the fragment as soon as it opens the notebook, before its
         # cells exist, so on a first open it may stay at the top: once the notebook is open, the link lands
@@ -91,7 +91,7 @@ def test_a_quiz_link_opens_the_chapter_at_its_section(lab, chromium):
         reason.scroll_into_view_if_needed()
         there.click()
         tab.locator(".lm-TabBar-tab.lm-mod-current", has_text=f"{OTHER}.ipynb").wait_for()
-        tab.wait_for_function(IN_VIEW, arg="The exception: a causal mask", timeout=15000)
+        tab.wait_for_function(IN_VIEW, arg="The exception: a causal mask", timeout=60000)
         SCREENSHOTS.joinpath("lab").mkdir(parents=True, exist_ok=True)
         tab.screenshot(path=str(SCREENSHOTS / "lab" / "quiz_link_to_chapter_1.png"))
     finally:
