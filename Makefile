@@ -21,6 +21,8 @@ help:
 	@echo "make pdf    the whole book as one PDF (_build/html/_downloads/), offered in every page's download menu"
 	@echo "make bench  time posenc, the explorers and the book's math typesetting against their baselines"
 	@echo "make exercises  regenerate exercises/ from solutions/, Accepted lines from the bank (never overwrites your answers; FORCE=1 to override)"
+	@echo "make reading-time  rewrite the time table of how_to_take_this_course.md from the notebooks"
+	@echo "make quiz-sections  rewrite quizzes.SECTIONS (where the quizzes' section links land) from the chapters"
 	@echo "make lock   regenerate requirements.txt (the exact pins) from pyproject.toml with uv (UPGRADE=1: newest allowed)"
 	@echo "make clean  remove the build and caches (keeps .venv)"
 
